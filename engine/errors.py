@@ -1,0 +1,56 @@
+"""The lab's own exceptions: one small hierarchy, foreign errors mapped to it at the edge.
+
+Every LabError carries a `fix`: the CLI and the dashboard print "problem — fix" and never a traceback.
+"""
+
+from __future__ import annotations
+
+
+class LabError(Exception):
+    """Something the user can act on; the message names the problem, `fix` says what to do."""
+
+    exit_code = 1
+
+    def __init__(self, problem: str, fix: str = "") -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.problem} — {self.fix}" if self.fix else self.problem
+
+
+class BadInput(LabError):
+    """An argument or a setting is out of range, unknown or malformed."""
+
+    exit_code = 2
+
+
+class BackendUnavailable(LabError):
+    """The DynamoDB endpoint cannot be reached or refused our credentials."""
+
+
+class AwsNotConfirmed(LabError):
+    """A run would touch real AWS and the user has not opted in."""
+
+    exit_code = 2
+
+
+class ForeignTable(LabError):
+    """A table exists that the lab did not create; we will not write to it unasked."""
+
+    exit_code = 2
+
+
+class ServerDied(LabError):
+    """The embedded DynamoDB process stopped while a run was using it."""
+
+
+class ServerStartFailed(LabError):
+    """The embedded DynamoDB process did not come up."""
+
+
+class HistoryFileError(LabError):
+    """An imported history file is not a lab history (truncated, not JSONL, wrong fields)."""
+
+    exit_code = 2

@@ -1,0 +1,43 @@
+"""Child-process entry: python -m engine.server --host H --port P [--parent-pid PID].
+
+Prints one line "LISTENING <port>" on stdout once it accepts connections (port 0 picks a free port, so the
+parent never races another process for it), then serves until SIGTERM/SIGINT or the parent's death.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from engine.server.serve import build_app, die_with_parent, make_http_server
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m engine.server")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--parent-pid", type=int, default=0)
+    parser.add_argument("--ttl-interval", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    if args.parent_pid:
+        die_with_parent(args.parent_pid)
+    app = build_app(ttl_interval_s=args.ttl_interval)
+    try:
+        server = make_http_server(args.host, args.port, app)
+    except OSError as e:
+        print(f"ERROR {e.strerror or e}", flush=True)
+        return 3
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print(f"LISTENING {server.server_port}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        app.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

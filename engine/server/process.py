@@ -1,0 +1,127 @@
+"""Start, watch and stop the embedded DynamoDB in its own process.
+
+Its own process because a server inside the client's process shares its GIL and halves throughput
+(DESIGN.md); its own free port, chosen by the child, so two labs never race for one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import urllib.request
+from typing import Any
+
+from engine.errors import BadInput, ServerStartFailed
+
+START_TIMEOUT_S = 60.0
+
+
+class EmbeddedServer:
+    """The faithful DynamoDB as a child process. Use as a context manager, or start()/stop()."""
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, ttl_interval_s: float = 1.0) -> None:
+        self.host = host
+        self.requested_port = port
+        self.ttl_interval_s = ttl_interval_s
+        self.port: int | None = None
+        self._proc: subprocess.Popen[str] | None = None
+
+    @property
+    def endpoint_url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("embedded server not started")
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self) -> EmbeddedServer:
+        cmd = [sys.executable, "-m", "engine.server", "--host", self.host, "--port", str(self.requested_port),
+               "--parent-pid", str(os.getpid()), "--ttl-interval", str(self.ttl_interval_s)]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                      text=True, env=env, start_new_session=True)
+        line = self._first_line(START_TIMEOUT_S)
+        if line.startswith("LISTENING "):
+            self.port = int(line.split()[1])
+            threading.Thread(target=self._drain, name="embedded-server-stdout", daemon=True).start()
+            return self
+        err = self._proc.stderr.read() if self._proc.stderr and self._proc.poll() is not None else ""
+        self.stop()
+        if line.startswith("ERROR") and "in use" in line.lower():
+            raise BadInput(f"port {self.requested_port} on {self.host} is already in use",
+                           "pick another --port, or stop the program that holds it")
+        tail = (err.strip().splitlines() or [line or "no output"])[-1]
+        raise ServerStartFailed(f"the embedded DynamoDB did not start: {tail}",
+                                "check that the set-up command was run (moto[server] installed)")
+
+    def _first_line(self, timeout: float) -> str:
+        assert self._proc and self._proc.stdout
+        box: list[str] = []
+        reader = threading.Thread(target=lambda: box.append(self._proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+        reader.start()
+        reader.join(timeout)
+        return box[0].strip() if box else ""
+
+    def _drain(self) -> None:
+        # Keep reading so the child never blocks on a full pipe.
+        proc = self._proc
+        if proc and proc.stdout:
+            for _ in proc.stdout:
+                pass
+
+    def stop(self, timeout: float = 5.0) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout)
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+
+    def kill(self) -> None:
+        """Kill -9, for fault tests: the server dies as a crashed process would."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait(5)
+
+    def configure(self, **settings: Any) -> dict[str, Any]:
+        """Change server-side faults (latency_ms, throttle_share, throttle_code, ttl_interval_s)."""
+        return lab_config(self.endpoint_url, **settings)
+
+    def __enter__(self) -> EmbeddedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def lab_config(endpoint_url: str, **settings: Any) -> dict[str, Any]:
+    """POST /_lab/config on an embedded server (any process) and return its current settings."""
+    data = json.dumps(settings).encode()
+    request = urllib.request.Request(endpoint_url.rstrip("/") + "/_lab/config", data=data, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=5) as response:
+        return json.loads(response.read())
+
+
+def is_embedded(endpoint_url: str) -> bool:
+    """True when the endpoint is one of our embedded servers (it answers /_lab/health)."""
+    try:
+        with urllib.request.urlopen(endpoint_url.rstrip("/") + "/_lab/health", timeout=2) as response:
+            return response.status == 200
+    except Exception:  # noqa: BLE001 - any failure means "not ours"
+        return False
