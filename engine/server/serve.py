@@ -75,9 +75,12 @@ class _Server(ThreadingHTTPServer):
 def build_app(*, ttl_interval_s: float = 1.0) -> FaithfulDynamoDB:
     from moto.server import create_backend_app
 
+    from engine.server.fastpath import DirectDynamo, memoize_moto
+
     moto_app = create_backend_app("dynamodb")
     moto_app.debug = False  # no tracebacks in responses
-    return FaithfulDynamoDB(moto_app, ttl_interval_s=ttl_interval_s)
+    memoize_moto()
+    return FaithfulDynamoDB(DirectDynamo(moto_app), ttl_interval_s=ttl_interval_s)
 
 
 def make_http_server(host: str, port: int, app: FaithfulDynamoDB) -> ThreadingHTTPServer:

@@ -1,0 +1,201 @@
+"""One recorded boto3 call: time it, classify its outcome, keep it in the History, map errors to ours.
+
+The record is written in a `finally` (after Locust), so a call that raised is recorded too.
+Outcome rules (DESIGN.md):
+- OK when the call returned.
+- FAIL when DynamoDB said no (condition failed, transaction cancelled, validation, throttled to the end)
+  and no earlier attempt of the same call might have been applied.
+- INFO when the answer is unknown: the response was lost (timeout, connection closed) or botocore retried
+  after such a loss, so a final ConditionalCheckFailed may be our own earlier attempt's doing.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from engine.calllog import format_request
+from engine.faults import flags
+from engine.history import Call, History, Outcome
+
+READS = frozenset({"GetItem", "Query", "Scan", "TransactGetItems", "BatchGetItem", "DescribeTable"})
+# Exceptions after which the request may have been applied: the request left, the answer did not come back.
+AMBIGUOUS = frozenset({"ReadTimeoutError", "ConnectionClosedError", "ResponseStreamingError",
+                       "IncompleteReadError", "InternalServerError", "ServiceUnavailable"})
+_SNAKE = {
+    "PutItem": "put_item", "UpdateItem": "update_item", "DeleteItem": "delete_item", "GetItem": "get_item",
+    "Query": "query", "Scan": "scan", "TransactWriteItems": "transact_write_items",
+    "TransactGetItems": "transact_get_items", "BatchWriteItem": "batch_write_item",
+    "BatchGetItem": "batch_get_item",
+}
+
+
+class CallError(Exception):
+    """A recorded call did not succeed; `code` is the DynamoDB (or botocore) error code."""
+
+    def __init__(self, code: str, call: Call, response: Mapping[str, Any] | None = None) -> None:
+        super().__init__(code)
+        self.code = code
+        self.call = call
+        self.response = dict(response or {})
+
+    @property
+    def item(self) -> dict[str, Any] | None:
+        """The item as it was when a condition failed (ReturnValuesOnConditionCheckFailure=ALL_OLD)."""
+        return self.response.get("Item")
+
+
+class ConditionFailed(CallError):
+    """ConditionalCheckFailedException: definitely not applied."""
+
+
+class TransactionCanceled(CallError):
+    """TransactionCanceledException; `reasons` has one code per action ("None" where the action was fine)."""
+
+    @property
+    def reasons(self) -> list[str]:
+        return [r.get("Code", "None") for r in self.response.get("CancellationReasons", [])]
+
+
+class Ambiguous(CallError):
+    """The call may or may not have been applied (INFO): the pattern has to find out."""
+
+
+class Refused(CallError):
+    """Any other error DynamoDB or the network returned (validation, throttling to the end, refused)."""
+
+
+class ClientCrash(Exception):
+    """Raised inside a pattern to simulate the client process dying at that point."""
+
+
+class Caller:
+    """Records every call one client thread makes. Not shared between threads."""
+
+    def __init__(self, client: Any, history: History, client_id: int, *, rng: random.Random | None = None,
+                 lost_response_share: float = 0.0, record_requests: bool = True) -> None:
+        self.client = client
+        self.history = history
+        self.client_id = client_id
+        self.rng = rng or random.Random(client_id)
+        self.lost_response_share = lost_response_share
+        self.record_requests = record_requests
+
+    def call(self, action: str, op: str, *, key: str, detail: Mapping[str, Any] | None = None,
+             lose_response: bool | None = None, observe: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
+             **params: Any) -> dict[str, Any]:
+        """Make one DynamoDB call and record it; raises a CallError subclass unless it succeeded.
+
+        `observe` picks facts from a successful response into the recorded detail (a number handed out
+        by UPDATED_NEW, a fencing token), so verify can read them from the history.
+        """
+        method = getattr(self.client, _SNAKE.get(op) or _snake(op))
+        if lose_response is None:
+            lose_response = (op not in READS and self.lost_response_share > 0
+                             and self.rng.random() < self.lost_response_share)
+        flags.lose_next = lose_response
+        flags.attempts = attempts = []
+        request = format_request(op, params) if self.record_requests else None
+        response: dict[str, Any] | None = None
+        error: CallError | None = None
+        code: str | None = None
+        outcome = Outcome.OK
+        error_response: dict[str, Any] = {}
+        invoke = time.monotonic_ns()
+        try:
+            response = method(**params)
+        except ClientError as e:
+            error_response = e.response
+            code = e.response.get("Error", {}).get("Code") or "ClientError"
+        except BotoCoreError as e:
+            code = type(e).__name__
+        finally:
+            complete = time.monotonic_ns()
+            flags.lose_next = False
+            flags.attempts = None
+        meta = (response or error_response).get("ResponseMetadata", {})
+        retries = int(meta.get("RetryAttempts", max(0, len(attempts) - (0 if response is not None else 1))))
+        full_detail = dict(detail or {})
+        if lose_response:
+            full_detail["lost_response"] = True
+        if observe is not None and response is not None:
+            full_detail.update(observe(response))
+        if code is not None:
+            ambiguous_before = any(a in AMBIGUOUS for a in attempts[:-1] if a)
+            if code in AMBIGUOUS or (ambiguous_before and op not in READS):
+                outcome = Outcome.INFO
+            else:
+                outcome = Outcome.FAIL
+            if attempts[:-1]:
+                full_detail["attempts"] = attempts
+            if "CancellationReasons" in error_response:
+                full_detail["reasons"] = [r.get("Code", "None") for r in error_response["CancellationReasons"]]
+            if "Item" in error_response:
+                full_detail["old_item"] = error_response["Item"]
+        call = Call(client=self.client_id, action=action, op=op, key=key, invoke_ns=invoke, complete_ns=complete,
+                    outcome=outcome, error=code, retries=retries, detail=full_detail, request=request)
+        self.history.append(call)
+        if code is None:
+            assert response is not None
+            return response
+        if outcome is Outcome.INFO:
+            error = Ambiguous(code, call, error_response)
+        elif code == "ConditionalCheckFailedException":
+            error = ConditionFailed(code, call, error_response)
+        elif code == "TransactionCanceledException":
+            error = TransactionCanceled(code, call, error_response)
+        else:
+            error = Refused(code, call, error_response)
+        raise error
+
+
+class ClientContext(Caller):
+    """What one worker thread of a run sees: its id, the table, the run's knobs, limits and stop signal."""
+
+    def __init__(self, *, client: Any, history: History, client_id: int, table: Any, options: Mapping[str, Any],
+                 variant: str, threads: int, ops_per_client: int | None, deadline: float | None,
+                 stop: threading.Event, shared: dict[str, Any], rng: random.Random,
+                 lost_response_share: float = 0.0, record_requests: bool = True) -> None:
+        super().__init__(client, history, client_id, rng=rng, lost_response_share=lost_response_share,
+                         record_requests=record_requests)
+        self.table = table
+        self.options = options
+        self.variant = variant
+        self.threads = threads
+        self.ops_per_client = ops_per_client
+        self.deadline = deadline
+        self.stop_event = stop
+        self.shared = shared  # per-run state a pattern wants all its clients to see (under its own lock)
+        self.ops_done = 0
+
+    @property
+    def stopped(self) -> bool:
+        return self.stop_event.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
+
+    def ops(self) -> Iterator[int]:
+        """Op indices until the op count, the time limit or a stop, whichever comes first."""
+        i = 0
+        while not self.stopped and (self.ops_per_client is None or i < self.ops_per_client):
+            yield i
+            i += 1
+            self.ops_done = i
+
+    def sleep(self, seconds: float) -> bool:
+        """Sleep unless stopped; True when the full sleep happened."""
+        return not self.stop_event.wait(max(0.0, seconds))
+
+    def backoff(self, attempt: int, base_s: float = 0.002, cap_s: float = 0.1) -> bool:
+        """Exponential backoff with full jitter (the seed's "retry with backoff")."""
+        return self.sleep(self.rng.uniform(0, min(cap_s, base_s * 2 ** attempt)))
+
+    def crash(self, where: str) -> None:
+        raise ClientCrash(where)
+
+
+def _snake(op: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in op).lstrip("_")

@@ -1,0 +1,258 @@
+"""python -m engine  list | run | walkthrough | serve | sweep
+
+Exit status: 0 when the command completed (whatever the invariants say), 2 for bad arguments, 1 when it
+could not run (unreachable endpoint, server died). Errors are one line naming the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from engine.backend import RETRY_MODES, Backend, BackendSpec, RetryPolicy
+from engine.errors import BadInput, LabError
+from engine.patterns import all_patterns, get_pattern
+from engine.runner import DEFAULT_MAX_THREADS, Run, RunConfig, RunState
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # argparse's usage dump is noise for a typo: one line with the problem and where to look.
+        self.exit(2, f"error: {message} — see `{self.prog} --help`\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _add_backend_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("backend (default: the embedded DynamoDB, started for this command)")
+    g.add_argument("--endpoint-url", help="any DynamoDB-compatible endpoint, e.g. http://127.0.0.1:8000")
+    g.add_argument("--aws", action="store_true", help="real AWS DynamoDB (needs --confirm-aws)")
+    g.add_argument("--confirm-aws", action="store_true", help="yes, create tables and make calls on real AWS")
+    g.add_argument("--region", help="AWS region (default: AWS_REGION or us-east-1)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m engine", description="A live laboratory for DynamoDB concurrency.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    sub.add_parser("list", help="list the patterns, their variants and knobs")
+
+    run = sub.add_parser("run", help="run N concurrent clients of one pattern variant and check its invariants")
+    run.add_argument("pattern", help="name or seed number, e.g. optimistic-locking or 23")
+    run.add_argument("--variant", help="default: the pattern's safe variant")
+    run.add_argument("--threads", type=_positive_int, default=8, help="client threads (default 8)")
+    run.add_argument("--ops", type=_positive_int, help="operations per client (default: the pattern's)")
+    run.add_argument("--duration", type=_number, help="time limit in seconds (with or instead of --ops)")
+    run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a pattern knob (see list)")
+    run.add_argument("--gsi-lag-ms", type=_number, help="simulated GSI lag (gsi-consistency; embedded server)")
+    run.add_argument("--retry-mode", default="standard", choices=RETRY_MODES, help="botocore retry mode")
+    run.add_argument("--max-attempts", type=_positive_int, default=3, help="botocore attempts per call (default 3)")
+    run.add_argument("--lost-responses", type=_number, metavar="SHARE",
+                     help="share of writes whose response is lost after the server applied them (0..1)")
+    run.add_argument("--latency-ms", type=_number, default=0.0, help="added client-side latency per call")
+    run.add_argument("--table", help="use this table name (default: a new ddblab-* table)")
+    run.add_argument("--keep-table", action="store_true", help="keep the table after the run")
+    run.add_argument("--allow-foreign-table", action="store_true",
+                     help="write to an existing --table the lab did not create (it is never deleted)")
+    run.add_argument("--max-threads", type=_positive_int, default=DEFAULT_MAX_THREADS, help="thread cap")
+    run.add_argument("--seed", type=_positive_int, help="random seed for the clients' choices")
+    run.add_argument("--history", metavar="FILE", help="export every call to FILE (.jsonl or .csv)")
+    run.add_argument("--json", action="store_true", help="print the summary as one JSON object, nothing else")
+    _add_backend_args(run)
+
+    walk = sub.add_parser("walkthrough", help="replay a seed's 'In practice' scene in the seed's call-log format")
+    walk.add_argument("pattern", help="name or seed number (22..29), or 'all'")
+    _add_backend_args(walk)
+
+    serve = sub.add_parser("serve", help="run the embedded DynamoDB alone until Ctrl-C")
+    serve.add_argument("--port", type=_positive_int, default=8000)
+    serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback only)")
+    serve.add_argument("--ttl-interval", type=_number, default=1.0, help="seconds between TTL sweeps")
+
+    sweep = sub.add_parser("sweep", help="both variants of a pattern at several thread counts")
+    sweep.add_argument("pattern")
+    sweep.add_argument("--threads", default="1,2,4,8,16,32", help="comma-separated thread counts")
+    sweep.add_argument("--ops", type=_positive_int, default=20)
+    sweep.add_argument("--json", action="store_true")
+    _add_backend_args(sweep)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return {"list": cmd_list, "run": cmd_run, "walkthrough": cmd_walkthrough, "serve": cmd_serve,
+                "sweep": cmd_sweep}[args.command](args)
+    except LabError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+# -- list ------------------------------------------------------------------------------------------------------
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for pattern in all_patterns().values():
+        print(f"{pattern.seed}  {pattern.name:<22} {pattern.title}")
+        for variant in pattern.variants.values():
+            print(f"      --variant {variant.name:<18} {'safe' if variant.safe else 'RACY'}  {variant.description}")
+        for option in pattern.options.values():
+            print(f"      --set {f'{option.name}={option.default}':<24} {option.help}")
+    return 0
+
+
+# -- run -------------------------------------------------------------------------------------------------------
+
+def _options(pairs: list[str]) -> dict[str, str]:
+    options = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise BadInput(f"--set {pair!r} is not NAME=VALUE", "write it like --set accounts=4")
+        options[name.strip()] = value.strip()
+    return options
+
+
+def _backend(args: argparse.Namespace) -> Backend:
+    spec = BackendSpec.parse(args.endpoint_url, aws=args.aws, confirm_aws=args.confirm_aws, region=args.region)
+    return Backend(spec)
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    options: dict[str, Any] = _options(args.set)
+    if args.gsi_lag_ms is not None:
+        options["gsi_lag_ms"] = args.gsi_lag_ms
+    config = RunConfig(
+        pattern=args.pattern, variant=args.variant, threads=args.threads, ops_per_client=args.ops,
+        duration_s=args.duration, options=options, retry=RetryPolicy(args.retry_mode, args.max_attempts),
+        lost_response_share=args.lost_responses, latency_ms=args.latency_ms, table_name=args.table,
+        keep_table=args.keep_table, allow_foreign_table=args.allow_foreign_table, max_threads=args.max_threads,
+        seed=args.seed)
+    config.validated()  # bad input fails here, before any server starts
+    return config
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from engine.summary import render_text, summary
+
+    config = config_from_args(args)
+    if args.history and not args.history.lower().endswith((".jsonl", ".csv")):
+        raise BadInput(f"--history {args.history!r} must end in .jsonl or .csv", "e.g. --history run.jsonl")
+    with _backend(args) as backend:
+        if backend.kind.value == "aws" and not args.json:
+            info = backend.describe()
+            print(f"AWS account {info.get('account')} region {info['region']}: creating a ddblab-* table",
+                  file=sys.stderr)
+        run = Run(config, backend).start()
+        _wait_with_progress(run, quiet=args.json)
+        data = summary(run)
+        if args.history:
+            count = run.history.export(args.history, meta={"summary": data})
+            print(f"history: {count} calls written to {args.history}", file=sys.stderr)
+    print(json.dumps(data, default=str) if args.json else render_text(data))
+    if run.state is RunState.FAILED:
+        print(f"error: {run.error}", file=sys.stderr)
+        return run.error.exit_code if run.error else 1
+    return 0
+
+
+def _wait_with_progress(run: Run, quiet: bool) -> None:
+    show = not quiet and sys.stderr.isatty()
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, lambda *_: run.stop())
+    try:
+        while not run.wait(0.5):
+            if show:
+                p = run.progress()
+                print(f"\r{p['state']:<9} {p['elapsed_s']:6.1f}s  calls {p['calls']:>7}  ok {p['ok']:>7}  "
+                      f"fail {p['fail']:>6}  info {p['info']:>4}  {p['calls_per_s']:7.0f}/s", end="",
+                      file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        print("\nstopping: the clients finish their current call, then the run is verified", file=sys.stderr)
+        run.stop()
+        run.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if show:
+            print(file=sys.stderr)
+
+
+# -- walkthrough -----------------------------------------------------------------------------------------------
+
+def cmd_walkthrough(args: argparse.Namespace) -> int:
+    from engine.walkthrough import run_walkthrough
+
+    refs = list(all_patterns()) if args.pattern == "all" else [get_pattern(args.pattern).name]
+    with _backend(args) as backend:
+        for ref in refs:
+            pattern = get_pattern(ref)
+            if len(refs) > 1:
+                print(f"##### {pattern.seed} · {pattern.title}\n")
+            run_walkthrough(ref, backend, sys.stdout)
+    return 0
+
+
+# -- serve -----------------------------------------------------------------------------------------------------
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from engine.server.serve import build_app, make_http_server
+
+    if not 1 <= args.port <= 65535:
+        raise BadInput(f"port {args.port} is out of range", "use 1 to 65535")
+    app = build_app(ttl_interval_s=args.ttl_interval)
+    try:
+        server = make_http_server(args.host, args.port, app)
+    except OSError as e:
+        app.close()
+        if e.errno in (98, 48):
+            raise BadInput(f"port {args.port} on {args.host} is already in use",
+                           "pick another --port, or stop the program that holds it") from None
+        raise BadInput(f"cannot listen on {args.host}:{args.port}: {e.strerror}", "check --host and --port") from None
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: listening on {args.host}: other machines can reach this server", file=sys.stderr)
+    print(f"embedded DynamoDB on http://{args.host}:{server.server_port} (endpoint_url for boto3); "
+          "Ctrl-C to stop", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        server.server_close()
+        app.close()
+    return 0
+
+
+# -- sweep -----------------------------------------------------------------------------------------------------
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from engine.sweep import render_sweep, sweep
+
+    try:
+        counts = [int(t) for t in args.threads.split(",") if t.strip()]
+    except ValueError:
+        raise BadInput(f"--threads {args.threads!r} is not a list of numbers", "e.g. --threads 1,2,4,8") from None
+    pattern = get_pattern(args.pattern)
+    with _backend(args) as backend:
+        frame = sweep(backend, pattern.name, counts, ops_per_client=args.ops,
+                      progress=None if args.json else lambda msg: print(msg, file=sys.stderr))
+    print(frame.to_json(orient="records") if args.json else render_sweep(frame))
+    return 0

@@ -1,0 +1,205 @@
+"""24 · Atomic counters: ADD on the server vs read-then-put in the client; sequences and a ticket floor."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
+from engine.history import History
+from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.tables import Table
+
+VIEWS = {"PK": "POST#hello-world", "SK": "STATS"}
+SEQUENCE = {"PK": "SEQUENCE#invoice", "SK": "COUNTER"}
+TICKETS = {"PK": "TICKETS#gig", "SK": "COUNTER"}
+
+
+class AtomicCounters(Pattern):
+    name = "atomic-counters"
+    seed = 24
+    title = "Atomic counters"
+    problem = ("Page views, stock levels and sequence numbers all need increments. Reading the value, adding "
+               "one in code and writing it back loses updates whenever two clients do it at once.")
+    solution = ("Let DynamoDB do the arithmetic: UpdateItem ADD #v :one (ReturnValues=UPDATED_NEW hands out "
+                "sequence numbers), and a condition such as remaining > 0 keeps a floor.")
+    variants = {
+        "add": Variant("add", True, "UpdateItem ADD on the server; ticket sales guarded by remaining > 0"),
+        "read-then-put": Variant("read-then-put", False, "GetItem, +1 in Python, PutItem: the seed's racy increment"),
+    }
+    options = {
+        "tickets": Option("tickets", 100, "tickets on sale at the start (the floor is 0)", 0, 10**9),
+        "sequence": Option("sequence", 1, "also take a sequence number on each op (1) or not (0)", 0, 1),
+    }
+
+    def setup(self, table: Table, options: RunOptions) -> None:
+        table.put({**VIEWS, "views": 0})
+        table.put({**SEQUENCE, "next": 0})
+        table.put({**TICKETS, "remaining": options["tickets"]})
+
+    def client(self, ctx: ClientContext) -> None:
+        racy = ctx.variant == "read-then-put"
+        name = ctx.table.name
+        for op in ctx.ops():
+            try:
+                self._increment(ctx, name, racy, op)
+                if ctx.options["sequence"]:
+                    self._next_number(ctx, name, racy, op)
+                self._buy_ticket(ctx, name, racy, op)
+            except Ambiguous:
+                continue  # an unknown outcome is recorded as info and accounted for by verify
+
+    @staticmethod
+    def _increment(ctx: ClientContext, name: str, racy: bool, op: int) -> None:
+        if racy:
+            views = ctx.call("read-views", "GetItem", key="views", TableName=name, Key=VIEWS)["Item"]["views"]
+            ctx.call("increment", "PutItem", key="views", detail={"op": op, "read": int(views)},
+                     TableName=name, Item={**VIEWS, "views": views + 1})
+        else:
+            ctx.call("increment", "UpdateItem", key="views", detail={"op": op}, TableName=name, Key=VIEWS,
+                     UpdateExpression="ADD #v :one", ExpressionAttributeNames={"#v": "views"},
+                     ExpressionAttributeValues={":one": 1})
+
+    @staticmethod
+    def _next_number(ctx: ClientContext, name: str, racy: bool, op: int) -> None:
+        if racy:
+            current = ctx.call("read-sequence", "GetItem", key="sequence", TableName=name, Key=SEQUENCE)["Item"]["next"]
+            number = int(current) + 1
+            ctx.call("next-number", "PutItem", key="sequence", detail={"op": op, "number": number},
+                     TableName=name, Item={**SEQUENCE, "next": number})
+        else:
+            ctx.call("next-number", "UpdateItem", key="sequence", detail={"op": op},
+                     observe=lambda r: {"number": int(r["Attributes"]["next"])},
+                     TableName=name, Key=SEQUENCE, UpdateExpression="ADD #n :one",
+                     ExpressionAttributeNames={"#n": "next"}, ExpressionAttributeValues={":one": 1},
+                     ReturnValues="UPDATED_NEW")
+
+    @staticmethod
+    def _buy_ticket(ctx: ClientContext, name: str, racy: bool, op: int) -> None:
+        if racy:
+            remaining = ctx.call("read-tickets", "GetItem", key="tickets", TableName=name,
+                                 Key=TICKETS)["Item"]["remaining"]
+            if remaining > 0:
+                ctx.call("buy-ticket", "PutItem", key="tickets", detail={"op": op, "read": int(remaining)},
+                         TableName=name, Item={**TICKETS, "remaining": remaining - 1})
+            return
+        try:
+            ctx.call("buy-ticket", "UpdateItem", key="tickets", detail={"op": op}, TableName=name, Key=TICKETS,
+                     UpdateExpression="ADD remaining :minus", ConditionExpression="remaining > :zero",
+                     ExpressionAttributeValues={":minus": -1, ":zero": 0})
+        except ConditionFailed:
+            pass  # sold out: the floor held
+
+    def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
+        frame = history.snapshot(detail=True)
+        ok = frame["outcome"] == "ok"
+        info = frame["outcome"] == "info"
+        final = {item["PK"]: item for item in table.scan_all()}
+        invariants = []
+
+        inc = frame["action"] == "increment"
+        acked, unknown = int((inc & ok).sum()), int((inc & info).sum())
+        views = int(final[VIEWS["PK"]]["views"])
+        lost = max(0, acked - views)
+        invariants.append(Invariant(
+            name="final count = acknowledged increments", holds=acked <= views <= acked + unknown,
+            expected=acked, observed=views, violations=lost, calls=_repeated_reads(frame, inc & ok),
+            explanation=(f"{lost} of {acked} acknowledged increments were lost: clients read the same value and "
+                         "wrote the same +1 over each other" if lost else
+                         "every acknowledged increment is in the final count")
+            + (f"; {unknown} increments had an unknown outcome" if unknown else "")))
+
+        if options["sequence"]:
+            seq = frame["action"] == "next-number"
+            numbers = [d["number"] for d in frame.loc[seq & ok, "detail"] if "number" in d]
+            counts = Counter(numbers)
+            duplicates = sum(c - 1 for c in counts.values() if c > 1)
+            gaps = len(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
+            invariants.append(Invariant(
+                name="sequence numbers unique and gap-free", holds=duplicates == 0 and gaps == 0,
+                expected=f"{len(numbers)} distinct numbers 1..{len(numbers)}",
+                observed=f"{len(counts)} distinct, {duplicates} duplicates, {gaps} gaps",
+                violations=duplicates + gaps, calls=_duplicate_numbers(frame, seq & ok),
+                explanation=("two invoices got the same number" if duplicates else
+                             "every client got its own number, with no holes")))
+
+        buy = frame["action"] == "buy-ticket"
+        sold = int((buy & ok).sum())
+        remaining = int(final[TICKETS["PK"]]["remaining"])
+        oversold = max(0, sold - options["tickets"])
+        invariants.append(Invariant(
+            name="tickets never oversold", holds=sold <= options["tickets"] and remaining >= 0,
+            expected=f"sold ≤ {options['tickets']}", observed=f"sold {sold}, remaining {remaining}",
+            violations=oversold, calls=rows(frame, buy & ok) if oversold else (),
+            explanation=(f"{oversold} more tickets were sold than existed" if oversold else
+                         "the remaining > 0 floor refused every sale past the last ticket")))
+        invariants.append(Invariant(
+            name="remaining = initial − sold", holds=remaining == options["tickets"] - sold,
+            expected=options["tickets"] - sold, observed=remaining,
+            violations=abs(remaining - (options["tickets"] - sold)),
+            explanation="each acknowledged sale took exactly one ticket off the counter"))
+        return invariants
+
+    def walkthrough(self, walk: Any) -> None:
+        name = walk.name
+        walk.table.put({**VIEWS, "views": 0})
+        add = dict(Key=VIEWS, UpdateExpression="ADD #v :one", ExpressionAttributeNames={"#v": "views"},
+                   ExpressionAttributeValues={":one": 1})
+        walk.log.request("UpdateItem", {"TableName": name, **add})
+        with ThreadPoolExecutor(10) as pool:
+            list(pool.map(lambda i: walk.call("UpdateItem", show=False, client_id=i % 10, **add), range(50)))
+        walk.log.elided("... (+49 more UpdateItem calls not shown)")
+        walk.result("After 50 concurrent increments", walk.call("GetItem", show=False, Key=VIEWS)["Item"])
+
+        walk.table.put({**VIEWS, "views": 0})
+        puts: list[dict[str, Any]] = []
+        lock = threading.Lock()
+
+        def racy_increment(i: int) -> None:
+            current = walk.call("GetItem", show=False, client_id=i % 10, Key=VIEWS)["Item"]["views"]
+            params = {"TableName": name, "Item": {**VIEWS, "views": current + 1}}
+            walk.call("PutItem", show=False, client_id=i % 10, **params)
+            with lock:
+                puts.append(params)
+
+        with ThreadPoolExecutor(10) as pool:
+            list(pool.map(racy_increment, range(50)))
+        for params in puts[:2]:
+            walk.log.request("PutItem", params)
+        walk.note("...")
+        for params in puts[-2:]:
+            walk.log.request("PutItem", params)
+        walk.result("Racy read-modify-write after 50 'increments' (expect < 50)",
+                    walk.call("GetItem", show=False, Key=VIEWS)["Item"])
+
+        walk.table.put({**SEQUENCE, "next": 0})
+        response = walk.call("UpdateItem", Key=SEQUENCE, UpdateExpression="ADD #n :one",
+                             ExpressionAttributeNames={"#n": "next"}, ExpressionAttributeValues={":one": 1},
+                             ReturnValues="UPDATED_NEW")
+        walk.result("Next invoice number", response["Attributes"])
+
+        walk.table.put({**TICKETS, "remaining": 1})
+        for sale in (1, 2):
+            response = walk.call("UpdateItem", Key=TICKETS, UpdateExpression="ADD remaining :minus",
+                                 ConditionExpression="remaining > :zero",
+                                 ExpressionAttributeValues={":minus": -1, ":zero": 0})
+            walk.result(f"Ticket sale {sale}: {'sold out' if isinstance(response, CallError) else 'sold'}")
+
+
+def _repeated_reads(frame: Any, mask: Any) -> tuple[int, ...]:
+    """Increments that wrote a value some other increment also wrote: the lost ones and their winners."""
+    sub = frame[mask]
+    reads = [d.get("read") for d in sub["detail"]]
+    if all(r is None for r in reads):
+        return ()
+    counts = Counter(reads)
+    return tuple(int(s) for s, r in zip(sub["seq"], reads) if counts[r] > 1)[:40]
+
+
+def _duplicate_numbers(frame: Any, mask: Any) -> tuple[int, ...]:
+    sub = frame[mask]
+    numbers = [d.get("number") for d in sub["detail"]]
+    counts = Counter(numbers)
+    return tuple(int(s) for s, n in zip(sub["seq"], numbers) if n is not None and counts[n] > 1)[:40]

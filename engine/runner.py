@@ -1,0 +1,271 @@
+"""N client threads against one table: released together by a barrier, stopped by count, time or a signal.
+
+The runner never imports the UI. A Run is started from any thread and polled from any other: `progress()`
+reads the History's live counters, so the dashboard can draw while the workers write.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from engine.backend import Backend, RetryPolicy
+from engine.calls import CallError, ClientContext, ClientCrash
+from engine.errors import BadInput, LabError, ServerDied
+from engine.faults import FaultInjector, FaultPlan
+from engine.history import History
+from engine.patterns import Invariant, Pattern, RunOptions, get_pattern
+from engine.tables import Table, drop_table, open_table
+
+DEFAULT_MAX_THREADS = 256
+STOP_GRACE_S = 2.0
+
+
+class RunState(StrEnum):
+    PENDING = "pending"
+    PREPARING = "preparing"
+    RUNNING = "running"
+    VERIFYING = "verifying"
+    DONE = "done"
+    STOPPED = "stopped"  # stopped early by the user; still verified
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunConfig:
+    pattern: str
+    variant: str | None = None  # None: the pattern's safe variant
+    threads: int = 8
+    ops_per_client: int | None = None  # None with no duration: the pattern's default
+    duration_s: float | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    lost_response_share: float | None = None  # None: the pattern's default
+    latency_ms: float = 0.0
+    table_name: str | None = None
+    keep_table: bool = False
+    allow_foreign_table: bool = False
+    max_threads: int = DEFAULT_MAX_THREADS
+    seed: int | None = None
+    record_requests: bool = True
+
+    def validated(self) -> tuple[type[Pattern], RunConfig, RunOptions]:
+        """Check every field; return the pattern class, the config with defaults filled, and its options."""
+        pattern = get_pattern(self.pattern)
+        variant = self.variant or pattern.safe_variant()
+        if not isinstance(self.threads, int) or self.threads < 1:
+            raise BadInput(f"threads must be at least 1, got {self.threads}", "use --threads 1 or more")
+        if self.threads > self.max_threads:
+            raise BadInput(f"{self.threads} threads is above the cap of {self.max_threads}",
+                           f"use at most {self.max_threads}, or raise the cap with --max-threads")
+        ops = self.ops_per_client
+        if ops is not None and ops < 1:
+            raise BadInput(f"ops per client must be at least 1, got {ops}", "use --ops 1 or more")
+        if self.duration_s is not None and not 0 < self.duration_s <= 24 * 3600:
+            raise BadInput(f"duration must be above 0 s and at most a day, got {self.duration_s}",
+                           "use --duration SECONDS, e.g. --duration 10")
+        if ops is None and self.duration_s is None:
+            ops = pattern.default_ops
+        share = pattern.lost_response_default if self.lost_response_share is None else self.lost_response_share
+        if not 0.0 <= share <= 1.0:
+            raise BadInput(f"lost-response share must be from 0 to 1, got {share}", "use e.g. --lost-responses 0.2")
+        if not 0.0 <= self.latency_ms <= 10_000:
+            raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
+        values = pattern.resolve_options(variant, self.options)
+        config = RunConfig(**{**{f: getattr(self, f) for f in self.__dataclass_fields__},
+                              "pattern": pattern.name, "variant": variant, "ops_per_client": ops,
+                              "lost_response_share": share, "options": values})
+        return pattern, config, RunOptions(variant, self.threads, ops, values)
+
+
+class Run:
+    """One run of one pattern variant. Thread-safe to poll; `start()` returns at once."""
+
+    def __init__(self, config: RunConfig, backend: Backend) -> None:
+        self.pattern_cls, self.config, self.options = config.validated()
+        self.pattern = self.pattern_cls()
+        self.backend = backend
+        self.history = History()
+        self.state = RunState.PENDING
+        self.error: LabError | None = None
+        self.worker_errors: list[dict[str, Any]] = []  # crashes and unexpected errors, per client
+        self.invariants: list[Invariant] = []
+        self.table: Table | None = None
+        self.started_at: float | None = None  # wall clock, for display
+        self.t_start_ns: int | None = None  # monotonic, when the barrier released the clients
+        self.t_end_ns: int | None = None
+        self.shared: dict[str, Any] = {}
+        self._stop = threading.Event()
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    # -- control -------------------------------------------------------------------------------------------
+
+    def start(self) -> Run:
+        self._thread = threading.Thread(target=self._run, name=f"run-{self.config.pattern}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Ask every client to finish its current call and stop; the run then verifies and ends."""
+        self._stop.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    def run_to_end(self) -> Run:
+        self._run()
+        return self
+
+    @property
+    def finished(self) -> bool:
+        return self._done.is_set()
+
+    # -- reading -------------------------------------------------------------------------------------------
+
+    def elapsed_s(self) -> float:
+        if self.t_start_ns is None:
+            return 0.0
+        end = self.t_end_ns or time.monotonic_ns()
+        return (end - self.t_start_ns) / 1e9
+
+    def progress(self) -> dict[str, Any]:
+        counts = self.history.counts()
+        elapsed = self.elapsed_s()
+        planned = (self.config.ops_per_client or 0) * self.config.threads
+        fraction = None
+        if self.config.duration_s:
+            fraction = min(1.0, elapsed / self.config.duration_s)
+        elif planned and self.shared.get("_ops_done") is not None:
+            fraction = min(1.0, sum(self.shared["_ops_done"]) / planned)
+        return {**counts, "state": self.state.value, "elapsed_s": elapsed,
+                "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0, "fraction": fraction,
+                "conflicts": conflicts(counts["errors"])}
+
+    # -- the run -------------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        client = None
+        injector = None
+        try:
+            self.state = RunState.PREPARING
+            cfg = self.config
+            client = self.backend.client(threads=cfg.threads, retry=cfg.retry)
+            injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
+            self.table = open_table(client, cfg.pattern, self.pattern.table_spec(self.options),
+                                    name=cfg.table_name, allow_foreign=cfg.allow_foreign_table)
+            self.pattern.setup(self.table, self.options)
+            self.state = RunState.RUNNING
+            self._run_clients(client)
+            self.state = RunState.VERIFYING
+            if not self.backend.alive():
+                raise ServerDied("the embedded DynamoDB stopped during the run",
+                                 "the calls recorded so far are kept; start a new run")
+            self.invariants = self.pattern.verify(self.table, self.history, self.options)
+            self.state = RunState.STOPPED if self._stop.is_set() else RunState.DONE
+        except LabError as e:
+            self.error = e
+            self.state = RunState.FAILED
+        except Exception as e:  # noqa: BLE001 - a run must end with a message, never a hung thread
+            self.error = _as_lab_error(e, self.backend)
+            self.state = RunState.FAILED
+        finally:
+            if self.t_start_ns is not None and self.t_end_ns is None:
+                self.t_end_ns = time.monotonic_ns()
+            if self.table is not None and not self.config.keep_table and self.backend.alive():
+                try:
+                    drop_table(self.table)
+                except Exception:  # noqa: BLE001 - clean-up must not hide the run's own result
+                    pass
+            if injector is not None:
+                injector.close()
+            self._done.set()
+
+    def _run_clients(self, client: Any) -> None:
+        cfg = self.config
+        n = cfg.threads
+        barrier = threading.Barrier(n + 1)
+        base_seed = cfg.seed if cfg.seed is not None else random.randrange(2**31)
+        self.shared["_ops_done"] = [0] * n
+        deadline_box: list[float | None] = [None]
+        contexts = []
+        for i in range(n):
+            contexts.append(ClientContext(
+                client=client, history=self.history, client_id=i, table=self.table, options=self.options,
+                variant=self.options.variant, threads=n, ops_per_client=cfg.ops_per_client, deadline=None,
+                stop=self._stop, shared=self.shared, rng=random.Random(base_seed * 1000 + i),
+                lost_response_share=cfg.lost_response_share or 0.0, record_requests=cfg.record_requests))
+        threads = [threading.Thread(target=self._worker, args=(ctx, barrier, deadline_box), daemon=True,
+                                    name=f"client-{ctx.client_id}") for ctx in contexts]
+        for t in threads:
+            t.start()
+        self.history.t0_ns = time.monotonic_ns()
+        if cfg.duration_s:
+            deadline_box[0] = time.monotonic() + cfg.duration_s
+        barrier.wait()
+        self.started_at = time.time()
+        self.t_start_ns = self.history.t0_ns
+        # Watch the clients; end the run if the embedded server dies under them.
+        while any(t.is_alive() for t in threads):
+            for t in threads:
+                t.join(0.1)
+            self.shared["_ops_done"] = [ctx.ops_done for ctx in contexts]
+            if not self.backend.alive() and not self._stop.is_set():
+                self.error = ServerDied("the embedded DynamoDB stopped during the run",
+                                        "the calls recorded so far are kept; start a new run")
+                self._stop.set()
+        self.shared["_ops_done"] = [ctx.ops_done for ctx in contexts]
+        self.t_end_ns = time.monotonic_ns()
+        if self.error is not None:
+            raise self.error
+
+    def _worker(self, ctx: ClientContext, barrier: threading.Barrier, deadline_box: list[float | None]) -> None:
+        barrier.wait()
+        ctx.deadline = deadline_box[0]
+        try:
+            self.pattern.client(ctx)
+        except ClientCrash as e:
+            self._worker_error(ctx, "crash", str(e))
+        except CallError as e:
+            self._worker_error(ctx, "error", f"{e.call.op} {e.code}")
+        except Exception as e:  # noqa: BLE001 - recorded and shown; the other clients go on
+            self._worker_error(ctx, "error", f"{type(e).__name__}: {e}",
+                               traceback.format_exc(limit=4))
+
+    def _worker_error(self, ctx: ClientContext, kind: str, message: str, trace: str | None = None) -> None:
+        with self._lock:
+            self.worker_errors.append({"client": ctx.client_id, "kind": kind, "message": message,
+                                       "elapsed_s": self.elapsed_s(), "trace": trace})
+
+
+def conflicts(errors: Mapping[str, int]) -> int:
+    """Calls refused because another client got there first."""
+    return sum(n for code, n in errors.items()
+               if code in ("ConditionalCheckFailedException", "TransactionCanceledException",
+                           "TransactionConflictException"))
+
+
+def _as_lab_error(e: Exception, backend: Backend) -> LabError:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    if not backend.alive():
+        return ServerDied("the embedded DynamoDB stopped during the run",
+                          "the calls recorded so far are kept; start a new run")
+    if isinstance(e, CallError):
+        return LabError(f"{e.call.op} failed during setup or verification: {e.code}",
+                        "check the backend; the calls recorded so far are kept")
+    if isinstance(e, (BotoCoreError, ClientError)):
+        return LabError(f"DynamoDB call failed: {e}", "check the backend and try again")
+    return LabError(f"internal error: {type(e).__name__}: {e}", "please report it with the run's history export")
+
+
+def run_pattern(config: RunConfig, backend: Backend) -> Run:
+    """Run to the end in this thread (CLI, tests, benchmarks)."""
+    return Run(config, backend).run_to_end()

@@ -1,0 +1,53 @@
+"""Conflict rate, retries, throughput and latency against thread count, for both variants of a pattern."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+
+from engine.backend import Backend
+from engine.patterns import get_pattern
+from engine.runner import Run, RunConfig, conflicts
+
+
+def sweep(backend: Backend, pattern: str, thread_counts: Sequence[int], *, ops_per_client: int = 20,
+          variants: Sequence[str] | None = None, progress: Callable[[str], None] | None = None,
+          stop: Callable[[], bool] | None = None) -> pd.DataFrame:
+    """One run per (variant, threads); one row each."""
+    cls = get_pattern(pattern)
+    rows = []
+    for threads in thread_counts:
+        for variant in variants or list(cls.variants):
+            if stop is not None and stop():
+                return pd.DataFrame(rows)
+            if progress:
+                progress(f"{cls.name} {variant} × {threads} threads")
+            run = Run(RunConfig(pattern=cls.name, variant=variant, threads=threads,
+                                ops_per_client=ops_per_client), backend).run_to_end()
+            rows.append(sweep_row(run))
+    return pd.DataFrame(rows)
+
+
+def sweep_row(run: Run) -> dict[str, object]:
+    counts = run.history.counts()
+    frame = run.history.snapshot()
+    duration = run.elapsed_s()
+    calls = counts["calls"]
+    ok = counts["ok"]
+    return {
+        "variant": run.config.variant,
+        "safe": run.pattern_cls.variants[run.config.variant].safe,
+        "threads": run.config.threads,
+        "calls": calls,
+        "conflict_rate": conflicts(counts["errors"]) / calls if calls else 0.0,
+        "retries_per_success": (calls - ok) / ok if ok else float("nan"),
+        "calls_per_s": calls / duration if duration > 0 else 0.0,
+        "p95_ms": float(frame["latency_ms"].quantile(0.95)) if calls else float("nan"),
+        "invariants_broken": sum(1 for inv in run.invariants if not inv.holds),
+        "state": run.state.value,
+    }
+
+
+def render_sweep(frame: pd.DataFrame) -> str:
+    return frame.to_string(index=False, float_format=lambda x: f"{x:.3f}")

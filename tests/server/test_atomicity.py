@@ -1,0 +1,239 @@
+"""The embedded server is atomic under threads; plain moto is not (the negative control).
+
+Both servers run in this process, behind the same small HTTP server, under a stress scheduler
+(sys.setswitchinterval(1e-4)) that makes Python threads switch often, so a check-then-write without a lock
+gets interleaved. The only difference between the two is FaithfulDynamoDB's lock around each request.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from engine.server.app import FaithfulDynamoDB
+from engine.server.serve import make_http_server
+
+_names = itertools.count()
+
+
+@dataclass
+class Server:
+    url: str
+    client: object
+
+    def table(self) -> str:
+        name = f"race-{next(_names)}"
+        self.client.create_table(
+            TableName=name, BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"},
+                                  {"AttributeName": "SK", "AttributeType": "S"}])
+        return name
+
+
+def _serve(app: Callable) -> Iterator[Server]:
+    server = make_http_server("127.0.0.1", 0, app)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    client = boto3.session.Session().resource(
+        "dynamodb", endpoint_url=url, region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t",
+        config=Config(max_pool_connections=64, retries={"mode": "standard", "total_max_attempts": 1},
+                      read_timeout=30)).meta.client
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    try:
+        yield Server(url, client)
+    finally:
+        sys.setswitchinterval(old)
+        server.shutdown()
+        server.server_close()
+
+
+def _moto_app() -> Callable:
+    from moto.server import create_backend_app
+
+    app = create_backend_app("dynamodb")
+    app.debug = False
+    return app
+
+
+@pytest.fixture(scope="module")
+def faithful() -> Iterator[Server]:
+    app = FaithfulDynamoDB(_moto_app(), ttl_interval_s=60)
+    yield from _serve(app)
+    app.close()
+
+
+@pytest.fixture(scope="module")
+def plain_moto() -> Iterator[Server]:
+    yield from _serve(_moto_app())
+
+
+def _race(threads: int, work: Callable[[int], object]) -> list[object]:
+    barrier = threading.Barrier(threads)
+
+    def start(i: int) -> object:
+        barrier.wait()
+        return work(i)
+
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(start, range(threads)))
+
+
+def _code(e: ClientError) -> str:
+    return e.response["Error"]["Code"]
+
+
+# -- the races: each returns the number of violations it saw -------------------------------------------------
+
+def race_add(s: Server, threads: int = 16, each: int = 40) -> int:
+    table = s.table()
+    key = {"PK": "POST#hello-world", "SK": "STATS"}
+
+    def work(_: int) -> None:
+        for _ in range(each):
+            s.client.update_item(TableName=table, Key=key, UpdateExpression="ADD #v :one",
+                                 ExpressionAttributeNames={"#v": "views"}, ExpressionAttributeValues={":one": 1})
+
+    _race(threads, work)
+    views = s.client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]["views"]
+    return threads * each - int(views)
+
+
+def race_version_check(s: Server, threads: int = 16, each: int = 15) -> int:
+    table = s.table()
+    key = {"PK": "ACCOUNT#a1", "SK": "META"}
+    s.client.put_item(TableName=table, Item={**key, "balance": 0, "version": 1})
+
+    def work(_: int) -> int:
+        wins = 0
+        for _ in range(each):
+            while True:
+                item = s.client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+                try:
+                    s.client.put_item(TableName=table, Item={**key, "balance": item["balance"] + 1,
+                                                             "version": item["version"] + 1},
+                                      ConditionExpression="version = :v",
+                                      ExpressionAttributeValues={":v": item["version"]})
+                    wins += 1
+                    break
+                except ClientError as e:
+                    assert _code(e) == "ConditionalCheckFailedException"
+        return wins
+
+    wins = sum(_race(threads, work))  # type: ignore[arg-type]
+    item = s.client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+    return abs(wins - int(item["balance"])) + abs(wins + 1 - int(item["version"]))
+
+
+def race_create_only(s: Server, threads: int = 24, keys: int = 10) -> int:
+    table = s.table()
+
+    def work(i: int) -> list[str]:
+        won = []
+        for k in range(keys):
+            try:
+                s.client.put_item(TableName=table, Item={"PK": f"USER#{k}", "SK": "PROFILE", "owner": i},
+                                  ConditionExpression="attribute_not_exists(PK)")
+                won.append(f"USER#{k}")
+            except ClientError as e:
+                assert _code(e) == "ConditionalCheckFailedException"
+        return won
+
+    winners = [k for won in _race(threads, work) for k in won]  # type: ignore[union-attr]
+    return sum(abs(winners.count(f"USER#{k}") - 1) for k in range(keys))
+
+
+def race_lease(s: Server, threads: int = 16, rounds: int = 15) -> int:
+    table = s.table()
+    key = {"PK": "LOCK#job", "SK": "LOCK"}
+    holders = [0]
+    worst = [0]
+    guard = threading.Lock()
+
+    def work(i: int) -> None:
+        for _ in range(rounds):
+            now = int(time.time())
+            try:
+                s.client.put_item(TableName=table, Item={**key, "owner": f"w{i}", "expiresAt": now + 60},
+                                  ConditionExpression="attribute_not_exists(PK) OR expiresAt < :now",
+                                  ExpressionAttributeValues={":now": now})
+            except ClientError as e:
+                assert _code(e) == "ConditionalCheckFailedException"
+                continue
+            with guard:
+                holders[0] += 1
+                worst[0] = max(worst[0], holders[0])
+            time.sleep(0.0005)
+            with guard:
+                holders[0] -= 1
+            try:
+                s.client.delete_item(TableName=table, Key=key, ConditionExpression="#o = :me",
+                                     ExpressionAttributeNames={"#o": "owner"},
+                                     ExpressionAttributeValues={":me": f"w{i}"})
+            except ClientError as e:
+                assert _code(e) == "ConditionalCheckFailedException"
+                with guard:
+                    worst[0] = max(worst[0], 2)  # our lock was taken from us while we held it
+
+    _race(threads, work)
+    return worst[0] - 1 if worst[0] > 1 else 0
+
+
+def race_stock_transactions(s: Server, threads: int = 12, stock: int = 30, each: int = 6) -> int:
+    table = s.table()
+    product = {"PK": "PRODUCT#widget", "SK": "STOCK"}
+    s.client.put_item(TableName=table, Item={**product, "stock": stock})
+
+    def work(i: int) -> int:
+        wins = 0
+        for n in range(each):
+            try:
+                s.client.transact_write_items(TransactItems=[
+                    {"Put": {"TableName": table, "Item": {"PK": f"USER#{i}", "SK": f"ORDER#{n}", "qty": 1},
+                             "ConditionExpression": "attribute_not_exists(PK)"}},
+                    {"Update": {"TableName": table, "Key": product, "UpdateExpression": "SET stock = stock - :q",
+                                "ConditionExpression": "stock >= :q", "ExpressionAttributeValues": {":q": 1}}},
+                ])
+                wins += 1
+            except ClientError as e:
+                if _code(e) != "TransactionCanceledException":
+                    return -1000  # the server broke (plain moto answers HTTP 500 here)
+        return wins
+
+    results = _race(threads, work)
+    if any(r < 0 for r in results):  # type: ignore[operator]
+        return 1
+    wins = sum(results)  # type: ignore[arg-type]
+    left = int(s.client.get_item(TableName=table, Key=product, ConsistentRead=True)["Item"]["stock"])
+    orders = sum(1 for item in s.client.scan(TableName=table)["Items"] if item["SK"].startswith("ORDER#"))
+    return int(left < 0) + abs(orders - wins) + abs((stock - left) - wins)
+
+
+RACES = [race_add, race_version_check, race_create_only, race_lease, race_stock_transactions]
+
+
+@pytest.mark.parametrize("race", RACES, ids=lambda r: r.__name__)
+def test_embedded_server_is_atomic_under_a_stress_scheduler(faithful: Server, race: Callable[[Server], int]) -> None:
+    assert race(faithful) == 0
+
+
+def test_negative_control_plain_moto_loses_updates(plain_moto: Server) -> None:
+    """The same harness catches moto without our lock: the race tests can fail."""
+    seen = 0
+    for _ in range(5):
+        seen += race_add(plain_moto) + race_version_check(plain_moto)
+        if seen:
+            break
+    assert seen > 0, "plain moto showed no lost update; the race harness may have lost its teeth"
