@@ -136,6 +136,8 @@ class Caller:
             if "CancellationReasons" in error_response:
                 full_detail["reasons"] = [r.get("Code", "None") for r in error_response["CancellationReasons"]]
             if "Item" in error_response:
+                # Error bodies skip the resource layer's deserializer: convert like a normal response.
+                error_response = {**error_response, "Item": _plain(error_response["Item"])}
                 full_detail["old_item"] = error_response["Item"]
         call = Call(client=self.client_id, action=action, op=op, key=key, invoke_ns=invoke, complete_ns=complete,
                     outcome=outcome, error=code, retries=retries, detail=full_detail, request=request)
@@ -195,6 +197,16 @@ class ClientContext(Caller):
 
     def crash(self, where: str) -> None:
         raise ClientCrash(where)
+
+
+def _plain(item: Mapping[str, Any]) -> dict[str, Any]:
+    from boto3.dynamodb.types import TypeDeserializer
+
+    deserializer = TypeDeserializer()
+    try:
+        return {k: deserializer.deserialize(v) for k, v in item.items()}
+    except (TypeError, ValueError, AttributeError):
+        return dict(item)  # already plain
 
 
 def _snake(op: str) -> str:

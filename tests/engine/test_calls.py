@@ -1,0 +1,105 @@
+"""Recorded calls: outcomes are honest, including the ambiguous write whose response was lost."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.backend import Backend, RetryPolicy
+from engine.calls import Ambiguous, Caller, ConditionFailed, TransactionCanceled
+from engine.faults import FaultInjector, FaultPlan
+from engine.history import History, Outcome
+from engine.tables import TableSpec, drop_table, open_table
+
+
+@pytest.fixture
+def table(backend: Backend):
+    client = backend.client(retry=RetryPolicy("standard", 3))
+    injector = FaultInjector(client, FaultPlan())
+    table = open_table(client, "calls-test", TableSpec())
+    yield table
+    drop_table(table)
+    injector.close()
+
+
+def test_a_won_condition_is_ok_and_a_lost_one_is_fail(table) -> None:
+    history = History()
+    caller = Caller(table.client, history, client_id=3)
+    put = dict(TableName=table.name, Item={"PK": "USER#alice", "SK": "PROFILE"},
+               ConditionExpression="attribute_not_exists(PK)")
+    caller.call("create", "PutItem", key="USER#alice", **put)
+    with pytest.raises(ConditionFailed):
+        caller.call("create", "PutItem", key="USER#alice", **put)
+    first, second = history.calls()
+    assert (first.outcome, first.error) == (Outcome.OK, None)
+    assert (second.outcome, second.error) == (Outcome.FAIL, "ConditionalCheckFailedException")
+    assert second.client == 3 and second.invoke_ns <= second.complete_ns
+    assert second.request.startswith(">>> PutItem") and "attribute_not_exists(PK)" in second.request
+
+
+def test_all_old_on_failure_keeps_the_item_as_it_was(table) -> None:
+    history = History()
+    caller = Caller(table.client, history, client_id=0)
+    table.put({"PK": "USER#alice", "SK": "PROFILE", "credits": 3})
+    with pytest.raises(ConditionFailed) as e:
+        caller.call("spend", "UpdateItem", key="USER#alice", TableName=table.name,
+                    Key={"PK": "USER#alice", "SK": "PROFILE"}, UpdateExpression="SET credits = credits - :a",
+                    ConditionExpression="credits >= :a", ExpressionAttributeValues={":a": 7},
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD")
+    assert e.value.item["credits"] == 3
+    assert history.call(0).detail["old_item"]["credits"] == 3
+
+
+def test_cancellation_reasons_are_recorded_per_action(table) -> None:
+    history = History()
+    caller = Caller(table.client, history, client_id=0)
+    table.put({"PK": "PRODUCT#widget", "SK": "STOCK", "stock": 1})
+    with pytest.raises(TransactionCanceled) as e:
+        caller.call("order", "TransactWriteItems", key="ORDER#o2", TransactItems=[
+            {"Put": {"TableName": table.name, "Item": {"PK": "USER#alice", "SK": "ORDER#o2"},
+                     "ConditionExpression": "attribute_not_exists(PK)"}},
+            {"Update": {"TableName": table.name, "Key": {"PK": "PRODUCT#widget", "SK": "STOCK"},
+                        "UpdateExpression": "SET stock = stock - :q", "ConditionExpression": "stock >= :q",
+                        "ExpressionAttributeValues": {":q": 5}}},
+        ])
+    assert e.value.reasons == ["None", "ConditionalCheckFailed"]
+    assert history.call(0).detail["reasons"] == ["None", "ConditionalCheckFailed"]
+
+
+def test_a_lost_response_on_a_create_only_put_is_ambiguous_not_a_failure(table) -> None:
+    """The classic case: the server applied the put, the response was lost, botocore retried, and the retry
+    met our own item: ConditionalCheckFailed. That is not a failure: the outcome is unknown (info)."""
+    history = History()
+    caller = Caller(table.client, history, client_id=0)
+    with pytest.raises(Ambiguous) as e:
+        caller.call("claim", "PutItem", key="REQ#1", lose_response=True, TableName=table.name,
+                    Item={"PK": "REQ#1", "SK": "RECORD"}, ConditionExpression="attribute_not_exists(PK)")
+    call = history.call(0)
+    assert e.value.code == "ConditionalCheckFailedException"
+    assert call.outcome is Outcome.INFO and call.retries == 1
+    assert call.detail["lost_response"] is True and call.detail["attempts"][0] == "ReadTimeoutError"
+    assert table.get("REQ#1", "RECORD") is not None  # it was applied
+
+
+def test_a_lost_response_without_retries_ends_as_info(backend: Backend) -> None:
+    client = backend.client(retry=RetryPolicy("standard", 1))
+    injector = FaultInjector(client, FaultPlan())
+    table = open_table(client, "calls-test", TableSpec())
+    try:
+        history = History()
+        with pytest.raises(Ambiguous):
+            Caller(client, history, 0).call("add", "UpdateItem", key="C", lose_response=True, TableName=table.name,
+                                            Key={"PK": "C", "SK": "C"}, UpdateExpression="ADD n :one",
+                                            ExpressionAttributeValues={":one": 1})
+        assert history.call(0).outcome is Outcome.INFO and history.call(0).error == "ReadTimeoutError"
+        assert table.get("C", "C")["n"] == 1
+    finally:
+        drop_table(table)
+        injector.close()
+
+
+def test_lost_response_share_only_hits_writes(table) -> None:
+    history = History()
+    caller = Caller(table.client, history, client_id=0, lost_response_share=1.0)
+    table.put({"PK": "A", "SK": "A"})
+    caller.call("read", "GetItem", key="A", TableName=table.name, Key={"PK": "A", "SK": "A"})
+    assert history.call(0).outcome is Outcome.OK and "lost_response" not in history.call(0).detail

@@ -1,0 +1,112 @@
+"""python -m engine, as a user types it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import boto3
+import pytest
+
+from engine.cli import main
+
+SCHEMA = {"pattern": str, "variant": str, "threads": int, "ops_per_client": int, "backend": str,
+          "endpoint_url": (str, type(None)), "table": str, "duration_s": float, "calls": int,
+          "calls_per_s": float, "outcomes": dict, "errors": dict, "retries": int, "invariants": list}
+
+
+def engine(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def test_list_names_every_pattern_and_its_variants(capsys) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "23  optimistic-locking" in out and "--variant version-check" in out and "RACY" in out
+    assert "24  atomic-counters" in out and "--variant read-then-put" in out
+
+
+def test_run_json_prints_one_object_with_the_stable_schema() -> None:
+    result = engine("run", "optimistic-locking", "--variant", "version-check", "--threads", "16", "--ops", "5",
+                    "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)  # nothing else on stdout
+    for key, kind in SCHEMA.items():
+        assert isinstance(data[key], kind), key
+    assert set(data["outcomes"]) == {"ok", "fail", "info"}
+    assert data["backend"] == "embedded" and data["threads"] == 16 and data["ops_per_client"] == 5
+    assert data["calls"] == sum(data["outcomes"].values())
+    for inv in data["invariants"]:
+        assert set(inv) >= {"name", "holds", "expected", "observed", "explanation"} and inv["holds"]
+
+
+def test_run_prints_a_readable_summary_and_exports_the_history(backend, tmp_path, capsys) -> None:
+    path = tmp_path / "run.jsonl"
+    code = main(["run", "24", "--variant", "read-then-put", "--threads", "8", "--ops", "10",
+                 "--endpoint-url", backend.endpoint_url, "--history", str(path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "calls " in out and "outcomes   ok" in out and "conflicts" in out and "calls/s" in out
+    assert "FAIL  final count = acknowledged increments" in out
+    assert len(path.read_text().splitlines()) > 100
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "optimistic-locking", "--threads", "0"], "threads must be at least 1"),
+    (["run", "optimistic-locking", "--threads", "-3"], "threads must be at least 1"),
+    (["run", "optimistic-locking", "--ops", "0"], "ops per client"),
+    (["run", "optimistic-locking", "--threads", "many"], "not a whole number"),
+    (["run", "no-such-pattern"], "unknown pattern"),
+    (["run", "optimistic-locking", "--variant", "yolo"], "has no variant"),
+    (["run", "optimistic-locking", "--set", "accounts"], "not NAME=VALUE"),
+    (["run", "optimistic-locking", "--endpoint-url", "localhost:8000"], "is not a URL"),
+    (["run", "optimistic-locking", "--aws"], "real AWS"),
+    (["run", "optimistic-locking", "--history", "out.txt"], "must end in .jsonl or .csv"),
+    (["walkthrough", "99"], "unknown pattern"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = engine(*args, timeout=30)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_an_unreachable_endpoint_is_exit_1_with_a_fix() -> None:
+    result = engine("run", "optimistic-locking", "--endpoint-url", "http://127.0.0.1:9", timeout=30)
+    assert result.returncode == 1
+    assert "cannot reach DynamoDB at http://127.0.0.1:9" in result.stderr and "Traceback" not in result.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_runs_the_embedded_server_for_any_boto3_script_until_ctrl_c() -> None:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert f"http://127.0.0.1:{port}" in line
+        ddb = boto3.resource("dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+                             aws_access_key_id="x", aws_secret_access_key="x")
+        table = ddb.create_table(TableName="seed-snippets", BillingMode="PAY_PER_REQUEST",
+                                 KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+                                 AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}])
+        table.put_item(Item={"PK": "POST#hello-world", "views": 0})
+        table.update_item(Key={"PK": "POST#hello-world"}, UpdateExpression="ADD #v :one",
+                          ExpressionAttributeNames={"#v": "views"}, ExpressionAttributeValues={":one": 1})
+        assert table.get_item(Key={"PK": "POST#hello-world"})["Item"]["views"] == 1
+        busy = engine("serve", "--port", str(port), timeout=30)
+        assert busy.returncode == 2 and "already in use" in busy.stderr
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0

@@ -1,0 +1,88 @@
+"""The runner: N clients released together, stopped by count, time or signal, watched while they run."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from engine.backend import Backend, BackendSpec
+from engine.errors import BadInput
+from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.tables import PREFIX
+
+
+def test_every_client_makes_its_ops_and_the_table_is_dropped(backend: Backend, client) -> None:
+    run = run_pattern(RunConfig(pattern="atomic-counters", threads=4, ops_per_client=5), backend)
+    assert run.state is RunState.DONE
+    frame = run.history.snapshot()
+    assert sorted(frame["client"].unique()) == [0, 1, 2, 3]
+    assert (frame[frame["action"] == "increment"].groupby("client").size() == 5).all()
+    assert run.table.name.startswith(PREFIX)
+    assert run.table.name not in client.list_tables()["TableNames"]
+
+
+def test_clients_overlap_in_time(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="atomic-counters", threads=8, ops_per_client=5), backend)
+    frame = run.history.snapshot().sort_values("start_s")
+    # at least one call started before the previous one completed: the clients really ran concurrently
+    assert (frame["start_s"].to_numpy()[1:] < frame["end_s"].cummax().to_numpy()[:-1]).any()
+
+
+def test_a_time_limit_ends_the_run(backend: Backend) -> None:
+    started = time.monotonic()
+    run = run_pattern(RunConfig(pattern="atomic-counters", threads=4, duration_s=1.0), backend)
+    assert run.state is RunState.DONE
+    assert 0.9 <= run.elapsed_s() < 3.0
+    assert time.monotonic() - started < 15
+
+
+def test_stop_ends_a_long_run_within_two_seconds_and_keeps_the_calls(backend: Backend) -> None:
+    run = Run(RunConfig(pattern="optimistic-locking", threads=16, duration_s=600), backend).start()
+    deadline = time.monotonic() + 30
+    while run.progress()["calls"] < 50 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    progress = run.progress()
+    assert progress["state"] == "running" and progress["calls"] >= 50  # readable while it runs
+    asked = time.monotonic()
+    run.stop()
+    assert run.wait(10)
+    assert run.t_end_ns is not None and (run.t_end_ns / 1e9) - asked < 2.0 + 0.5
+    assert run.state is RunState.STOPPED
+    assert len(run.history) >= progress["calls"]
+    assert run.invariants and all(inv.holds for inv in run.invariants)
+
+
+@pytest.mark.parametrize("config, message", [
+    (RunConfig(pattern="optimistic-locking", threads=0), "threads must be at least 1"),
+    (RunConfig(pattern="optimistic-locking", threads=300), "above the cap of 256"),
+    (RunConfig(pattern="optimistic-locking", ops_per_client=0), "ops per client"),
+    (RunConfig(pattern="nope"), "unknown pattern"),
+    (RunConfig(pattern="optimistic-locking", variant="nope"), "has no variant"),
+    (RunConfig(pattern="optimistic-locking", options={"accounts": 0}), "out of range"),
+    (RunConfig(pattern="optimistic-locking", options={"colour": 1}), "has no option"),
+    (RunConfig(pattern="optimistic-locking", lost_response_share=2.0), "lost-response share"),
+])
+def test_bad_settings_are_refused_with_a_fix(config: RunConfig, message: str) -> None:
+    with pytest.raises(BadInput) as e:
+        config.validated()
+    assert message in str(e.value) and e.value.fix
+
+
+def test_the_thread_cap_can_be_raised() -> None:
+    RunConfig(pattern="optimistic-locking", threads=300, max_threads=512).validated()
+
+
+def test_the_run_ends_with_a_clear_error_when_the_server_dies() -> None:
+    with Backend(BackendSpec()) as backend:
+        run = Run(RunConfig(pattern="optimistic-locking", threads=32, duration_s=600), backend).start()
+        deadline = time.monotonic() + 30
+        while run.progress()["calls"] < 100 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        recorded = run.progress()["calls"]
+        killed = time.monotonic()
+        backend.server.kill()
+        assert run.wait(10)
+        assert time.monotonic() - killed < 5.0
+        assert run.state is RunState.FAILED and "stopped during the run" in str(run.error)
+        assert len(run.history) >= recorded

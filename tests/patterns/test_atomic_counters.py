@@ -1,0 +1,49 @@
+"""24 · Atomic counters: ADD never loses an increment; read-then-put does."""
+
+from __future__ import annotations
+
+from engine.backend import Backend
+from engine.runner import RunConfig, RunState, run_pattern
+from engine.walkthrough import run_walkthrough
+
+
+def _by_name(run):
+    return {inv.name: inv for inv in run.invariants}
+
+
+def test_add_keeps_every_increment_sequence_and_ticket_floor_at_64_threads(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=64, ops_per_client=3,
+                                options={"tickets": 100}), backend)
+    assert run.state is RunState.DONE
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
+    inv = _by_name(run)
+    assert inv["final count = acknowledged increments"].observed == 64 * 3
+    assert inv["sequence numbers unique and gap-free"].expected == "192 distinct numbers 1..192"
+
+
+def test_tickets_sell_out_exactly_under_the_floor(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=16, ops_per_client=5,
+                                options={"tickets": 30, "sequence": 0}), backend)
+    inv = _by_name(run)
+    assert inv["tickets never oversold"].holds and inv["tickets never oversold"].observed == "sold 30, remaining 0"
+    assert run.history.counts()["errors"]["ConditionalCheckFailedException"] == 16 * 5 - 30
+
+
+def test_read_then_put_loses_increments_duplicates_numbers_and_oversells(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="atomic-counters", variant="read-then-put", threads=16,
+                                ops_per_client=10, options={"tickets": 40}), backend)
+    inv = _by_name(run)
+    count = inv["final count = acknowledged increments"]
+    assert not count.holds and count.observed < count.expected and count.violations > 0 and count.calls
+    assert not inv["sequence numbers unique and gap-free"].holds
+    assert not inv["tickets never oversold"].holds or not inv["remaining = initial − sold"].holds
+
+
+def test_walkthrough_add_lands_on_exactly_50_and_racy_below(backend: Backend) -> None:
+    text, _ = run_walkthrough(24, backend)
+    assert "=== After 50 concurrent increments ===\n{\n  \"PK\": \"POST#hello-world\",\n  \"SK\": \"STATS\",\n  \"views\": 50\n}" in text
+    racy = text.split("=== Racy read-modify-write after 50 'increments' (expect < 50) ===\n")[1]
+    assert int(racy.split('"views": ')[1].split("\n")[0]) < 50
+    assert "update:     ADD next 1\n    ReturnValues: UPDATED_NEW\n\n=== Next invoice number ===\n{\n  \"next\": 1\n}" in text
+    assert "condition:  remaining > 0\n    update:     ADD remaining -1\n\n=== Ticket sale 1: sold ===" in text
+    assert text.rstrip().endswith("=== Ticket sale 2: sold out ===")

@@ -1,0 +1,134 @@
+"""23 · Optimistic locking, and the version-attribute semantics of the second seed."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.backend import Backend, RetryPolicy
+from engine.calls import Caller, ConditionFailed
+from engine.history import History
+from engine.runner import RunConfig, RunState, run_pattern
+from engine.patterns.versioning import VersionedStore
+from engine.tables import TableSpec, drop_table, open_table
+from engine.walkthrough import run_walkthrough
+
+
+def _invariants(run) -> dict[str, object]:
+    return {inv.name: inv for inv in run.invariants}
+
+
+def test_version_checks_lose_no_update_at_64_threads(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="optimistic-locking", variant="version-check", threads=64,
+                                ops_per_client=3, options={"accounts": 4}), backend)
+    assert run.state is RunState.DONE
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
+    assert run.history.counts()["errors"].get("ConditionalCheckFailedException", 0) > 0  # they did conflict
+
+
+def test_blind_writes_lose_updates_and_say_how_many(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="optimistic-locking", variant="blind-write", threads=16,
+                                ops_per_client=10), backend)
+    lost = _invariants(run)["no lost update"]
+    assert not lost.holds and lost.violations > 0 and lost.calls
+    version = _invariants(run)["version = 1 + successful writes"]
+    assert version.observed < version.expected
+
+
+def test_walkthrough_a_wins_b_is_rejected_then_retries_to_120_at_version_3(backend: Backend) -> None:
+    text, _ = run_walkthrough(23, backend)
+    assert "=== A deposited 50 ===\n{\n  \"SK\": \"META\",\n  \"PK\": \"ACCOUNT#a1\",\n  \"balance\": 150" in text
+    assert "balance: 70, version: 2}\n    condition:  version = 1\n\n=== B rejected ===\n\"ConditionalCheckFailedException\"" in text
+    assert "    ConsistentRead: True\n\n>>> PutItem" in text
+    assert "balance: 120, version: 3}\n    condition:  version = 2" in text
+    assert text.rstrip().endswith('"balance": 120,\n  "version": 3\n}')
+
+
+# -- the version attribute (second seed) -----------------------------------------------------------------------
+
+@pytest.fixture
+def store(backend: Backend):
+    client = backend.client(retry=RetryPolicy())
+    table = open_table(client, "versions", TableSpec())
+    yield VersionedStore(Caller(client, History(), 0), table.name)
+    drop_table(table)
+
+
+def test_first_save_sets_version_1_and_each_save_increments(store: VersionedStore) -> None:
+    doc = {"PK": "DOC#VERSION", "SK": "DOC", "content": "Hello"}
+    assert doc.get("version") is None
+    doc = store.save(doc)
+    assert doc["version"] == 1
+    doc = store.save({**doc, "content": "Hello World"})
+    assert doc["version"] == 2
+    assert store.get({"PK": "DOC#VERSION", "SK": "DOC"})["version"] == 2
+
+
+def test_creating_the_same_item_twice_fails(store: VersionedStore) -> None:
+    store.save({"PK": "DOC#NEW", "SK": "DOC"})
+    with pytest.raises(ConditionFailed):
+        store.save({"PK": "DOC#NEW", "SK": "DOC"})
+    call = store.caller.history.call(1)
+    assert "attribute_not_exists(PK)" in call.request
+
+
+def test_process_b_saving_a_stale_copy_fails_and_keeps_its_local_version(store: VersionedStore) -> None:
+    store.save({"PK": "DOC#CONCURRENT", "SK": "DOC", "content": "Original"})
+    a = store.get({"PK": "DOC#CONCURRENT", "SK": "DOC"})
+    b = store.get({"PK": "DOC#CONCURRENT", "SK": "DOC"})
+    assert a["version"] == b["version"] == 1
+    assert store.save({**a, "content": "Updated by A"})["version"] == 2
+    with pytest.raises(ConditionFailed):
+        store.save({**b, "content": "Updated by B"})
+    assert b["version"] == 1  # unlike the seed's library, a failed save does not corrupt the local copy
+
+
+def test_delete_checks_the_version(store: VersionedStore) -> None:
+    doc = store.save({"PK": "DOC#DELETE", "SK": "DOC", "content": "Hello"})
+    doc = store.save({**doc, "content": "Updated"})
+    stale = store.get({"PK": "DOC#DELETE", "SK": "DOC"})
+    doc = store.save({**doc, "content": "Updated again"})
+    assert doc["version"] == 3
+    with pytest.raises(ConditionFailed):
+        store.delete(stale)  # "Can't delete - version mismatch"
+    store.delete(doc)
+    assert store.get({"PK": "DOC#DELETE", "SK": "DOC"}) is None
+
+
+def test_a_user_condition_is_anded_with_the_version_check(store: VersionedStore) -> None:
+    draft = {"names": {"#s": "status"}, "values": {":draft": "draft"}, "condition": "#s = :draft"}
+    doc = store.save({"PK": "DOC#CONDITION", "SK": "DOC", "status": "draft", "content": "Hello"})
+    doc = store.save({**doc, "content": "Updated content"}, **draft)
+    assert doc["version"] == 2
+    doc = store.save({**doc, "status": "published"})
+    assert doc["version"] == 3
+    with pytest.raises(ConditionFailed):
+        store.save({**doc, "content": "Another update"}, **draft)  # "Can't update - not a draft"
+    assert "(status = 'draft') AND version = 3" in store.caller.history.call(len(store.caller.history) - 1).request
+
+
+def test_ten_concurrent_increments_with_retry_end_at_10_and_version_11(backend: Backend) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    client = backend.client(threads=10, retry=RetryPolicy())
+    table = open_table(client, "versions", TableSpec())
+    try:
+        history = History()
+        VersionedStore(Caller(client, history, 0), table.name).save({"PK": "COUNTER#1", "SK": "C", "value": "0"})
+
+        def increment(i: int) -> None:
+            store = VersionedStore(Caller(client, history, i), table.name)
+            for attempt in range(50):
+                counter = store.get({"PK": "COUNTER#1", "SK": "C"})
+                try:
+                    store.save({**counter, "value": str(int(counter["value"]) + 1)})
+                    return
+                except ConditionFailed:
+                    pass
+            raise AssertionError("gave up")
+
+        with ThreadPoolExecutor(10) as pool:
+            list(pool.map(increment, range(10)))
+        final = table.get("COUNTER#1", "C")
+        assert (final["value"], final["version"]) == ("10", 11)
+    finally:
+        drop_table(table)

@@ -1,0 +1,129 @@
+"""What the embedded server adds to moto: request tokens, TTL expiry, injected faults, a clean lifecycle."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from engine.backend import Backend, RetryPolicy
+from engine.server.process import EmbeddedServer, is_embedded, lab_config
+from engine.tables import TableSpec, drop_table, open_table
+
+
+@pytest.fixture
+def table(embedded: Backend):
+    client = embedded.client(retry=RetryPolicy("standard", 1))
+    table = open_table(client, "server-test", TableSpec(ttl_attribute="expiresAt"))
+    yield table
+    drop_table(table)
+
+
+def _order(table: Any, qty: int) -> dict[str, Any]:
+    return dict(TransactItems=[
+        {"Put": {"TableName": table.name, "Item": {"PK": "USER#alice", "SK": "ORDER#o1", "qty": qty}}},
+        {"Update": {"TableName": table.name, "Key": {"PK": "USER#alice", "SK": "PROFILE"},
+                    "UpdateExpression": "ADD orderCount :one", "ExpressionAttributeValues": {":one": 1}}},
+    ], ClientRequestToken=f"place-order-o1-{table.name}")  # tokens are account-wide, as on AWS
+
+
+def test_same_token_same_parameters_applies_once(table) -> None:
+    table.client.transact_write_items(**_order(table, 2))
+    table.client.transact_write_items(**_order(table, 2))  # a retry: succeeds, applies nothing
+    assert table.get("USER#alice", "PROFILE")["orderCount"] == 1
+
+
+def test_same_token_other_parameters_is_refused(table) -> None:
+    table.client.transact_write_items(**_order(table, 2))
+    with pytest.raises(ClientError) as e:
+        table.client.transact_write_items(**_order(table, 5))
+    assert e.value.response["Error"]["Code"] == "IdempotentParameterMismatchException"
+    assert table.get("USER#alice", "ORDER#o1")["qty"] == 2
+
+
+def test_ttl_sweeper_deletes_expired_items_only(table) -> None:
+    now = int(time.time())
+    table.put({"PK": "IDEMPOTENCY#old", "SK": "RECORD", "expiresAt": now - 5})
+    table.put({"PK": "IDEMPOTENCY#new", "SK": "RECORD", "expiresAt": now + 3600})
+    table.put({"PK": "NO-TTL", "SK": "RECORD"})
+    deadline = time.monotonic() + 5
+    while table.get("IDEMPOTENCY#old", "RECORD") is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert table.get("IDEMPOTENCY#old", "RECORD") is None
+    assert table.get("IDEMPOTENCY#new", "RECORD") is not None
+    assert table.get("NO-TTL", "RECORD") is not None
+
+
+def test_injected_throttling_is_retried_by_botocore_then_fails(embedded: Backend, table) -> None:
+    client = embedded.client(retry=RetryPolicy("standard", 2))
+    lab_config(embedded.endpoint_url, throttle_share=1.0)
+    try:
+        with pytest.raises(ClientError) as e:
+            client.get_item(TableName=table.name, Key={"PK": "A", "SK": "A"})
+    finally:
+        lab_config(embedded.endpoint_url, throttle_share=0.0)
+    assert e.value.response["Error"]["Code"] == "ThrottlingException"
+    assert e.value.response["ResponseMetadata"]["RetryAttempts"] == 1
+
+
+def test_the_server_answers_health_and_identifies_itself(embedded: Backend) -> None:
+    assert is_embedded(embedded.endpoint_url)
+    assert not is_embedded("http://127.0.0.1:9")
+
+
+def test_start_and_stop_leave_no_process() -> None:
+    server = EmbeddedServer().start()
+    pid = server.pid
+    assert server.alive()
+    server.stop()
+    assert not _running(pid)
+
+
+def test_the_server_dies_with_its_parent(tmp_path) -> None:
+    script = textwrap.dedent("""
+        import sys, time
+        from engine.server.process import EmbeddedServer
+        s = EmbeddedServer().start()
+        print(s.pid, flush=True)
+        time.sleep(60)
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                              cwd=os.getcwd())
+    child = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(child), "orphaned embedded server"
+
+
+def test_a_port_in_use_is_a_clear_error() -> None:
+    from engine.errors import BadInput
+
+    with EmbeddedServer() as first:
+        with pytest.raises(BadInput) as e:
+            EmbeddedServer(port=first.port).start()
+    assert "already in use" in str(e.value)
+
+
+def _running(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0); it is gone for our purposes.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
