@@ -1,0 +1,42 @@
+"""docker-compose.yml is for users (no Docker engine runs here): check its shape instead of running it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _compose() -> dict:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def test_dynamodb_local_runs_in_memory_with_a_shared_db_on_8000() -> None:
+    local = _compose()["services"]["dynamodb-local"]
+    assert local["image"].startswith("amazon/dynamodb-local")
+    assert local["command"] == ["-jar", "DynamoDBLocal.jar", "-sharedDb", "-inMemory"]
+    assert "8000" in [str(p) for p in local["expose"]]
+
+
+def test_the_dashboard_is_published_on_loopback_only_and_points_at_dynamodb_local() -> None:
+    services = _compose()["services"]
+    dashboard = services["dashboard"]
+    assert dashboard["build"] == "."
+    assert all(str(p).startswith("127.0.0.1:") for s in services.values() for p in s.get("ports", []))
+    assert "127.0.0.1:8501:8501" in dashboard["ports"]
+    assert dashboard["environment"]["DDBLAB_ENDPOINT_URL"] == "http://dynamodb-local:8000"
+    assert "dynamodb-local" in dashboard["depends_on"]
+
+
+def test_the_dashboard_has_a_healthcheck_on_streamlits_health_endpoint() -> None:
+    check = _compose()["services"]["dashboard"]["healthcheck"]
+    assert any("/_stcore/health" in part for part in check["test"])
+
+
+def test_the_dockerfile_starts_the_dashboard_module() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert 'CMD ["python", "-m", "dashboard"' in dockerfile and "EXPOSE 8501" in dockerfile
+    for path in ("engine", "dashboard", ".streamlit", "pyproject.toml"):
+        assert path in dockerfile and (ROOT / path).exists()
