@@ -92,8 +92,8 @@ def _is_aws_host(url: str) -> bool:
 class Backend:
     """A reachable DynamoDB: owns the embedded server when there is one, and makes configured clients."""
 
-    def __init__(self, spec: BackendSpec, *, ttl_interval_s: float = 1.0) -> None:
-        self.spec = spec
+    def __init__(self, spec: BackendSpec | None = None, *, ttl_interval_s: float = 1.0) -> None:
+        self.spec = spec or BackendSpec()
         self.server: EmbeddedServer | None = None
         self._ttl_interval_s = ttl_interval_s
         self._lock = threading.Lock()
@@ -133,7 +133,7 @@ class Backend:
         """False once an embedded server has died; other backends are assumed up (calls will tell)."""
         return self.server.alive() if self.server is not None else True
 
-    def client(self, *, threads: int = 1, retry: RetryPolicy = RetryPolicy(), connect_timeout: float = 2.0,
+    def client(self, *, threads: int = 1, retry: RetryPolicy = RetryPolicy(), connect_timeout: float = 5.0,
                read_timeout: float = 10.0) -> Any:
         """A thread-safe DynamoDB client taking plain Python values (the resource layer's serializer)."""
         config = Config(

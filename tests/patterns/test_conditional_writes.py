@@ -1,0 +1,134 @@
+"""22 · Conditional writes: create-only, update-if-exists, a credit rule and a state machine under many clients."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.backend import Backend
+from engine.patterns.base import Invariant
+from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.walkthrough import run_walkthrough
+
+ALL = ("one winner per new user", "balance never below zero", "spends add up to credits taken",
+       "update-if-exists creates no ghost", "PENDING → PAID exactly once", "refusals return the item as it was")
+
+
+def _invariants(run: Run) -> dict[str, Invariant]:
+    return {inv.name: inv for inv in run.invariants}
+
+
+@pytest.fixture(scope="module")
+def guarded(backend: Backend) -> Run:
+    return run_pattern(RunConfig(pattern="conditional-writes", variant="guarded", threads=64, ops_per_client=2,
+                                 options={"members": 4, "close_share": 0.5}), backend)
+
+
+@pytest.fixture(scope="module")
+def unguarded(backend: Backend) -> Run:
+    # 16 clients on 3 users and 2 members: every race shows in every run (measured: 20 of 20).
+    return run_pattern(RunConfig(pattern="conditional-writes", variant="unguarded", threads=16, ops_per_client=3,
+                                 options={"members": 2, "close_share": 0.5}), backend)
+
+
+def test_guarded_writes_keep_every_invariant_at_64_threads(guarded: Run) -> None:
+    assert guarded.state is RunState.DONE
+    assert set(_invariants(guarded)) == set(ALL)
+    assert all(inv.holds for inv in guarded.invariants), [i.as_dict() for i in guarded.invariants if not i.holds]
+
+
+def test_many_clients_create_the_same_user_and_exactly_one_wins(guarded: Run) -> None:
+    frame = guarded.history.snapshot()
+    creates = frame[frame["action"] == "create-user"]
+    per_user = creates.groupby("key", observed=True)["outcome"].agg(lambda o: (o == "ok").sum())
+    assert len(per_user) == 2 and (per_user == 1).all()
+    losers = creates[creates["outcome"] == "fail"]
+    assert len(losers) == 2 * 63 and set(losers["error"]) == {"ConditionalCheckFailedException"}
+
+
+def test_spends_never_overdraw_and_add_up_to_the_credits_taken(guarded: Run) -> None:
+    inv = _invariants(guarded)
+    assert inv["balance never below zero"].observed >= 0
+    ledger = inv["spends add up to credits taken"]
+    assert ledger.expected == ledger.observed > 0
+    frame = guarded.history.snapshot(detail=True)
+    refused = frame[(frame["action"] == "spend") & (frame["outcome"] == "fail")]
+    assert len(refused) > 0
+    assert all(d["old_item"]["credits"] < d["amount"] for d in refused["detail"])
+
+
+def test_a_refused_write_keeps_the_item_as_it_was(guarded: Run) -> None:
+    frame = guarded.history.snapshot(detail=True, requests=True)
+    refused = frame[frame["error"] == "ConditionalCheckFailedException"]
+    assert refused["request"].str.contains("ReturnValuesOnConditionCheckFailure: ALL_OLD").all()
+    taken = refused[refused["action"] == "create-user"]
+    assert all(d["old_item"]["PK"] == key for d, key in zip(taken["detail"], taken["key"]))
+    inv = _invariants(guarded)["refusals return the item as it was"]
+    assert inv.expected == inv.observed == len(refused)
+
+
+def test_renaming_a_closed_member_creates_no_ghost(guarded: Run) -> None:
+    frame = guarded.history.snapshot(detail=True)
+    renames = frame[frame["action"] == "rename"]
+    assert (renames["outcome"] == "fail").any()  # some renames came after the member was closed
+    assert all(d.get("old_item") is None for d in renames.loc[renames["outcome"] == "fail", "detail"])
+    assert _invariants(guarded)["update-if-exists creates no ghost"].observed == 0
+
+
+def test_each_order_goes_from_pending_to_paid_exactly_once(guarded: Run) -> None:
+    frame = guarded.history.snapshot(detail=True)
+    pays = frame[(frame["action"] == "pay") & (frame["outcome"] == "ok")]
+    assert sorted(pays["key"].astype(str)) == ["ORDER#o0", "ORDER#o1"]
+    assert all(d["from"] == "PENDING" for d in pays["detail"])
+
+
+def test_unguarded_creates_overwrite_each_other_and_are_counted(unguarded: Run) -> None:
+    inv = _invariants(unguarded)["one winner per new user"]
+    assert not inv.holds and inv.violations == 3 * 15 and len(inv.calls) == 40
+
+
+def test_unguarded_spends_overdraw_after_checking_in_code(unguarded: Run) -> None:
+    inv = _invariants(unguarded)["balance never below zero"]
+    assert not inv.holds and inv.observed < 0 and inv.violations > 0
+    frame = unguarded.history.snapshot(detail=True)
+    assert all(d["credits_after"] < 0 for d in frame.loc[frame["seq"].isin(inv.calls), "detail"])
+
+
+def test_unguarded_overwrites_reset_credits_so_spends_no_longer_add_up(unguarded: Run) -> None:
+    inv = _invariants(unguarded)["spends add up to credits taken"]
+    assert not inv.holds and inv.violations > 0 and "overwrote the user" in inv.explanation
+
+
+def test_unguarded_updates_of_closed_members_create_ghosts(unguarded: Run) -> None:
+    inv = _invariants(unguarded)["update-if-exists creates no ghost"]
+    assert not inv.holds and inv.violations > 0
+
+
+def test_unguarded_orders_are_paid_more_than_once(unguarded: Run) -> None:
+    inv = _invariants(unguarded)["PENDING → PAID exactly once"]
+    assert not inv.holds and inv.violations > 0
+
+
+def test_unguarded_refuses_nothing(unguarded: Run) -> None:
+    inv = _invariants(unguarded)["refusals return the item as it was"]
+    assert inv.holds and inv.expected == 0 and "nothing was guarded" in inv.explanation
+
+
+def test_walkthrough_create_twice_update_bob_spend_7_twice_and_all_old_shows_3_credits(backend: Backend) -> None:
+    text, history = run_walkthrough(22, backend)
+    create = ("    item:       {PK: 'USER#alice', SK: 'PROFILE', name: 'Alice', credits: 10, status: 'active'}\n"
+              "    condition:  attribute_not_exists(PK)\n\n")
+    assert create + '=== Create alice (first time) ===\n"OK"' in text
+    assert create + '=== Create alice again (would overwrite) ===\n"ConditionalCheckFailedException"' in text
+    assert ("    key:        {PK: 'USER#bob', SK: 'PROFILE'}\n    condition:  attribute_exists(PK)\n"
+            "    update:     SET name = 'Bob'\n\n=== Update bob (doesn't exist) ===\n"
+            '"ConditionalCheckFailedException"') in text
+    spend = ("    condition:  credits >= 7 AND status = 'active'\n    update:     SET credits = credits - 7\n\n")
+    assert spend + '=== Spend 7 credits ===\n"OK"' in text
+    assert spend + '=== Spend 7 more (only 3 left) ===\n"ConditionalCheckFailedException"' in text
+    assert ("    condition:  credits >= 7\n    update:     SET credits = credits - 7\n"
+            "    ReturnValuesOnConditionCheckFailure: ALL_OLD\n\n=== Item at failure time ===\n{") in text
+    assert text.count(">>> ") == 6
+    tail = text[text.index("=== Item at failure time ==="):]
+    for line in ('"credits": 3', '"SK": "PROFILE"', '"name": "Alice"', '"PK": "USER#alice"', '"status": "active"'):
+        assert line in tail
+    assert history.call(len(history) - 1).detail["old_item"]["credits"] == 3

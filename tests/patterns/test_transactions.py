@@ -1,0 +1,141 @@
+"""25 · Transactions: orders as one TransactWriteItems (with a token) against three separate writes."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from engine.backend import Backend
+from engine.patterns import get_pattern
+from engine.patterns.base import Invariant
+from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.walkthrough import run_walkthrough
+
+STOCK = "stock never negative"
+BALANCE = "orders written = stock taken = orderCount"
+LEAK = "no order item from a cancelled or unfinished placement"
+RESEND = "a resent order applies once"
+
+
+def _invariants(run: Run) -> dict[str, Invariant]:
+    return {inv.name: inv for inv in run.invariants}
+
+
+def _run(backend: Backend, variant: str, threads: int, ops: int, **options: float) -> Run:
+    return run_pattern(RunConfig(pattern="transactions", variant=variant, threads=threads, ops_per_client=ops,
+                                 options=options), backend)
+
+
+@pytest.fixture(scope="module")
+def transact(backend: Backend) -> Run:
+    # 64 clients want about 256 widgets of 60: many orders are cancelled, half the placed ones are resent.
+    return _run(backend, "transact", 64, 2, stock=60, resend_share=0.5)
+
+
+def test_transactions_keep_every_invariant_at_64_threads(transact: Run) -> None:
+    assert transact.state is RunState.DONE
+    assert set(_invariants(transact)) == {STOCK, BALANCE, LEAK, RESEND}
+    assert all(inv.holds for inv in transact.invariants), [i.as_dict() for i in transact.invariants if not i.holds]
+
+
+def test_out_of_stock_orders_are_cancelled_with_the_stock_check_named(transact: Run) -> None:
+    frame = transact.history.snapshot(detail=True)
+    cancelled = frame[frame["error"] == "TransactionCanceledException"]
+    assert len(cancelled) > 0
+    assert all(d["reasons"] == ["None", "ConditionalCheckFailed", "None"] for d in cancelled["detail"])
+    assert _invariants(transact)[STOCK].observed >= 0
+
+
+def test_the_snapshot_shows_a_cancelled_order_as_null(transact: Run) -> None:
+    frame = transact.history.snapshot(detail=True)
+    snapshots = [d for d in frame.loc[frame["action"] == "snapshot", "detail"]]
+    assert len(snapshots) == 64 * 2
+    assert all(d["order_present"] is d["placed"] for d in snapshots)
+    assert any(d["placed"] is False for d in snapshots) and any(d["placed"] for d in snapshots)
+    assert all(d["stock"] >= 0 for d in snapshots)
+
+
+def test_orders_written_match_stock_taken_and_order_count(transact: Run) -> None:
+    inv = _invariants(transact)[BALANCE]
+    units, orders = inv.expected.split(" units in ")
+    assert inv.observed == f"stock taken {units}, orderCount {orders.split()[0]}"
+    assert int(units) > 0
+
+
+def test_a_transaction_resent_with_the_same_token_applies_once(transact: Run) -> None:
+    frame = transact.history.snapshot(detail=True)
+    resends = frame[frame["action"] == "resend-order"]
+    assert len(resends) > 0 and (resends["outcome"] == "ok").all()  # the token answers: no attribute_not_exists failure
+    inv = _invariants(transact)[RESEND]
+    assert inv.holds and inv.expected == f"{resends['key'].nunique()} resent orders counted once"
+
+
+def test_a_crash_after_the_transaction_leaves_nothing_half_done(backend: Backend) -> None:
+    run = _run(backend, "transact", 4, 2, crash_share=1.0)
+    assert Counter(e["kind"] for e in run.worker_errors) == {"crash": 4}
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
+
+
+def test_separate_writes_crash_by_default_and_the_share_is_settable() -> None:
+    pattern = get_pattern(25)
+    assert pattern.resolve_options("transact", {})["crash_share"] == 0.0
+    assert pattern.resolve_options("separate-writes", {})["crash_share"] > 0
+    assert pattern.resolve_options("separate-writes", {"crash_share": "0"})["crash_share"] == 0.0
+
+
+def test_separate_writes_checked_in_code_drive_the_stock_negative(backend: Backend) -> None:
+    # No crashes, no resends: only the race between reading the stock and taking it (measured: 10 of 10).
+    run = _run(backend, "separate-writes", 16, 3, stock=20, crash_share=0.0, resend_share=0.0)
+    inv = _invariants(run)
+    assert not inv[STOCK].holds and inv[STOCK].observed < 0 and inv[STOCK].violations > 0
+    frame = run.history.snapshot(detail=True)
+    assert all(d["stock_after"] < 0 for d in frame.loc[frame["seq"].isin(inv[STOCK].calls), "detail"])
+    assert inv[BALANCE].holds and inv[LEAK].holds  # each write is atomic on its own: only the rule broke
+
+
+def test_a_client_crashing_between_separate_writes_leaves_half_an_order(backend: Backend) -> None:
+    run = _run(backend, "separate-writes", 4, 2, stock=1000, crash_share=1.0, resend_share=0.0)
+    assert Counter(e["kind"] for e in run.worker_errors) == {"crash": 4}
+    inv = _invariants(run)
+    assert not inv[LEAK].holds and inv[LEAK].observed == 4 and len(inv[LEAK].calls) == 4
+    assert not inv[BALANCE].holds
+    # Every crash left either an order without stock taken, or stock taken without the order counted.
+    assert "orderCount off by 4" in inv[BALANCE].explanation
+    assert inv[BALANCE].violations >= 4
+
+
+def test_separate_writes_resent_after_a_lost_response_take_the_stock_twice(backend: Backend) -> None:
+    run = _run(backend, "separate-writes", 4, 3, stock=1000, crash_share=0.0, resend_share=1.0)
+    inv = _invariants(run)
+    assert not inv[RESEND].holds and inv[RESEND].violations == 12
+    assert inv[RESEND].observed == "0 once, 12 twice"
+    assert not inv[BALANCE].holds
+    assert "12 stock takes beyond one per order" in inv[BALANCE].explanation
+    assert "orderCount off by 12" in inv[BALANCE].explanation
+
+
+def test_walkthrough_o1_succeeds_o2_is_cancelled_and_the_snapshot_shows_stock_1_count_1_null(
+        backend: Backend) -> None:
+    text, history = run_walkthrough(25, backend)
+    text = re.sub(r"ddblab-p25-transactions(-\d+)?", "ddblab-p25-transactions", text)  # a busy server adds -2
+    for order, qty in (("o1", 2), ("o2", 5)):
+        assert (f">>> TransactWriteItems\n    - Put ddblab-p25-transactions\n"
+                f"        item:       {{PK: 'USER#alice', SK: 'ORDER#{order}', qty: {qty}}}\n"
+                "        condition:  attribute_not_exists(PK)\n    - Update ddblab-p25-transactions\n"
+                "        key:        {PK: 'PRODUCT#widget', SK: 'STOCK'}\n"
+                f"        condition:  stock >= {qty}\n        update:     SET stock = stock - {qty}\n"
+                "    - Update ddblab-p25-transactions\n        key:        {PK: 'USER#alice', SK: 'PROFILE'}\n"
+                "        update:     ADD orderCount 1\n") in text
+    assert "        update:     ADD orderCount 1\n\n=== Order o1 (qty 2) succeeded ===\n\n>>>" in text
+    assert ('=== Order o2 (qty 5) cancelled - per-item reasons ===\n[\n  "None",\n  "ConditionalCheckFailed",\n'
+            '  "None"\n]') in text
+    assert (">>> TransactGetItems\n    - Get ddblab-p25-transactions\n"
+            "        key:        {PK: 'PRODUCT#widget', SK: 'STOCK'}\n    - Get ddblab-p25-transactions\n"
+            "        key:        {PK: 'USER#alice', SK: 'PROFILE'}\n    - Get ddblab-p25-transactions\n"
+            "        key:        {PK: 'USER#alice', SK: 'ORDER#o2'}\n") in text
+    tail = text[text.index("=== TransactGetItems: stock, profile, ORDER#o2 ==="):]
+    assert '"stock": 1' in tail and '"orderCount": 1' in tail and tail.rstrip().endswith("},\n  null\n]")
+    assert [c.detail.get("reasons") for c in history if c.op == "TransactWriteItems"] == [
+        None, ["None", "ConditionalCheckFailed", "None"]]
