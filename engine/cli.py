@@ -115,7 +115,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         for variant in pattern.variants.values():
             print(f"      --variant {variant.name:<18} {'safe' if variant.safe else 'RACY'}  {variant.description}")
         for option in pattern.options.values():
-            print(f"      --set {f'{option.name}={option.default}':<24} {option.help}")
+            special = [f"{v}: {pattern.variant_default(v, option.name)}" for v in pattern.variants
+                       if pattern.variant_default(v, option.name) != option.default]
+            extra = f" (default in {'; '.join(special)})" if special else ""
+            print(f"      --set {f'{option.name}={option.default}':<24} {option.help}{extra}")
     return 0
 
 
