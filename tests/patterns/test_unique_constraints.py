@@ -1,0 +1,125 @@
+"""26 · Unique constraints: email sentinels written in one transaction with the user, against check-a-GSI-then-write."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from engine.backend import Backend
+from engine.history import Call, History, Outcome
+from engine.patterns.base import Invariant, RunOptions
+from engine.patterns.unique_constraints import UniqueConstraints
+from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.tables import TableSpec, drop_table, open_table
+from engine.walkthrough import run_walkthrough
+
+SHARED = "no two users share an email"
+SENTINEL = "one sentinel per user email"
+ORPHAN = "no orphan sentinel"
+REFUSED = "a refused change deletes nothing"
+
+
+def _invariants(run: Run) -> dict[str, Invariant]:
+    return {inv.name: inv for inv in run.invariants}
+
+
+def _result(text: str, title: str) -> object:
+    """The JSON printed under a result heading."""
+    block = text.split(f"=== {title} ===\n", 1)[1].split("\n\n", 1)[0]
+    return json.loads(block)
+
+
+@pytest.fixture(scope="module")
+def walk_text(backend: Backend) -> str:
+    text, _ = run_walkthrough("unique-constraints", backend)
+    return text
+
+
+@pytest.fixture(scope="module")
+def sentinel(backend: Backend) -> Run:
+    # 64 users fight over 48 emails: sign-ups and changes collide all the time.
+    return run_pattern(RunConfig(pattern="unique-constraints", variant="sentinel", threads=64, ops_per_client=4,
+                                 options={"emails": 48}), backend)
+
+
+def test_bob_cannot_take_alices_email_in_another_case(walk_text: str) -> None:
+    assert "item:       {PK: 'USER#bob', SK: 'PROFILE', email: 'A@x.com'}" in walk_text
+    assert "item:       {PK: 'EMAIL#a@x.com', SK: 'EMAIL', user_id: 'bob'}" in walk_text
+    assert _result(walk_text, "bob tries A@x.com (same email, different case)") == {
+        "error": "TransactionCanceledException", "reasons": ["None", "ConditionalCheckFailed"]}
+
+
+def test_bob_cannot_change_to_a_taken_email_and_the_put_is_named(walk_text: str) -> None:
+    block = walk_text.split("=== bob changes email to a@x.com (taken) ===")[0].rsplit(">>> TransactWriteItems", 1)[1]
+    assert "- Delete" in block and "key:        {PK: 'EMAIL#b@x.com', SK: 'EMAIL'}" in block
+    assert "condition:  email = 'b@x.com'" in block and "update:     SET email = 'a@x.com'" in block
+    assert _result(walk_text, "bob changes email to a@x.com (taken)") == {
+        "error": "TransactionCanceledException", "reasons": ["None", "ConditionalCheckFailed", "None"]}
+
+
+def test_bob_changes_to_bob_at_x_and_owns_it(walk_text: str) -> None:
+    assert _result(walk_text, "bob changes email to bob@x.com") == "OK"
+    assert ">>> GetItem" in walk_text and "key:        {PK: 'EMAIL#bob@x.com', SK: 'EMAIL'}" in walk_text
+    assert _result(walk_text, "Who owns bob@x.com?") == {"PK": "EMAIL#bob@x.com", "SK": "EMAIL", "user_id": "bob"}
+
+
+def test_the_final_scan_is_the_seed_table_so_the_failed_change_deleted_nothing(walk_text: str) -> None:
+    assert re.search(r">>> Scan \S+p26-unique-constraints\n", walk_text)
+    assert _result(walk_text, "All items") == [
+        "EMAIL#a@x.com | EMAIL", "EMAIL#bob@x.com | EMAIL", "USER#alice | PROFILE", "USER#bob | PROFILE"]
+    assert walk_text.rstrip().endswith('"USER#bob | PROFILE"\n]')
+
+
+def test_sentinels_keep_every_invariant_at_64_threads(sentinel: Run) -> None:
+    assert sentinel.state is RunState.DONE
+    assert set(_invariants(sentinel)) == {SHARED, SENTINEL, ORPHAN, REFUSED}
+    assert all(inv.holds for inv in sentinel.invariants), [i.as_dict() for i in sentinel.invariants if not i.holds]
+    users = _invariants(sentinel)[SENTINEL].observed
+    assert 0 < users <= 48  # never more users than emails
+
+
+def test_colliding_sign_ups_and_changes_are_cancelled_on_the_sentinel(sentinel: Run) -> None:
+    frame = sentinel.history.snapshot(detail=True)
+    cancelled = frame[frame["error"] == "TransactionCanceledException"]
+    reasons = {tuple(d["reasons"]) for d in cancelled["detail"]}
+    assert ("None", "ConditionalCheckFailed") in reasons  # a sign-up lost the email
+    assert ("None", "ConditionalCheckFailed", "None") in reasons  # a change lost the email
+    changed = frame[(frame["action"] == "change-email") & (frame["outcome"] == "ok")]
+    assert len(changed) > 0
+
+
+def test_check_then_write_lets_two_users_share_an_email(backend: Backend) -> None:
+    # 16 users, 8 emails: with the sentinel at most 8 could sign up; the stale index lets the rest in.
+    run = run_pattern(RunConfig(pattern="unique-constraints", variant="check-then-write", threads=16,
+                                ops_per_client=3, options={"emails": 8, "gsi_lag_ms": 200}), backend)
+    assert run.state is RunState.DONE
+    shared = _invariants(run)[SHARED]
+    assert not shared.holds and shared.violations >= 8
+    assert shared.calls  # the sign-ups that took an email someone had
+    assert f"{shared.violations} users took an email someone already had" in shared.explanation
+
+
+def test_verify_catches_a_missing_an_orphan_and_a_deleted_sentinel(backend: Backend, client: object) -> None:
+    table = open_table(client, "unique-constraints-verify", TableSpec())
+    try:
+        for item in ({"PK": "USER#ann", "SK": "PROFILE", "email": "Ann@x.com"},  # sentinel missing
+                     {"PK": "EMAIL#gone@x.com", "SK": "EMAIL", "user_id": "ann"},  # orphan
+                     {"PK": "USER#cy", "SK": "PROFILE", "email": "cy@x.com"},
+                     {"PK": "EMAIL#cy@x.com", "SK": "EMAIL", "user_id": "cy"}):
+            table.put(item)
+        history = History(t0_ns=0)
+        history.append(Call(client=0, action="sign-up", op="TransactWriteItems", key="USER#ann", invoke_ns=0,
+                            complete_ns=1, outcome=Outcome.OK, detail={"user": "ann", "email": "Ann@x.com"}))
+        history.append(Call(client=0, action="change-email", op="TransactWriteItems", key="USER#ann", invoke_ns=2,
+                            complete_ns=3, outcome=Outcome.FAIL, error="TransactionCanceledException",
+                            detail={"user": "ann", "email": "cy@x.com", "old": "Ann@x.com"}))
+        verdicts = {i.name: i for i in UniqueConstraints().verify(
+            table, history, RunOptions("sentinel", 1, 1, {"emails": 4, "gsi_lag_ms": 0}))}
+    finally:
+        drop_table(table)
+    assert verdicts[SHARED].holds
+    assert not verdicts[SENTINEL].holds and verdicts[SENTINEL].violations == 1
+    assert not verdicts[ORPHAN].holds and "gone@x.com" in verdicts[ORPHAN].explanation
+    assert not verdicts[REFUSED].holds and verdicts[REFUSED].calls == (1,)
