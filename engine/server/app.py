@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.server import undo
 from engine.server.gsi_lag import GsiLag
 
 TOKEN_WINDOW_S = 600.0  # DynamoDB keeps a ClientRequestToken for 10 minutes
@@ -64,6 +65,7 @@ class FaithfulDynamoDB:
 
     def __init__(self, moto_app: Callable[..., Iterable[bytes]], *, ttl_interval_s: float = 1.0,
                  seed: int | None = None) -> None:
+        undo.install()  # transactions restore the items they touched, not whole-table copies
         self._moto = moto_app
         self._lock = threading.Lock()
         self._tokens: dict[str, _TokenRecord] = {}
