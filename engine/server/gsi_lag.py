@@ -1,11 +1,17 @@
 """Simulated GSI propagation lag, per table (SIMULATED: moto's and DynamoDB Local's indexes are instant).
 
-A table opts in with the tag `ddblab:gsi-lag-ms`. Every write to such a table remembers, per item key, the
-image the item had before the write and when the write becomes visible to the index (write time + lag). A
-Query or Scan on an index of that table runs while the not-yet-visible items are swapped for their older
-images, all under the server's request lock, so the read sees exactly the index as it was `lag` ago for
-those items: a new item missing, an old email still listed, a deleted item still there. Base-table reads
-are never affected, as on DynamoDB.
+A table opts in with the tag `ddblab:gsi-lag-ms` (engine/tables.py writes it when TableSpec.gsi_lag_ms > 0).
+Every successful write to such a table remembers, per item key, the image the item had before the write and
+when the write becomes visible to the indexes (write time + lag). A Query or Scan on a global secondary index
+of that table runs while the not-yet-visible items are swapped for their older images, all under the server's
+request lock, so the read sees each such item as the index had it `lag` ago: a new item missing, an old
+email still listed, a deleted item still there. Base-table reads (GetItem, Query/Scan without IndexName) and
+local secondary indexes are never affected, as on DynamoDB. A GSI never shows writes out of order: an item's
+image only moves forward, write by write.
+
+Simplifications: every write takes exactly `lag` to show (DynamoDB's lag varies, typically under a second);
+an item the TTL sweeper deletes leaves the indexes at once; PartiQL reads are not lagged.
+All methods are called with the server's request lock held, except `close`.
 """
 
 from __future__ import annotations
@@ -19,7 +25,12 @@ from contextlib import contextmanager
 from typing import Any
 
 LAG_TAG = "ddblab:gsi-lag-ms"
-_WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
+_TABLE_LIFECYCLE = frozenset({"CreateTable", "DeleteTable"})
+
+_TableRef = tuple[str, str]  # (region, table name)
+_ItemKey = tuple[Any, Any]  # (hash DynamoType, range DynamoType or None)
+_Pending = deque[tuple[float, Any]]  # (visible_at monotonic s, moto Item before the write or None), oldest first
 
 
 def _backend() -> Any:
@@ -31,14 +42,12 @@ def _backend() -> Any:
 
 class GsiLag:
     def __init__(self, lock: threading.Lock) -> None:
-        self._lock = lock
-        # (region, table, hash, range) -> deque of (visible_at, image_before or None)
-        self._pending: dict[tuple[str, str, Any, Any], deque[tuple[float, Any]]] = {}
+        self._lock = lock  # the server's request lock: held by every caller but `close`
+        self._pending: dict[_TableRef, dict[_ItemKey, _Pending]] = {}
 
     def close(self) -> None:
-        self._pending.clear()
-
-    # -- called under the server lock ----------------------------------------------------------------------
+        with self._lock:
+            self._pending.clear()
 
     @contextmanager
     def around(self, op: str, params: dict[str, Any], region: str) -> Iterator[dict[str, bool]]:
@@ -47,23 +56,34 @@ class GsiLag:
         if op in _WRITES:
             captured = self._capture(op, params, region)
             yield result
-            if result["ok"]:
+            if result["ok"] and captured:
                 now = time.monotonic()
-                for (key, lag_s), image in captured.items():
-                    self._pending.setdefault(key, deque()).append((now + lag_s, image))
+                for (ref, key, lag_s), image in captured.items():
+                    queue = self._pending.setdefault(ref, {}).setdefault(key, deque())
+                    _expire(queue, now)  # keeps a key written often but never read through an index small
+                    queue.append((now + lag_s, image))
         elif op in ("Query", "Scan") and params.get("IndexName"):
-            with self._swapped(params.get("TableName", ""), region):
+            with self._swapped(str(params.get("TableName", "")), str(params["IndexName"]), region):
                 yield result
+        elif op in _TABLE_LIFECYCLE:
+            yield result
+            if result["ok"]:
+                # A table re-created under the same name (walkthroughs reuse theirs) starts with nothing pending.
+                self._pending.pop((region, str(params.get("TableName", ""))), None)
         else:
             yield result
 
     def forget(self, table_name: str, item: Any) -> None:
-        for key in [k for k in self._pending if k[1] == table_name and k[2] == item.hash_key]:
-            del self._pending[key]
+        """The TTL sweeper deleted `item`: drop its pending images (it leaves the indexes at once)."""
+        key = (item.hash_key, item.range_key)
+        for ref, pending in self._pending.items():
+            if ref[1] == table_name:
+                pending.pop(key, None)
 
     # -- internals -----------------------------------------------------------------------------------------
 
     def _table(self, region: str, name: str) -> tuple[Any, float] | None:
+        """The moto table and its lag in seconds, if it has GSIs and opted in."""
         table = _backend()[region].tables.get(name)
         if table is None or not table.global_indexes:
             return None
@@ -76,44 +96,48 @@ class GsiLag:
                 return (table, lag_ms / 1000.0) if lag_ms > 0 else None
         return None
 
-    def _capture(self, op: str, params: dict[str, Any], region: str) -> dict[tuple[tuple[str, str, Any, Any], float], Any]:
-        captured: dict[tuple[tuple[str, str, Any, Any], float], Any] = {}
+    def _capture(self, op: str, params: dict[str, Any], region: str) -> dict[tuple[_TableRef, _ItemKey, float], Any]:
+        """Before a write: a copy of every item it may change, on tables that lag (moto updates in place)."""
+        captured: dict[tuple[_TableRef, _ItemKey, float], Any] = {}
         for table_name, attrs in _written_keys(op, params):
             found = self._table(region, table_name)
             if found is None:
                 continue
             table, lag_s = found
-            hash_key, range_key = _key_of(table, attrs)
-            if hash_key is None:
+            key = _key_of(table, attrs)
+            if key is None:
                 continue
-            current = _get(table, hash_key, range_key)
-            captured[((region, table_name, hash_key, range_key), lag_s)] = copy.deepcopy(current)
+            captured.setdefault(((region, table_name), key, lag_s), copy.deepcopy(_get(table, key)))
         return captured
 
     @contextmanager
-    def _swapped(self, table_name: str, region: str) -> Iterator[None]:
+    def _swapped(self, table_name: str, index_name: str, region: str) -> Iterator[None]:
         found = self._table(region, table_name)
-        if found is None:
+        pending = self._pending.get((region, table_name))
+        if found is None or not pending or not any(i.name == index_name for i in found[0].global_indexes):
             yield
             return
-        table, _ = found
+        table = found[0]
         now = time.monotonic()
-        restore: list[tuple[Any, Any, Any]] = []
-        for key in [k for k in self._pending if k[0] == region and k[1] == table_name]:
-            queue = self._pending[key]
-            while queue and queue[0][0] <= now:
-                queue.popleft()
+        restore: list[tuple[_ItemKey, Any]] = []
+        for key in list(pending):
+            queue = pending[key]
+            _expire(queue, now)
             if not queue:
-                del self._pending[key]
+                del pending[key]
                 continue
-            _, hash_key, range_key = key[1], key[2], key[3]
-            restore.append((hash_key, range_key, _get(table, hash_key, range_key)))
-            _put(table, hash_key, range_key, queue[0][1])
+            restore.append((key, _get(table, key)))
+            _put(table, key, queue[0][1])  # the image before the oldest write the index has not seen yet
         try:
             yield
         finally:
-            for hash_key, range_key, item in reversed(restore):
-                _put(table, hash_key, range_key, item)
+            for key, item in restore:
+                _put(table, key, item)
+
+
+def _expire(queue: _Pending, now: float) -> None:
+    while queue and queue[0][0] <= now:
+        queue.popleft()
 
 
 def _written_keys(op: str, params: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -131,32 +155,38 @@ def _written_keys(op: str, params: dict[str, Any]) -> Iterator[tuple[str, dict[s
                 yield table_name, body.get("Item") or body.get("Key") or {}
 
 
-def _key_of(table: Any, attrs: dict[str, Any]) -> tuple[Any, Any]:
+def _key_of(table: Any, attrs: dict[str, Any]) -> _ItemKey | None:
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     raw_hash = attrs.get(table.hash_key_attr)
     if raw_hash is None:
-        return None, None
+        return None
     raw_range = attrs.get(table.range_key_attr) if table.range_key_attr else None
+    if table.range_key_attr and raw_range is None:
+        return None  # an invalid request: moto refuses it, nothing to remember
     return DynamoType(raw_hash), DynamoType(raw_range) if raw_range is not None else None
 
 
-def _get(table: Any, hash_key: Any, range_key: Any) -> Any:
+def _get(table: Any, key: _ItemKey) -> Any:
+    hash_key, range_key = key
     if range_key is not None:
-        return table.items.get(hash_key, {}).get(range_key)
+        bucket = table.items.get(hash_key)
+        return bucket.get(range_key) if bucket else None
     return table.items.get(hash_key)
 
 
-def _put(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
-    if range_key is not None:
-        bucket = table.items[hash_key]  # a defaultdict(dict)
+def _put(table: Any, key: _ItemKey, item: Any) -> None:
+    hash_key, range_key = key
+    if range_key is None:
         if item is None:
+            table.items.pop(hash_key, None)
+        else:
+            table.items[hash_key] = item
+    elif item is not None:
+        table.items[hash_key][range_key] = item  # a defaultdict(dict)
+    else:
+        bucket = table.items.get(hash_key)
+        if bucket is not None:
             bucket.pop(range_key, None)
             if not bucket:
-                table.items.pop(hash_key, None)
-        else:
-            bucket[range_key] = item
-    elif item is None:
-        table.items.pop(hash_key, None)
-    else:
-        table.items[hash_key] = item
+                del table.items[hash_key]

@@ -1,0 +1,125 @@
+"""28 · GSIs are eventually consistent: base-table reads never stale, GSI reads stale inside the (simulated) lag."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from engine.backend import Backend
+from engine.cli import build_parser, config_from_args
+from engine.patterns.gsi_consistency import query_gsi_until_found
+from engine.runner import RunConfig, RunState, run_pattern
+from engine.walkthrough import run_walkthrough
+
+READ_YOUR_WRITES = "read-your-writes: every read after an acknowledged write sees it"
+WITHIN_LAG = "every write is visible within lag + margin"
+CONVERGES = "the GSI converges to the table after lag + margin"
+
+
+def _invariants(run) -> dict[str, object]:
+    return {inv.name: inv for inv in run.invariants}
+
+
+def test_base_table_reads_see_every_write_at_64_threads_despite_the_lag(embedded: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="gsi-consistency", variant="base-table-read", threads=64,
+                                ops_per_client=2), embedded)
+    assert run.state is RunState.DONE
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
+    assert _invariants(run)[READ_YOUR_WRITES].observed == "0 stale of 128 reads"
+
+
+def test_gsi_reads_right_after_a_write_are_stale_and_the_retry_finds_them(embedded: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="gsi-consistency", variant="gsi-read", threads=4, ops_per_client=2,
+                                options={"gsi_lag_ms": 400}), embedded)
+    inv = _invariants(run)
+    stale = inv[READ_YOUR_WRITES]
+    assert not stale.holds and stale.violations >= 4 and stale.calls  # most first reads miss the write
+    frame = run.history.snapshot(detail=True)
+    reads = frame[frame["action"] == "read-back"]
+    assert set(reads["op"]) == {"Query"}
+    assert len(stale.calls) == stale.violations
+    assert all(frame.loc[s, "detail"]["stale"] for s in stale.calls)
+    # The index caught up: each write was found by a later attempt, no later than the lag + margin.
+    assert inv[WITHIN_LAG].holds and "never seen" not in inv[WITHIN_LAG].observed
+    assert re.fullmatch(r"p50 \d+ ms, p95 \d+ ms, max \d+ ms", inv[WITHIN_LAG].observed)
+    # No read saw a write sooner than the lag: from the write's sending to the fresh read's answer, >= 400 ms.
+    writes = frame[frame["action"] == "write"]
+    sent = {(c, d["op"]): t for c, d, t in zip(writes["client"], writes["detail"], writes["invoke_ns"])}
+    fresh = [(c, d["op"], t) for c, d, t in zip(reads["client"], reads["detail"], reads["complete_ns"])
+             if not d["stale"]]
+    assert len(fresh) == 8 and all(t - sent[(c, op)] >= 400e6 for c, op, t in fresh)
+    assert max(d["attempt"] for d in reads["detail"]) > 1
+    assert inv[CONVERGES].holds
+
+
+def test_with_no_lag_the_gsi_read_finds_the_write_first_time(embedded: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="gsi-consistency", variant="gsi-read", threads=4, ops_per_client=2,
+                                options={"gsi_lag_ms": 0}), embedded)
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
+    frame = run.history.snapshot(detail=True)
+    assert [d["attempt"] for d in frame.loc[frame["action"] == "read-back", "detail"]] == [1] * 8
+
+
+def test_a_write_never_seen_within_the_attempts_breaks_the_visibility_bound(embedded: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="gsi-consistency", variant="gsi-read", threads=2, ops_per_client=1,
+                                options={"gsi_lag_ms": 1500, "read_attempts": 2}), embedded)
+    within = _invariants(run)[WITHIN_LAG]
+    assert not within.holds and within.observed == "no write seen; 2 never seen" and within.violations == 2
+    assert _invariants(run)[CONVERGES].holds  # given time, the index still catches up
+
+
+def test_the_cli_flag_sets_the_simulated_lag() -> None:
+    args = build_parser().parse_args(["run", "28", "--variant", "gsi-read", "--gsi-lag-ms", "150"])
+    assert config_from_args(args).options["gsi_lag_ms"] == 150
+
+
+def test_query_gsi_until_found_backs_off_like_the_seed() -> None:
+    answers = iter([[], [], [{"PK": "USER#1"}]])
+    slept: list[float] = []
+    assert query_gsi_until_found(lambda: next(answers), slept.append) == ([{"PK": "USER#1"}], 3)
+    assert slept == [0.05, 0.1]
+    slept.clear()
+    assert query_gsi_until_found(lambda: [], slept.append, attempts=3) == ([], 3)
+    assert slept == [0.05, 0.1]
+
+
+@pytest.fixture(scope="module")
+def walkthrough_text(backend: Backend) -> str:
+    text, _ = run_walkthrough(28, backend)
+    return text
+
+
+def test_walkthrough_a_consistent_read_on_the_gsi_is_refused(walkthrough_text: str) -> None:
+    assert walkthrough_text.startswith(
+        ">>> Query ddblab-p28-gsi-consistency\n    key:        GSI1PK = 'EMAIL#a@x.com'\n    IndexName:  GSI1\n"
+        "    ConsistentRead: True\n\n=== ConsistentRead=True on a GSI ===\n"
+        "\"Consistent reads are not supported on global secondary indexes\"\n")
+
+
+def test_walkthrough_reads_user_1_back_three_ways(walkthrough_text: str) -> None:
+    item = {"PK": "USER#1", "SK": "PROFILE", "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#1"}
+    assert ("    item:       {PK: 'USER#1', SK: 'PROFILE', GSI1PK: 'EMAIL#a@x.com', GSI1SK: 'USER#1'}\n\n"
+            ">>> Query ddblab-p28-gsi-consistency\n    key:        GSI1PK = 'EMAIL#a@x.com'\n    IndexName:  GSI1\n\n"
+            "=== Immediate GSI read after write (Local is instant; AWS may return 0) ===\n1\n") in walkthrough_text
+    block = walkthrough_text.split("=== Strongly consistent read from the base table ===\n")[1].split("\n\n")[0]
+    assert json.loads(block) == item
+    block = walkthrough_text.split("=== GSI read with retry (found after 1 attempt(s)) ===\n")[1].split("\n\n")[0]
+    assert json.loads(block) == [item]
+
+
+def test_walkthrough_with_the_simulated_lag_the_immediate_read_returns_0(embedded: Backend,
+                                                                          walkthrough_text: str) -> None:
+    assert "... the same on an index that lags 300 ms (simulated by the embedded server) ..." in walkthrough_text
+    assert "=== Immediate GSI read after write (300 ms lag, simulated) ===\n0\n" in walkthrough_text
+    found = re.search(r"more Query calls with backoff not shown\)\n\n"
+                      r"=== GSI read with retry \(found after (\d) attempt\(s\)\) ===\n", walkthrough_text)
+    assert found and int(found.group(1)) > 1
+
+
+def test_walkthrough_ends_with_two_users_sharing_one_email(walkthrough_text: str) -> None:
+    assert walkthrough_text.endswith(
+        "    item:       {PK: 'USER#2', SK: 'PROFILE', GSI1PK: 'EMAIL#a@x.com', GSI1SK: 'USER#2'}\n\n"
+        ">>> Query ddblab-p28-gsi-consistency\n    key:        GSI1PK = 'EMAIL#a@x.com'\n    IndexName:  GSI1\n\n"
+        "=== Two users with the same email in the GSI ===\n[\n  \"USER#1\",\n  \"USER#2\"\n]\n\n")
