@@ -162,9 +162,11 @@ class ClientContext(Caller):
     def __init__(self, *, client: Any, history: History, client_id: int, table: Any, options: Mapping[str, Any],
                  variant: str, threads: int, ops_per_client: int | None, deadline: float | None,
                  stop: threading.Event, shared: dict[str, Any], rng: random.Random,
-                 lost_response_share: float = 0.0, record_requests: bool = True) -> None:
+                 lost_response_share: float = 0.0, record_requests: bool = True,
+                 max_calls: int | None = None) -> None:
         super().__init__(client, history, client_id, rng=rng, lost_response_share=lost_response_share,
                          record_requests=record_requests)
+        self.max_calls = max_calls
         self.table = table
         self.options = options
         self.variant = variant
@@ -177,7 +179,8 @@ class ClientContext(Caller):
 
     @property
     def stopped(self) -> bool:
-        return self.stop_event.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
+        return (self.stop_event.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
+                or (self.max_calls is not None and len(self.history) >= self.max_calls))
 
     def ops(self) -> Iterator[int]:
         """Op indices until the op count, the time limit or a stop, whichever comes first."""

@@ -7,6 +7,7 @@ could not run (unreachable endpoint, server died). Errors are one line naming th
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import signal
 import sys
@@ -17,6 +18,9 @@ from engine.backend import RETRY_MODES, Backend, BackendSpec, RetryPolicy
 from engine.errors import BadInput, LabError
 from engine.patterns import all_patterns, get_pattern
 from engine.runner import DEFAULT_MAX_THREADS, Run, RunConfig, RunState
+
+
+AWS_DEFAULT_MAX_CALLS = 20_000
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write to an existing --table the lab did not create (it is never deleted)")
     run.add_argument("--max-threads", type=_positive_int, default=DEFAULT_MAX_THREADS, help="thread cap")
     run.add_argument("--seed", type=_positive_int, help="random seed for the clients' choices")
+    run.add_argument("--max-calls", type=_positive_int,
+                     help=f"stop the run after this many calls (default on AWS: {AWS_DEFAULT_MAX_CALLS})")
     run.add_argument("--history", metavar="FILE", help="export every call to FILE (.jsonl or .csv)")
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object, nothing else")
     _add_backend_args(run)
@@ -148,7 +154,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         duration_s=args.duration, options=options, retry=RetryPolicy(args.retry_mode, args.max_attempts),
         lost_response_share=args.lost_responses, latency_ms=args.latency_ms, table_name=args.table,
         keep_table=args.keep_table, allow_foreign_table=args.allow_foreign_table, max_threads=args.max_threads,
-        seed=args.seed)
+        seed=args.seed, max_calls=args.max_calls)
     config.validated()  # bad input fails here, before any server starts
     return config
 
@@ -159,11 +165,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if args.history and not args.history.lower().endswith((".jsonl", ".csv")):
         raise BadInput(f"--history {args.history!r} must end in .jsonl or .csv", "e.g. --history run.jsonl")
-    with _backend(args) as backend:
-        if backend.kind.value == "aws" and not args.json:
-            info = backend.describe()
-            print(f"AWS account {info.get('account')} region {info['region']}: creating a ddblab-* table",
-                  file=sys.stderr)
+    backend = _backend(args)
+    if backend.kind.value == "aws" and config.max_calls is None:
+        config = dataclasses.replace(config, max_calls=AWS_DEFAULT_MAX_CALLS)
+    with backend:
+        if backend.kind.value == "aws":
+            info = backend.describe()  # before the first write: where this is going, never credentials
+            print(f"AWS account {info.get('account')} region {info['region']}: creating a tagged ddblab-* "
+                  f"pay-per-request table; at most {config.max_calls} calls", file=sys.stderr)
         run = Run(config, backend).start()
         _wait_with_progress(run, quiet=args.json)
         data = summary(run)

@@ -54,6 +54,7 @@ class RunConfig:
     max_threads: int = DEFAULT_MAX_THREADS
     seed: int | None = None
     record_requests: bool = True
+    max_calls: int | None = None  # a budget for the whole run (set by default on AWS: calls cost money)
 
     def validated(self) -> tuple[type[Pattern], RunConfig, RunOptions]:
         """Check every field; return the pattern class, the config with defaults filled, and its options."""
@@ -75,6 +76,8 @@ class RunConfig:
         share = pattern.lost_response_default if self.lost_response_share is None else self.lost_response_share
         if not 0.0 <= share <= 1.0:
             raise BadInput(f"lost-response share must be from 0 to 1, got {share}", "use e.g. --lost-responses 0.2")
+        if self.max_calls is not None and self.max_calls < 1:
+            raise BadInput(f"max calls must be at least 1, got {self.max_calls}", "use e.g. --max-calls 10000")
         if not 0.0 <= self.latency_ms <= 10_000:
             raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
         values = pattern.resolve_options(variant, self.options)
@@ -201,7 +204,8 @@ class Run:
                 client=client, history=self.history, client_id=i, table=self.table, options=self.options,
                 variant=self.options.variant, threads=n, ops_per_client=cfg.ops_per_client, deadline=None,
                 stop=self._stop, shared=self.shared, rng=random.Random(base_seed * 1000 + i),
-                lost_response_share=cfg.lost_response_share or 0.0, record_requests=cfg.record_requests))
+                lost_response_share=cfg.lost_response_share or 0.0, record_requests=cfg.record_requests,
+                max_calls=cfg.max_calls))
         threads = [threading.Thread(target=self._worker, args=(ctx, barrier, deadline_box), daemon=True,
                                     name=f"client-{ctx.client_id}") for ctx in contexts]
         for t in threads:
