@@ -8,6 +8,7 @@ gets interleaved. The only difference between the two is FaithfulDynamoDB's lock
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import threading
 import time
@@ -32,7 +33,7 @@ class Server:
     client: object
 
     def table(self) -> str:
-        name = f"race-{next(_names)}"
+        name = f"ddblab-race-{os.getpid()}-{next(_names)}"
         self.client.create_table(
             TableName=name, BillingMode="PAY_PER_REQUEST",
             KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
@@ -237,3 +238,21 @@ def test_negative_control_plain_moto_loses_updates(plain_moto: Server) -> None:
         if seen:
             break
     assert seen > 0, "plain moto showed no lost update; the race harness may have lost its teeth"
+
+
+@pytest.fixture(scope="module")
+def conformance_endpoint() -> Server:
+    from tests.conftest import ENDPOINT
+
+    if not ENDPOINT:
+        pytest.skip("no conformance endpoint: set DDBLAB_TEST_ENDPOINT=http://127.0.0.1:8000 (e.g. DynamoDB Local)")
+    client = boto3.session.Session().resource(
+        "dynamodb", endpoint_url=ENDPOINT, region_name="us-east-1", aws_access_key_id="t",
+        aws_secret_access_key="t", config=Config(max_pool_connections=64,
+                                                  retries={"mode": "standard", "total_max_attempts": 1})).meta.client
+    return Server(ENDPOINT, client)
+
+
+@pytest.mark.parametrize("race", RACES, ids=lambda r: r.__name__)
+def test_the_endpoint_under_test_is_atomic_too(conformance_endpoint: Server, race: Callable[[Server], int]) -> None:
+    assert race(conformance_endpoint) == 0
