@@ -1,0 +1,1 @@
+"""The live dashboard: Streamlit pages over the engine. Nothing in engine/ imports this package."""

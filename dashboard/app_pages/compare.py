@@ -1,0 +1,39 @@
+"""Compare: the safe and the racy variant of one pattern, same clients and ops, at the same time, side by side."""
+
+import streamlit as st
+
+from dashboard import live, ui
+from dashboard.registry import get_registry
+from dashboard.settings import build_config
+from engine.errors import LabError
+
+registry = get_registry()
+st.title("Compare safe vs racy")
+st.caption("The same pattern, threads and ops: both variants start together on separate tables; "
+           "the charts share their axes.")
+
+pattern = ui.pattern_picker("compare")
+ui.pattern_texts(pattern)
+settings = ui.run_controls(pattern, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
+
+group = st.session_state.get("compare_group") or st.query_params.get("group")
+records = registry.group(group)
+if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start"):
+    try:
+        pair = registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run),
+                                   ui.current_spec())
+        st.session_state["compare_group"] = pair[0].group
+        st.query_params["group"] = pair[0].group
+        st.rerun()
+    except LabError as e:
+        ui.show_error(e)
+if records and any(r.running for r in records) and st.button("Stop both", icon=":material/stop:", key="compare-stop"):
+    for r in records:
+        if r.run is not None:
+            r.run.stop()
+
+if records:
+    st.divider()
+    live.compare_view(records, key=f"compare-{group}")
+else:
+    st.info("Start both variants to see them race side by side.")

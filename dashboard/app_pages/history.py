@@ -1,0 +1,48 @@
+"""History: every run of this dashboard (kept across refreshes and tabs), export, and import to view again."""
+
+import streamlit as st
+
+from dashboard import live, ui
+from dashboard.registry import get_registry
+from engine.errors import LabError
+
+registry = get_registry()
+st.title("History")
+
+with st.container(border=True):
+    st.markdown("#### Import a history")
+    upload = st.file_uploader("A .jsonl history exported by the lab "
+                              "(or `python -m engine run … --history FILE.jsonl`)",
+                              type=["jsonl"], key="history-upload")
+    if upload is not None and st.session_state.get("history-imported") != upload.file_id:
+        try:
+            imported = registry.import_history(upload.name, upload.getvalue())
+            st.session_state["history-imported"] = upload.file_id
+            st.session_state["history-pick"] = imported.id
+            st.success(f"Imported {upload.name}: {len(imported.history):,} calls, as run {imported.id}.")
+        except LabError as e:
+            st.session_state["history-imported"] = upload.file_id
+            ui.show_error(e)
+
+records = registry.records()
+if not records:
+    st.info("No runs yet: start one on the Run page, or import a history file.")
+    st.stop()
+
+st.dataframe(ui.runs_table(records), hide_index=True)
+ids = [r.id for r in records]
+if st.session_state.get("history-pick") not in ids:
+    st.session_state["history-pick"] = ids[0]
+pick = st.selectbox("Run", ids, key="history-pick", format_func=lambda i: f"{i} · {registry.get(i).title}")
+record = registry.get(pick)
+
+c1, c2, _ = st.columns([1, 1, 3])
+if c1.button("Open on the Run page", key="history-open"):
+    st.session_state["run_id"] = record.id
+    st.switch_page("app_pages/run.py")
+if c2.button("Delete this run", key="history-delete"):
+    registry.remove(record.id)
+    st.rerun()
+
+st.divider()
+live.run_view(record, key=f"history-{record.id}")

@@ -1,0 +1,41 @@
+"""Run: pick a pattern and its knobs, start N clients, watch the race live, read the verdicts."""
+
+import streamlit as st
+
+from dashboard import live, ui
+from dashboard.registry import get_registry
+from dashboard.settings import build_config
+from engine.errors import LabError
+
+registry = get_registry()
+st.title("Run a pattern")
+
+pattern = ui.pattern_picker("run")
+ui.pattern_texts(pattern)
+settings = ui.run_controls(pattern, "run", max_threads=registry.max_threads_per_run)
+
+record = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))
+start_col, stop_col, _ = st.columns([1, 1, 4])
+if start_col.button("Start", icon=":material/play_arrow:", type="primary", key="run-start", width="stretch"):
+    try:
+        record = registry.start(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec())
+        st.session_state["run_id"] = record.id
+        st.query_params["run"] = record.id
+        st.rerun()
+    except LabError as e:
+        ui.show_error(e)
+running = record is not None and record.running
+if stop_col.button("Stop", icon=":material/stop:", key="run-stop", disabled=not running, width="stretch"):
+    record.run.stop()
+
+if record is None:
+    wanted = st.query_params.get("run")
+    if wanted:
+        st.info(f"Run {wanted} is no longer in this dashboard (it was restarted, or the run was deleted). "
+                "Earlier runs are on the History page.")
+    else:
+        st.info("Pick a pattern and a variant, then Start. Every call is recorded; the charts follow it live.")
+else:
+    st.query_params["run"] = record.id  # a refresh (or a bookmark) brings this run back
+    st.divider()
+    live.run_view(record, key=f"run-{record.id}")

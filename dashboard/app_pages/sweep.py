@@ -1,0 +1,38 @@
+"""Sweep: conflict rate, retries per success, throughput and p95 latency against thread count, both variants."""
+
+import streamlit as st
+
+from dashboard import live, ui
+from dashboard.registry import get_registry
+from engine.errors import LabError
+
+THREAD_CHOICES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+
+registry = get_registry()
+st.title("Sweep thread counts")
+st.caption("One run per variant and thread count, one after another, on the current backend.")
+
+pattern = ui.pattern_picker("sweep")
+c1, c2 = st.columns([3, 1])
+counts = c1.multiselect("Thread counts", [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run],
+                        default=[1, 2, 4, 8, 16, 32], key="sweep-threads")
+ops = c2.number_input("Ops per client", min_value=0, value=10, step=5, key="sweep-ops")
+
+job = registry.sweep(st.session_state.get("sweep_id") or st.query_params.get("sweep"))
+b1, b2, _ = st.columns([1, 1, 4])
+if b1.button("Start sweep", icon=":material/play_arrow:", type="primary", key="sweep-start", width="stretch"):
+    try:
+        job = registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec())
+        st.session_state["sweep_id"] = job.id
+        st.query_params["sweep"] = job.id
+        st.rerun()
+    except LabError as e:
+        ui.show_error(e)
+if b2.button("Stop", icon=":material/stop:", key="sweep-stop", disabled=not (job and job.running), width="stretch"):
+    job.stop()
+
+if job is not None:
+    st.divider()
+    live.sweep_view(job, key=f"sweep-{job.id}")
+else:
+    st.info("Pick thread counts, then Start sweep: each point is a full run of both variants.")

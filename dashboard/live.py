@@ -1,0 +1,164 @@
+"""The live part of the pages: an `st.fragment(run_every=...)` that polls running Runs and redraws their charts.
+
+Worker threads never touch Streamlit: they append to a History; this fragment, on the script thread, takes a
+snapshot every LIVE_REFRESH_S seconds while a run is going, and stops polling (one full rerun) when it ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import analysis as an
+from dashboard import charts, ui
+from dashboard.registry import RunRecord, SweepJob
+
+LIVE_REFRESH_S = 0.75  # every chart updates at least once a second while a run goes
+
+
+def poll(active: Callable[[], bool], body: Callable[[], None], *, every: float = LIVE_REFRESH_S) -> None:
+    """Run `body` now, and again every `every` seconds while `active()`; one app rerun once it turns false."""
+    was_active = active()
+
+    def _body() -> None:
+        body()
+        if was_active and not active():
+            st.rerun()  # the run ended: redraw the page once, without a timer
+
+    st.fragment(_body, run_every=every if was_active else None)()
+
+
+# -- one run --------------------------------------------------------------------------------------------------------
+
+def run_header(record: RunRecord) -> None:
+    st.markdown(f"## {ui.state_badge(record.state)} {record.title}")
+    where = record.backend_label
+    st.caption(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else ""))
+
+
+def run_view(record: RunRecord, key: str) -> None:
+    """Everything about one run, redrawn live while it goes."""
+    run_header(record)
+
+    def body() -> None:
+        ui.run_messages(record)
+        ui.progress_and_counters(record)
+        frame = record.frame()
+        invariants = record.invariants()
+        flagged = an.flagged_calls(invariants)
+        max_bars = charts.MAX_BARS if record.running else charts.MAX_BARS_FINAL
+        ui.chart(charts.timeline(frame, flagged=flagged, lanes=record.threads, max_bars=max_bars), f"{key}-timeline")
+        left, right = st.columns(2)
+        with left:
+            ui.chart(charts.outcomes_over_time(frame), f"{key}-outcomes")
+        with right:
+            ui.chart(charts.latency(frame), f"{key}-latency")
+        st.markdown("### What the history shows")
+        for i, fig in enumerate(charts.pattern_views(record.pattern, frame, invariants, record.options(),
+                                                     lanes=record.threads)):
+            ui.chart(fig, f"{key}-view-{i}")
+        ui.invariant_cards(record, frame, key)
+        if invariants:
+            ui.chart(charts.final_state(invariants), f"{key}-final")
+        ui.call_log_panel(frame, invariants, key)
+        st.markdown("### Export")
+        ui.export_buttons(record, key)
+
+    poll(lambda: record.running, body)
+
+
+# -- two runs side by side ------------------------------------------------------------------------------------------
+
+def headline(record: RunRecord) -> str:
+    """One line a room can read: what broke, or that nothing did."""
+    invariants = record.invariants()
+    if record.running:
+        return "running…"
+    if not invariants:
+        return "no verdicts" if record.error is None else f"failed: {record.error.problem}"
+    broken = [inv for inv in invariants if not inv["holds"]]
+    if not broken:
+        return f"all {len(invariants)} invariants hold"
+    first = broken[0]
+    return f"{len(broken)} of {len(invariants)} invariants broken: {first['explanation']}"
+
+
+def compare_view(records: Sequence[RunRecord], key: str) -> None:
+    """The safe and racy runs side by side, with shared axes: timeline, outcomes, final state, invariants."""
+    records = sorted(records, key=lambda r: (r.safe is False, r.id))
+
+    def body() -> None:
+        frames = [r.frame() for r in records]
+        span = max([float(f["end_s"].max()) for f in frames if len(f)] + [r.progress()["elapsed_s"] for r in records]
+                   + [0.1])
+        x_range = (0.0, span * 1.02)
+        lanes = max(r.threads for r in records)
+        timeline_figs = [charts.timeline(f, flagged=an.flagged_calls(r.invariants()), x_range=x_range, lanes=lanes,
+                                         max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2)
+                         for r, f in zip(records, frames)]
+        outcome_figs = [charts.outcomes_over_time(f, x_range=x_range) for f in frames]
+        view_figs = [charts.pattern_views(r.pattern, f, r.invariants(), r.options(), x_range=x_range, lanes=lanes)[0]
+                     for r, f in zip(records, frames)]
+        final_figs = [charts.final_state(r.invariants()) for r in records]
+        for figs in (timeline_figs, outcome_figs, view_figs, final_figs):
+            charts.align(figs)
+        charts.share_y(outcome_figs)
+        charts.share_y(view_figs)
+        cols = st.columns(len(records), gap="large")
+        for i, (col, record, frame) in enumerate(zip(cols, records, frames)):
+            with col:
+                kind = "safe" if record.safe else "racy"
+                colour = "green" if record.safe else "red"
+                st.markdown(f"## :{colour}[{record.variant}] ({kind})")
+                invariants = record.invariants()
+                broken = any(not inv["holds"] for inv in invariants)
+                with st.container(height=130, border=False):
+                    (st.error if broken else st.success if invariants else st.info)(f"**{headline(record)}**")
+                ui.run_messages(record)
+                ui.progress_and_counters(record, compact=True)
+                ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
+                ui.chart(outcome_figs[i], f"{key}-{i}-outcomes")
+                ui.chart(view_figs[i], f"{key}-{i}-view")
+                if invariants:
+                    ui.chart(final_figs[i], f"{key}-{i}-final")
+                ui.invariant_cards(record, frame, f"{key}-{i}", columns=1)
+
+    poll(lambda: any(r.running for r in records), body)
+
+
+# -- a sweep --------------------------------------------------------------------------------------------------------
+
+SWEEP_COLUMNS = {"variant": "variant", "threads": "threads", "calls": "calls", "conflict_rate": "conflict rate",
+                 "retries_per_success": "retries / success", "calls_per_s": "calls/s", "p95_ms": "p95 ms",
+                 "invariants_broken": "invariants broken", "state": "state"}
+
+
+def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
+    if rows.empty:
+        return rows
+    table = rows[[c for c in SWEEP_COLUMNS if c in rows]].rename(columns=SWEEP_COLUMNS)
+    return table.sort_values(["threads", "variant"]).reset_index(drop=True)
+
+
+def sweep_view(job: SweepJob, key: str) -> None:
+    def body() -> None:
+        rows = job.frame()
+        done = len(rows)
+        text = f"{job.state.value} · {done} of {job.total} runs" + (f" · now {job.current}" if job.current else "")
+        st.progress(done / job.total if job.total else 1.0, text=text)
+        if job.error is not None:
+            ui.show_error(job.error)
+        ui.chart(charts.sweep_lines(rows, title=f"Sweep: {job.pattern}, {job.ops_per_client} ops per client"),
+                 f"{key}-lines")
+        if not rows.empty:
+            st.dataframe(sweep_table(rows), hide_index=True, column_config={
+                "conflict rate": st.column_config.NumberColumn(format="percent"),
+                "retries / success": st.column_config.NumberColumn(format="%.2f"),
+                "calls/s": st.column_config.NumberColumn(format="%.0f"),
+                "p95 ms": st.column_config.NumberColumn(format="%.1f")})
+            st.download_button("Sweep table (.csv)", data=rows.to_csv(index=False).encode(),
+                               file_name=f"sweep-{job.pattern}-{job.id}.csv", mime="text/csv", key=f"{key}-csv")
+
+    poll(lambda: job.running, body)

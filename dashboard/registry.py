@@ -1,0 +1,514 @@
+"""The runs registry and the shared backends, one per dashboard process.
+
+`get_registry()` is an `st.cache_resource`, so runs survive a page refresh and every browser tab sees the same
+ones; the embedded DynamoDB is started once, on first use, and shared. Everything else here is plain Python
+(Streamlit is only that decorator), so it is tested directly.
+
+Caps keep one laptop (or one projector demo) from drowning: threads per run, client threads across every
+running run and sweep of every session, and the number of runs kept (the oldest finished ones go first).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import itertools
+from array import array
+import json
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard.analysis import DETAIL_FIELDS, numeric
+from engine.backend import Backend, BackendKind, BackendSpec
+from engine.errors import BadInput, HistoryFileError, LabError
+from engine.history import History, dumps, read_jsonl
+from engine.patterns import get_pattern
+from engine.runner import Run, RunConfig, RunState, conflicts
+
+MAX_THREADS_PER_RUN = int(os.environ.get("DDBLAB_MAX_THREADS_PER_RUN", "256"))
+MAX_TOTAL_THREADS = int(os.environ.get("DDBLAB_MAX_TOTAL_THREADS", "512"))
+MAX_RUNS = int(os.environ.get("DDBLAB_MAX_RUNS", "40"))
+MAX_IMPORT_BYTES = 512 * 1024 * 1024
+
+
+class Source(StrEnum):
+    LIVE = "live"
+    IMPORTED = "imported"
+
+
+class _Frames:
+    """An incrementally built snapshot: a History only grows, so what was parsed once is kept.
+
+    Each refresh takes the cheap columnar snapshot and adds, for the new calls only, their request text,
+    detail dict and the numeric detail fields the views read (analysis.DETAIL_FIELDS).
+    """
+
+    def __init__(self, history: History) -> None:
+        self.history = history
+        self.details: list[Any] = []
+        self.requests: list[str | None] = []
+        self.fields = {name: array("d") for name in DETAIL_FIELDS}
+        self.lock = threading.Lock()
+        self.final: pd.DataFrame | None = None
+
+    def _extend(self, n: int) -> None:
+        start = len(self.details)
+        if start >= n:
+            return
+        new = self.history.details(range(start, n))
+        self.details.extend(new)
+        self.requests.extend(self.history.snapshot(start, n, requests=True)["request"].tolist())
+        for name, values in self.fields.items():
+            values.extend(numeric(d.get(name)) if d else math.nan for d in new)
+
+    def frame(self, final: bool) -> pd.DataFrame:
+        with self.lock:
+            if self.final is not None:
+                return self.final
+            frame = self.history.snapshot()
+            n = len(frame)
+            self._extend(n)
+            frame["request"] = self.requests[:n] if len(self.requests) != n else self.requests
+            frame["detail"] = self.details[:n] if len(self.details) != n else self.details
+            for name, values in self.fields.items():
+                frame[f"detail.{name}"] = np.frombuffer(values, dtype=np.float64, count=n).copy()
+            if final:
+                self.final = frame
+            return frame
+
+
+@dataclass(eq=False)
+class RunRecord:
+    """One run in the registry: a live Run, or a history imported from a file."""
+
+    id: str
+    source: Source
+    pattern: str
+    variant: str
+    threads: int
+    ops_per_client: int | None
+    duration_s: float | None
+    history: History
+    created: float = field(default_factory=time.time)
+    run: Run | None = None
+    imported_summary: dict[str, Any] | None = None
+    file_name: str | None = None
+    group: str | None = None  # the Compare page's pair
+    backend_label: str = ""
+    _summary: dict[str, Any] | None = field(default=None, repr=False)
+    _frames: _Frames | None = field(default=None, repr=False)
+
+    # -- state --------------------------------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self.run is not None and not self.run.finished
+
+    @property
+    def state(self) -> str:
+        if self.run is not None:
+            return self.run.state.value
+        return str((self.imported_summary or {}).get("state") or "imported")
+
+    @property
+    def safe(self) -> bool | None:
+        try:
+            return get_pattern(self.pattern).variants[self.variant].safe
+        except (LabError, KeyError):
+            return None
+
+    @property
+    def title(self) -> str:
+        kind = {True: "safe", False: "racy", None: "?"}[self.safe]
+        size = f"{self.ops_per_client} ops" if self.ops_per_client else f"{self.duration_s:g} s" if self.duration_s \
+            else ""
+        return f"{self.pattern} / {self.variant} ({kind}) · {self.threads} threads" + (f" × {size}" if size else "")
+
+    @property
+    def error(self) -> LabError | None:
+        return self.run.error if self.run is not None else None
+
+    def progress(self) -> dict[str, Any]:
+        """Live counters: cheap, safe to call every refresh."""
+        if self.run is not None:
+            return self.run.progress()
+        counts = self.history.counts()
+        s = self.imported_summary or {}
+        elapsed = float(s.get("duration_s") or 0.0) or self._span()
+        return {**counts, "state": self.state, "elapsed_s": elapsed, "fraction": 1.0,
+                "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0,
+                "conflicts": conflicts(counts["errors"])}
+
+    def _span(self) -> float:
+        frame = self.frame()
+        return float(frame["end_s"].max()) if len(frame) else 0.0
+
+    # -- results ------------------------------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, Any] | None:
+        """The engine's summary JSON (for a live run once it has ended; an import's from its file)."""
+        if self.run is None:
+            return self.imported_summary
+        if not self.run.finished:
+            return None
+        if self._summary is None:
+            from engine.summary import summary
+
+            self._summary = summary(self.run)
+        return self._summary
+
+    def invariants(self) -> list[dict[str, Any]]:
+        if self.run is not None:
+            return [inv.as_dict() for inv in self.run.invariants] if self.run.finished else []
+        return list((self.imported_summary or {}).get("invariants") or [])
+
+    def options(self) -> dict[str, Any]:
+        """The pattern's knobs this run used (from the config while it runs, else from its summary)."""
+        if self.run is not None:
+            return dict(self.run.options.values)
+        return dict((self.imported_summary or {}).get("options") or {})
+
+    def frame(self) -> pd.DataFrame:
+        """Every call so far, with `detail` and `request`; cached and extended as the run grows."""
+        if self._frames is None:
+            self._frames = _Frames(self.history)
+        return self._frames.frame(final=not self.running)
+
+    # -- export -------------------------------------------------------------------------------------------------
+
+    def export_summary(self) -> dict[str, Any]:
+        s = self.summary()
+        if s is None and self.run is not None:
+            from engine.summary import summary
+
+            s = summary(self.run)  # mid-run: what is known so far
+        return dict(s or {"pattern": self.pattern, "variant": self.variant, "threads": self.threads})
+
+    def export_jsonl(self) -> bytes:
+        out = io.StringIO()
+        self.history.write_jsonl(out, meta={"summary": self.export_summary(), "exported_from": "dashboard"})
+        return out.getvalue().encode()
+
+    def export_csv(self) -> bytes:
+        out = io.StringIO()
+        self.history.write_csv(out)
+        return out.getvalue().encode()
+
+    def export_summary_json(self) -> bytes:
+        return (json.dumps(json.loads(dumps(self.export_summary())), indent=2) + "\n").encode()
+
+    def file_stem(self) -> str:
+        return f"{self.pattern}-{self.variant}-{self.threads}t-{self.id}"
+
+
+class SweepState(StrEnum):
+    RUNNING = "running"
+    DONE = "done"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+@dataclass(eq=False)
+class SweepJob:
+    """Both variants of a pattern at several thread counts, one run after another in a background thread."""
+
+    id: str
+    pattern: str
+    thread_counts: tuple[int, ...]
+    ops_per_client: int
+    variants: tuple[str, ...]
+    backend: Backend
+    created: float = field(default_factory=time.time)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    state: SweepState = SweepState.RUNNING
+    current: str = ""
+    error: LabError | None = None
+    current_run: Run | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def total(self) -> int:
+        return len(self.thread_counts) * len(self.variants)
+
+    @property
+    def running(self) -> bool:
+        return self.state is SweepState.RUNNING
+
+    @property
+    def threads_busy(self) -> int:
+        run = self.current_run
+        return run.config.threads if run is not None and not run.finished else 0
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self.rows))
+
+    def stop(self) -> None:
+        self._stop.set()
+        run = self.current_run
+        if run is not None:
+            run.stop()
+
+    def start(self) -> SweepJob:
+        threading.Thread(target=self._run, name=f"sweep-{self.id}", daemon=True).start()
+        return self
+
+    def _run(self) -> None:
+        from engine.sweep import sweep_row
+
+        try:
+            for threads in self.thread_counts:
+                for variant in self.variants:
+                    if self._stop.is_set():
+                        self.state = SweepState.STOPPED
+                        return
+                    self.current = f"{variant} × {threads} threads"
+                    run = Run(RunConfig(pattern=self.pattern, variant=variant, threads=threads,
+                                        ops_per_client=self.ops_per_client), self.backend)
+                    self.current_run = run
+                    run.run_to_end()
+                    if run.state is RunState.FAILED and run.error is not None and not self._stop.is_set():
+                        self.error = run.error
+                        self.state = SweepState.FAILED
+                        return
+                    self.rows.append(sweep_row(run))
+            self.state = SweepState.STOPPED if self._stop.is_set() else SweepState.DONE
+        except LabError as e:
+            self.error = e
+            self.state = SweepState.FAILED
+        except Exception as e:  # noqa: BLE001 - a sweep must end with a message, never a hung page
+            self.error = LabError(f"internal error: {type(e).__name__}: {e}", "please report it")
+            self.state = SweepState.FAILED
+        finally:
+            self.current = ""
+
+
+def backend_label(backend: Backend, info: dict[str, Any] | None = None) -> str:
+    if backend.kind is BackendKind.EMBEDDED:
+        return "embedded DynamoDB"
+    if backend.kind is BackendKind.AWS:
+        account = (info or {}).get("account", "")
+        return f"AWS {backend.spec.region}" + (f" · account {account}" if account else "")
+    return f"endpoint {backend.endpoint_url}"
+
+
+class Registry:
+    """Runs, sweeps and backends shared by every session of one dashboard process. Thread-safe."""
+
+    def __init__(self, *, max_threads_per_run: int = MAX_THREADS_PER_RUN, max_total_threads: int = MAX_TOTAL_THREADS,
+                 max_runs: int = MAX_RUNS, backend_factory: Callable[[BackendSpec], Backend] = Backend) -> None:
+        self.max_threads_per_run = max_threads_per_run
+        self.max_total_threads = max_total_threads
+        self.max_runs = max_runs
+        self._backend_factory = backend_factory
+        self._lock = threading.RLock()
+        self._runs: dict[str, RunRecord] = {}
+        self._sweeps: dict[str, SweepJob] = {}
+        self._backends: dict[BackendSpec, Backend] = {}
+        self._backend_info: dict[BackendSpec, dict[str, Any]] = {}
+        self._ids = itertools.count(1)
+        self._opener = ThreadPoolExecutor(1, thread_name_prefix="ddblab-backend")
+
+    # -- backends -----------------------------------------------------------------------------------------------
+
+    def backend(self, spec: BackendSpec) -> Backend:
+        """The open backend for `spec`, opened (and checked) on first use; the embedded one restarts if it died."""
+        with self._lock:
+            backend = self._backends.get(spec)
+            if backend is not None and backend.alive():
+                return backend
+            if backend is not None:
+                backend.close()
+                del self._backends[spec]
+            backend = self._backend_factory(spec)
+            # Opened on a thread that lives as long as the process: the embedded server's child asks Linux for
+            # PR_SET_PDEATHSIG, which fires when the *thread* that spawned it exits, and every Streamlit script
+            # run is a short-lived thread.
+            self._opener.submit(backend.open).result()  # raises BackendUnavailable / ServerStartFailed
+            self._backends[spec] = backend
+            return backend
+
+    def describe(self, spec: BackendSpec) -> dict[str, Any]:
+        """What the sidebar shows: kind, endpoint, region, masked AWS account; never credentials."""
+        backend = self.backend(spec)
+        with self._lock:
+            if spec not in self._backend_info:
+                self._backend_info[spec] = backend.describe()
+            return dict(self._backend_info[spec])
+
+    def close(self) -> None:
+        with self._lock:
+            for record in self._runs.values():
+                if record.run is not None:
+                    record.run.stop()
+            for backend in self._backends.values():
+                backend.close()
+            self._backends.clear()
+            self._opener.shutdown(wait=False)
+
+    # -- capacity -----------------------------------------------------------------------------------------------
+
+    def threads_in_use(self) -> int:
+        with self._lock:
+            return (sum(r.threads for r in self._runs.values() if r.running)
+                    + sum(s.threads_busy for s in self._sweeps.values() if s.running))
+
+    def _check_capacity(self, threads: int) -> None:
+        busy = self.threads_in_use()
+        if busy + threads > self.max_total_threads:
+            raise BadInput(f"{threads} more client threads would pass the dashboard's limit of "
+                           f"{self.max_total_threads} at once ({busy} are busy in other runs)",
+                           "wait for a run to finish, stop one, or use fewer threads")
+
+    def _validated(self, config: RunConfig) -> RunConfig:
+        config = dataclasses.replace(config, max_threads=min(config.max_threads, self.max_threads_per_run))
+        config.validated()  # BadInput with a fix: 0 threads, unknown option, out of range...
+        return config
+
+    # -- runs ---------------------------------------------------------------------------------------------------
+
+    def _new_id(self, prefix: str = "r") -> str:
+        return f"{prefix}{next(self._ids)}"
+
+    def _record(self, run: Run, backend: Backend, group: str | None) -> RunRecord:
+        cfg = run.config
+        return RunRecord(id=self._new_id(), source=Source.LIVE, pattern=cfg.pattern, variant=str(cfg.variant),
+                         threads=cfg.threads, ops_per_client=cfg.ops_per_client, duration_s=cfg.duration_s,
+                         history=run.history, run=run, group=group, backend_label=backend_label(backend))
+
+    def start(self, config: RunConfig, spec: BackendSpec) -> RunRecord:
+        """Validate, check capacity, start the run in the background and register it."""
+        config = self._validated(config)
+        with self._lock:
+            self._check_capacity(config.threads)
+            backend = self.backend(spec)
+            run = Run(config, backend)
+            record = self._record(run, backend, None)
+            self._add(record)
+            run.start()
+        return record
+
+    def start_pair(self, config: RunConfig, spec: BackendSpec) -> tuple[RunRecord, RunRecord]:
+        """The safe and the racy variant of one pattern, same threads and ops, started together on two tables."""
+        pattern = get_pattern(config.pattern)
+        safe_name, racy_name = pattern.safe_variant(), pattern.racy_variant()
+        # A knob left at the safe variant's default takes the racy variant's own default (e.g. transactions'
+        # crash_share), so each side runs as the pattern means it; a knob the user changed applies to both.
+        racy_options = {name: (pattern.variant_default(racy_name, name)
+                               if value == pattern.variant_default(safe_name, name) else value)
+                        for name, value in config.options.items()}
+        safe = self._validated(dataclasses.replace(config, variant=safe_name))
+        racy = self._validated(dataclasses.replace(config, variant=racy_name, options=racy_options))
+        with self._lock:
+            self._check_capacity(safe.threads + racy.threads)
+            backend = self.backend(spec)
+            group = self._new_id("c")
+            runs = (Run(safe, backend), Run(racy, backend))
+            records = tuple(self._record(run, backend, group) for run in runs)
+            for record in records:
+                self._add(record)
+            for run in runs:
+                run.start()
+        return records  # type: ignore[return-value]
+
+    def import_history(self, name: str, data: bytes) -> RunRecord:
+        """A history file exported by the lab (or the CLI's --history FILE.jsonl), to view without DynamoDB."""
+        if len(data) > MAX_IMPORT_BYTES:
+            raise HistoryFileError(f"{name} is {len(data) / 1e6:.0f} MB, above the import limit",
+                                   f"import a file under {MAX_IMPORT_BYTES // 1024 // 1024} MB")
+        if not name.lower().endswith(".jsonl"):
+            raise HistoryFileError(f"{name!r} is not a .jsonl history",
+                                   "import the .jsonl file (the CSV and summary JSON cannot be replayed)")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise HistoryFileError(f"{name} is not UTF-8 text", "import a .jsonl history exported by the lab") from None
+        history, meta = read_jsonl(io.StringIO(text))
+        summary = meta.get("summary") if isinstance(meta.get("summary"), dict) else {}
+        pattern = str(summary.get("pattern") or "unknown")
+        variant = str(summary.get("variant") or "?")
+        threads = int(summary.get("threads") or (max((c.client for c in history.calls(range(min(len(history), 5000)))),
+                                                     default=-1) + 1))
+        record = RunRecord(id=self._new_id("i"), source=Source.IMPORTED, pattern=pattern, variant=variant,
+                           threads=threads, ops_per_client=summary.get("ops_per_client"),
+                           duration_s=summary.get("duration_limit_s"), history=history,
+                           imported_summary=summary or None, file_name=name,
+                           backend_label=f"imported from {name}")
+        with self._lock:
+            self._add(record)
+        return record
+
+    def _add(self, record: RunRecord) -> None:
+        self._runs[record.id] = record
+        finished = [r for r in self._runs.values() if not r.running]
+        while len(self._runs) > self.max_runs and finished:
+            del self._runs[finished.pop(0).id]
+
+    def get(self, run_id: str | None) -> RunRecord | None:
+        if not run_id:
+            return None
+        with self._lock:
+            return self._runs.get(run_id)
+
+    def records(self) -> list[RunRecord]:
+        """Newest first."""
+        with self._lock:
+            return list(reversed(self._runs.values()))
+
+    def group(self, group: str | None) -> list[RunRecord]:
+        with self._lock:
+            return [r for r in self._runs.values() if group and r.group == group]
+
+    def groups(self) -> list[str]:
+        with self._lock:
+            return list(dict.fromkeys(r.group for r in reversed(self._runs.values()) if r.group))
+
+    def remove(self, run_id: str) -> None:
+        with self._lock:
+            record = self._runs.pop(run_id, None)
+        if record is not None and record.run is not None:
+            record.run.stop()
+
+    # -- sweeps -------------------------------------------------------------------------------------------------
+
+    def start_sweep(self, pattern: str, thread_counts: Sequence[int], ops_per_client: int,
+                    spec: BackendSpec) -> SweepJob:
+        cls = get_pattern(pattern)
+        counts = tuple(sorted({int(t) for t in thread_counts}))
+        if not counts:
+            raise BadInput("no thread counts were picked", "pick at least one, e.g. 1, 2, 4, 8, 16")
+        if counts[0] < 1 or counts[-1] > self.max_threads_per_run:
+            raise BadInput(f"thread counts must be from 1 to {self.max_threads_per_run}", "pick counts in that range")
+        if ops_per_client < 1:
+            raise BadInput(f"ops per client must be at least 1, got {ops_per_client}", "use 1 or more")
+        with self._lock:
+            self._check_capacity(counts[-1])
+            backend = self.backend(spec)
+            job = SweepJob(id=self._new_id("s"), pattern=cls.name, thread_counts=counts, ops_per_client=ops_per_client,
+                           variants=(cls.safe_variant(), cls.racy_variant()), backend=backend)
+            self._sweeps[job.id] = job
+        return job.start()
+
+    def sweep(self, sweep_id: str | None) -> SweepJob | None:
+        with self._lock:
+            return self._sweeps.get(sweep_id or "")
+
+    def sweeps(self) -> list[SweepJob]:
+        with self._lock:
+            return list(reversed(self._sweeps.values()))
+
+
+@st.cache_resource(show_spinner=False)
+def get_registry() -> Registry:
+    """The process-wide registry (a Streamlit resource: shared by sessions, kept across reruns and refreshes)."""
+    return Registry()

@@ -1,0 +1,82 @@
+"""From the page's control values to a RunConfig: plain Python, no Streamlit, so bad input is tested directly.
+
+Validation itself is the engine's (RunConfig.validated, RetryPolicy): its BadInput names the problem and the fix,
+and the page shows exactly that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.backend import RETRY_MODES, RetryPolicy
+from engine.errors import BadInput
+from engine.patterns import Pattern
+from engine.runner import RunConfig
+
+DEFAULT_THREADS = 16
+LIMIT_OPS = "ops per client"
+LIMIT_DURATION = "duration (s)"
+
+
+@dataclass
+class RunSettings:
+    """What the Run and Compare pages' controls hold."""
+
+    pattern: str
+    variant: str | None = None
+    threads: int = DEFAULT_THREADS
+    limit: str = LIMIT_OPS
+    ops_per_client: int | None = None
+    duration_s: float | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    lost_response_share: float | None = None
+    latency_ms: float = 0.0
+    retry_mode: str = "standard"
+    max_attempts: int = 3
+    seed: int | None = None
+
+
+def option_kind(option: Any) -> str:
+    """How a pattern knob is shown: 'choice', 'int' or 'float'."""
+    if option.choices:
+        return "choice"
+    return "int" if isinstance(option.default, int) and not isinstance(option.default, bool) else "float"
+
+
+def build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
+    """The RunConfig for these settings; raises BadInput (problem + fix) on anything the engine would refuse."""
+    if settings.retry_mode not in RETRY_MODES:
+        raise BadInput(f"unknown retry mode {settings.retry_mode!r}", f"use one of {', '.join(RETRY_MODES)}")
+    threads = settings.threads
+    if threads is None or int(threads) != threads:
+        raise BadInput(f"threads must be a whole number, got {threads!r}", "use 1 to 256 threads")
+    if settings.limit == LIMIT_DURATION:
+        ops, duration = None, settings.duration_s
+        if duration is None or duration <= 0:
+            raise BadInput(f"duration must be above 0 s, got {duration}", "use e.g. 10 seconds")
+    else:
+        ops, duration = settings.ops_per_client, None
+        if ops is None or ops < 1:
+            raise BadInput(f"ops per client must be at least 1, got {ops}", "use 1 or more ops per client")
+    config = RunConfig(
+        pattern=settings.pattern, variant=settings.variant, threads=int(threads), ops_per_client=ops,
+        duration_s=duration, options=dict(settings.options), retry=RetryPolicy(settings.retry_mode,
+                                                                               int(settings.max_attempts)),
+        lost_response_share=settings.lost_response_share, latency_ms=float(settings.latency_ms or 0.0),
+        max_threads=max_threads, seed=settings.seed)
+    config.validated()
+    return config
+
+
+def variant_label(cls: type[Pattern], name: str) -> str:
+    return f"{name} ({'safe' if cls.variants[name].safe else 'racy'})"
+
+
+def pattern_label(cls: type[Pattern]) -> str:
+    return f"{cls.seed} · {cls.title}"
+
+
+def default_options(cls: type[Pattern], variant: str) -> Mapping[str, Any]:
+    return {name: cls.variant_default(variant, name) for name in cls.options}

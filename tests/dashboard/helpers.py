@@ -1,0 +1,51 @@
+"""Recorded histories (tests/data) and a big synthetic one built from them, for chart tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine.history import Call, History, Outcome, read_jsonl
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+def load(name: str) -> tuple[History, dict[str, Any]]:
+    history, meta = read_jsonl(DATA / f"{name}.jsonl")
+    return history, meta.get("summary") or {}
+
+
+def frame(name: str):  # noqa: ANN201 - a DataFrame
+    history, summary = load(name)
+    return history.snapshot(detail=True, requests=True), summary
+
+
+def scaled(name: str, n_calls: int) -> tuple[History, dict[str, Any]]:
+    """`n_calls` calls made by repeating a recorded history later and later in time (seq keeps growing)."""
+    source, summary = load(name)
+    calls = source.calls()
+    span = max(c.complete_ns for c in calls) + 1_000_000
+    big = History(t0_ns=0)
+    i = 0
+    while len(big) < n_calls:
+        shift = span * i
+        for c in calls:
+            if len(big) >= n_calls:
+                break
+            big.append(Call(client=c.client, action=c.action, op=c.op, key=c.key, invoke_ns=c.invoke_ns + shift,
+                            complete_ns=c.complete_ns + shift, outcome=c.outcome, error=c.error, retries=c.retries,
+                            detail=c.detail, request=c.request))
+        i += 1
+    return big, summary
+
+
+def call(client: int, action: str, op: str, t0: float, t1: float, outcome: str = "ok", error: str | None = None,
+         key: str = "k", detail: dict[str, Any] | None = None, request: str | None = None) -> Call:
+    return Call(client=client, action=action, op=op, key=key, invoke_ns=int(t0 * 1e9), complete_ns=int(t1 * 1e9),
+                outcome=Outcome(outcome), error=error, detail=detail or {}, request=request)
+
+
+def history_of(calls: list[Call]) -> History:
+    h = History(t0_ns=0)
+    h.extend(calls)
+    return h

@@ -1,0 +1,150 @@
+"""The registry: real runs against the embedded DynamoDB, capacity caps, import/export round trips, broken files."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from dashboard.registry import Registry, SweepState
+from dashboard.settings import LIMIT_DURATION, RunSettings, build_config
+from engine.backend import Backend, BackendSpec
+from engine.errors import AwsNotConfirmed, BackendUnavailable, BadInput, HistoryFileError
+from engine.runner import RunConfig
+from tests.dashboard.helpers import DATA
+
+SPEC = BackendSpec()
+
+
+@pytest.fixture
+def registry(backend: Backend) -> Registry:
+    """A registry on the test session's backend (never closed here: the session owns it)."""
+    return Registry(max_threads_per_run=16, max_total_threads=12, backend_factory=lambda spec: backend)
+
+
+def wait(records, timeout: float = 60) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while any(r.running for r in records):
+        assert time.monotonic() < deadline, "run did not finish"
+        time.sleep(0.05)
+
+
+def test_a_run_is_registered_polled_and_verified(registry: Registry) -> None:
+    record = registry.start(RunConfig(pattern="atomic-counters", variant="read-then-put", threads=3,
+                                      ops_per_client=4), SPEC)
+    assert registry.get(record.id) is record and registry.records()[0] is record
+    seen = len(record.frame())
+    wait([record])
+    frame = record.frame()
+    assert len(frame) >= seen and {"request", "detail", "detail.read"} <= set(frame.columns)
+    assert record.state == "done" and record.summary()["calls"] == len(frame)
+    assert {inv["name"] for inv in record.invariants()} >= {"final count = acknowledged increments"}
+    assert record.progress()["fraction"] == 1.0
+    assert registry.threads_in_use() == 0
+
+
+def test_export_then_import_round_trip(registry: Registry) -> None:
+    record = registry.start(RunConfig(pattern="optimistic-locking", variant="blind-write", threads=2,
+                                      ops_per_client=3), SPEC)
+    wait([record])
+    data = record.export_jsonl()
+    again = registry.import_history("mine.jsonl", data)
+    assert again.pattern == "optimistic-locking" and again.variant == "blind-write" and again.threads == 2
+    assert len(again.history) == len(record.history)
+    assert again.invariants() == json.loads(json.dumps(record.invariants()))
+    assert again.frame()["request"].tolist() == record.frame()["request"].tolist()
+    summary = json.loads(record.export_summary_json())
+    assert summary["pattern"] == "optimistic-locking" and summary["invariants"]
+    csv = record.export_csv().decode()
+    assert csv.splitlines()[0].startswith("seq,client,action,op,key")
+    assert len(csv.splitlines()) > len(record.history)
+
+
+def test_import_a_recorded_file(registry: Registry) -> None:
+    record = registry.import_history("x.jsonl", (DATA / "atomic-counters-racy.jsonl").read_bytes())
+    assert record.source == "imported" and not record.running and record.run is None
+    assert record.state == "done" and record.threads == 8 and len(record.frame()) == 960
+    assert record.progress()["calls"] == 960 and record.progress()["elapsed_s"] > 0
+    assert record.options() == {"tickets": 100, "sequence": 1}
+
+
+@pytest.mark.parametrize("name, data, problem", [
+    ("bad.jsonl", b"not json at all\n", "line 1"),
+    ("bad.jsonl", b'{"format": "ddblab-history", "version": 1}\n{"client": 1, "act', "line 2"),
+    ("bad.jsonl", b'{"format": "something else"}\n', "no ddblab history header"),
+    ("bad.jsonl", b"\xff\xfe\x00garbage", "not UTF-8"),
+    ("calls.csv", b"seq,client\n1,2\n", "not a .jsonl history"),
+])
+def test_a_broken_import_says_why_and_keeps_the_runs(registry: Registry, name: str, data: bytes,
+                                                     problem: str) -> None:
+    kept = registry.import_history("ok.jsonl", (DATA / "idempotency-keys-racy.jsonl").read_bytes())
+    with pytest.raises(HistoryFileError) as e:
+        registry.import_history(name, data)
+    assert problem in str(e.value) and e.value.fix
+    assert registry.records() == [kept]
+
+
+def test_caps_on_threads(registry: Registry) -> None:
+    with pytest.raises(BadInput, match="above the cap of 16"):
+        registry.start(RunConfig(pattern="atomic-counters", threads=17, ops_per_client=1), SPEC)
+    long = registry.start(RunConfig(pattern="atomic-counters", threads=8, duration_s=30), SPEC)
+    try:
+        with pytest.raises(BadInput, match="limit of 12 at once"):
+            registry.start(RunConfig(pattern="atomic-counters", threads=8, ops_per_client=1), SPEC)
+        assert registry.threads_in_use() == 8
+    finally:
+        long.run.stop()
+        wait([long])
+    assert long.state == "stopped" and registry.threads_in_use() == 0
+
+
+def test_compare_pair_runs_both_variants_on_separate_tables(registry: Registry) -> None:
+    safe, racy = registry.start_pair(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=3), SPEC)
+    wait([safe, racy])
+    assert (safe.variant, racy.variant) == ("add", "read-then-put")
+    assert safe.group == racy.group and registry.group(safe.group) == [safe, racy]
+    assert safe.summary()["table"] != racy.summary()["table"]
+    assert all(inv["holds"] for inv in safe.invariants())
+
+
+def test_sweep_rows_per_variant_and_thread_count(registry: Registry) -> None:
+    job = registry.start_sweep("atomic-counters", [2, 1], 2, SPEC)
+    deadline = time.monotonic() + 90
+    while job.running:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert job.state is SweepState.DONE and job.error is None
+    rows = job.frame()
+    assert sorted(zip(rows["threads"], rows["variant"])) == [(1, "add"), (1, "read-then-put"), (2, "add"),
+                                                             (2, "read-then-put")]
+    with pytest.raises(BadInput, match="no thread counts"):
+        registry.start_sweep("atomic-counters", [], 2, SPEC)
+
+
+def test_bad_settings_are_refused_with_a_fix() -> None:
+    with pytest.raises(BadInput, match="threads must be at least 1") as e:
+        build_config(RunSettings(pattern="atomic-counters", threads=0, ops_per_client=5), max_threads=256)
+    assert e.value.fix
+    with pytest.raises(BadInput, match="ops per client"):
+        build_config(RunSettings(pattern="atomic-counters", ops_per_client=0), max_threads=256)
+    with pytest.raises(BadInput, match="duration"):
+        build_config(RunSettings(pattern="atomic-counters", limit=LIMIT_DURATION, duration_s=0), max_threads=256)
+    with pytest.raises(BadInput, match="out of range"):
+        build_config(RunSettings(pattern="atomic-counters", ops_per_client=1, options={"tickets": -1}),
+                     max_threads=256)
+    config = build_config(RunSettings(pattern="optimistic-locking", variant="blind-write", threads=4,
+                                      ops_per_client=2, options={"accounts": 3}), max_threads=256)
+    assert config.options["accounts"] == 3 and config.variant == "blind-write"
+
+
+def test_an_unreachable_endpoint_fails_fast_and_keeps_the_runs(registry: Registry) -> None:
+    kept = registry.import_history("ok.jsonl", (DATA / "idempotency-keys-racy.jsonl").read_bytes())
+    real = Registry()
+    start = time.monotonic()
+    with pytest.raises(BackendUnavailable, match="cannot reach DynamoDB at http://127.0.0.1:9"):
+        real.backend(BackendSpec.parse("http://127.0.0.1:9"))
+    assert time.monotonic() - start < 15
+    assert registry.records() == [kept]
+    with pytest.raises(AwsNotConfirmed):
+        BackendSpec.parse(None, aws=True, confirm_aws=False)
