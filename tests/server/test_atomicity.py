@@ -112,7 +112,7 @@ def race_add(s: Server, threads: int = 16, each: int = 40) -> int:
     return threads * each - int(views)
 
 
-def race_version_check(s: Server, threads: int = 16, each: int = 15) -> int:
+def race_version_check(s: Server, threads: int = 16, each: int = 8) -> int:
     table = s.table()
     key = {"PK": "ACCOUNT#a1", "SK": "META"}
     s.client.put_item(TableName=table, Item={**key, "balance": 0, "version": 1})
@@ -233,8 +233,8 @@ def test_embedded_server_is_atomic_under_a_stress_scheduler(faithful: Server, ra
 def test_negative_control_plain_moto_loses_updates(plain_moto: Server) -> None:
     """The same harness catches moto without our lock: the race tests can fail."""
     seen = 0
-    for _ in range(5):
-        seen += race_add(plain_moto) + race_version_check(plain_moto)
+    for race in (race_add, race_add, race_version_check):  # ADD shows it in one round here (40-50 of 640 lost)
+        seen += race(plain_moto)
         if seen:
             break
     assert seen > 0, "plain moto showed no lost update; the race harness may have lost its teeth"
