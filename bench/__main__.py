@@ -1,0 +1,74 @@
+"""python -m bench [--json] [--only SECTION ...] [--quick]
+
+Runs every benchmark of the lab and prints each figure with its target and PASS/FAIL. The machine these run
+on is shared and noisy, so every figure is a ratio or a median of alternating passes measured in this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+SECTIONS = ("server", "engine", "history", "dashboard", "latency")
+
+
+def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
+    if name == "server":
+        from bench import server_profile as mod
+
+        result = mod.compare(rounds=1 if quick else 3, seconds=2.0 if quick else 4.0)
+    elif name == "engine":
+        from bench import engine_overhead as mod
+
+        result = mod.measure(passes=3 if quick else 5)
+    elif name == "history":
+        from bench import history_scale as mod
+
+        result = mod.measure()
+    elif name == "dashboard":
+        from bench import dashboard_refresh as mod
+
+        result = mod.measure()
+    else:
+        from bench import latency_scaling as mod
+
+        result = mod.measure(seconds=1.5 if quick else 3.0)
+    return result, mod.verdicts(result)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[2])
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run these sections only")
+    parser.add_argument("--quick", action="store_true", help="fewer and shorter passes (noisier)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    report: dict[str, Any] = {"machine": f"{platform.node()} {platform.machine()} py{platform.python_version()}",
+                              "started": time.strftime("%Y-%m-%d %H:%M:%S"), "sections": {}, "verdicts": []}
+    log: Callable[[str], None] = (lambda m: print(m, file=sys.stderr, flush=True))
+    for name in args.only or SECTIONS:
+        log(f"[bench] {name} ...")
+        started = time.perf_counter()
+        result, verdicts = _section(name, args.quick)
+        report["sections"][name] = {"result": result, "seconds": round(time.perf_counter() - started, 1)}
+        for v in verdicts:
+            report["verdicts"].append({"section": name, **v})
+            if not args.json:
+                log(f"        {'PASS' if v['pass'] else 'FAIL'}  {v['figure']}: {v['value']} (target {v['target']})")
+    if args.json:
+        print(json.dumps(report, default=str))
+    else:
+        width = max(len(v["figure"]) for v in report["verdicts"])
+        print(f"\n{'section':<10} {'figure':<{width}} {'value':>10}  {'target':<8} verdict")
+        for v in report["verdicts"]:
+            print(f"{v['section']:<10} {v['figure']:<{width}} {v['value']!s:>10}  {v['target']:<8} "
+                  f"{'PASS' if v['pass'] else 'FAIL'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

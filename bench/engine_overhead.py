@@ -1,0 +1,78 @@
+"""Engine overhead: calls/s of a lab run vs a bare boto3 loop making the same calls with the same threads.
+
+Both drive the same embedded server through a client built the same way (Backend.client). The lab run is
+atomic-counters/add with sequence numbers off: each op is an ADD on the views counter and a conditional
+ticket sale; the bare loop makes exactly those two calls. Passes alternate; the ratio is of medians.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from engine.backend import Backend, RetryPolicy
+from engine.runner import RunConfig, run_pattern
+from engine.tables import TableSpec, drop_table, open_table
+
+VIEWS = {"PK": "POST#hello-world", "SK": "STATS"}
+TICKETS = {"PK": "TICKETS#gig", "SK": "COUNTER"}
+
+
+def _bare(backend: Backend, threads: int, ops: int) -> float:
+    client = backend.client(threads=threads, retry=RetryPolicy())
+    table = open_table(client, "bench-bare", TableSpec())
+    table.put({**VIEWS, "views": 0})
+    table.put({**TICKETS, "remaining": 100})
+    barrier = threading.Barrier(threads + 1)
+    calls = [0] * threads
+
+    def work(i: int) -> None:
+        barrier.wait()
+        for _ in range(ops):
+            client.update_item(TableName=table.name, Key=VIEWS, UpdateExpression="ADD #v :one",
+                               ExpressionAttributeNames={"#v": "views"}, ExpressionAttributeValues={":one": 1})
+            try:
+                client.update_item(TableName=table.name, Key=TICKETS, UpdateExpression="ADD remaining :minus",
+                                   ConditionExpression="remaining > :zero",
+                                   ExpressionAttributeValues={":minus": -1, ":zero": 0})
+            except ClientError:
+                pass
+            calls[i] += 2
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for w in workers:
+        w.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for w in workers:
+        w.join()
+    elapsed = time.perf_counter() - started
+    drop_table(table)
+    return sum(calls) / elapsed
+
+
+def _engine(backend: Backend, threads: int, ops: int) -> float:
+    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=threads, ops_per_client=ops,
+                                options={"sequence": 0, "tickets": 100}), backend)
+    return len(run.history) / run.elapsed_s()
+
+
+def measure(threads: int = 16, ops: int = 40, passes: int = 5) -> dict[str, Any]:
+    bare, engine = [], []
+    with Backend() as backend:
+        _bare(backend, threads, 5)  # warm-up: imports, connections
+        for _ in range(passes):
+            bare.append(_bare(backend, threads, ops))
+            engine.append(_engine(backend, threads, ops))
+    return {"threads": threads, "ops_per_client": ops, "bare_calls_per_s": statistics.median(bare),
+            "engine_calls_per_s": statistics.median(engine),
+            "ratio": statistics.median(engine) / statistics.median(bare), "passes": passes}
+
+
+def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"figure": f"engine / bare boto3 calls/s at {result['threads']} threads", "value": round(result["ratio"], 3),
+             "target": "≥ 0.95", "pass": result["ratio"] >= 0.95}]
