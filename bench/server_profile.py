@@ -2,7 +2,9 @@
 
     python -m bench.server_profile                 # embedded vs dynalite, 3 rounds, 1 and 16 threads
     python -m bench.server_profile --check         # the race checks only (exit 1 on a failure)
-    python -m bench.server_profile --only embedded --rounds 1 --seconds 5
+    python -m bench.server_profile --only embedded --only plain --rounds 1   # what the fast path is worth
+    python -m bench.server_profile --profile update_add --threads 16   # cProfile of the server process
+    python -m bench.server_profile --equivalence   # fast path vs moto's Flask app: the same bytes?
 
 The machine is small and shared, so servers are measured alternately, round after round, and the report
 gives medians and the embedded/dynalite ratio rather than single runs. One boto3 client is shared by all
@@ -12,7 +14,9 @@ threads, as the lab's pools do. dynalite is installed with npm into ~/.cache/ddb
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import shutil
 import socket
 import statistics
@@ -43,8 +47,9 @@ def client(endpoint: str) -> Any:
 
 def create_table(ddb: Any) -> str:
     name = "bench-" + uuid.uuid4().hex[:8]
-    ddb.create_table(TableName=name, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
+    ddb.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
+                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
     for _ in range(200):  # dynalite keeps a new table CREATING for --createTableMs
         if ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE":
             break
@@ -55,13 +60,29 @@ def create_table(ddb: Any) -> str:
 # -- servers -------------------------------------------------------------------------------------------------
 
 @contextmanager
-def embedded() -> Iterator[str]:
+def embedded() -> Iterator[tuple[str, int]]:
     with EmbeddedServer() as server:
-        yield server.endpoint_url
+        assert server.pid is not None
+        yield server.endpoint_url, server.pid
 
 
 @contextmanager
-def dynalite() -> Iterator[str]:
+def plain() -> Iterator[tuple[str, int]]:
+    """The embedded server without its fast path: moto's Flask app, as it comes (DDBLAB_PLAIN_MOTO)."""
+    os.environ["DDBLAB_PLAIN_MOTO"] = "1"
+    try:
+        server = EmbeddedServer().start()
+    finally:
+        del os.environ["DDBLAB_PLAIN_MOTO"]
+    try:
+        assert server.pid is not None
+        yield server.endpoint_url, server.pid
+    finally:
+        server.stop()
+
+
+@contextmanager
+def dynalite() -> Iterator[tuple[str, int]]:
     cli = DYNALITE_DIR / "node_modules" / "dynalite" / "cli.js"
     if not cli.exists():
         DYNALITE_DIR.mkdir(parents=True, exist_ok=True)
@@ -78,13 +99,13 @@ def dynalite() -> Iterator[str]:
                 break
             except OSError:
                 time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", proc.pid
     finally:
         proc.terminate()
         proc.wait(5)
 
 
-SERVERS: dict[str, Callable[[], Any]] = {"embedded": embedded, "dynalite": dynalite}
+SERVERS: dict[str, Callable[[], Any]] = {"embedded": embedded, "dynalite": dynalite, "plain": plain}
 
 
 # -- workloads: each returns a function one thread calls repeatedly; one call = one op ----------------------
@@ -110,7 +131,8 @@ def workload(kind: str, ddb: Any, table: str, thread: int) -> Callable[[], bool]
             try:
                 if item:
                     ddb.put_item(TableName=table, Item={"pk": {"S": "doc"}, "version": {"N": str(version + 1)}},
-                                 ConditionExpression="version = :v", ExpressionAttributeValues={":v": {"N": str(version)}})
+                                 ConditionExpression="version = :v",
+                                 ExpressionAttributeValues={":v": {"N": str(version)}})
                 else:
                     ddb.put_item(TableName=table, Item={"pk": {"S": "doc"}, "version": {"N": "1"}},
                                  ConditionExpression="attribute_not_exists(pk)")
@@ -121,7 +143,8 @@ def workload(kind: str, ddb: Any, table: str, thread: int) -> Callable[[], bool]
     raise ValueError(kind)
 
 
-def run_threads(ops: list[Callable[[], bool]], *, seconds: float | None = None, count: int | None = None) -> tuple[float, int, int]:
+def run_threads(ops: list[Callable[[], bool]], *, seconds: float | None = None,
+                count: int | None = None) -> tuple[float, int, int]:
     """Run each op in its own thread, for `seconds` or `count` calls each. Returns (elapsed, calls, successes)."""
     calls = [0] * len(ops)
     wins = [0] * len(ops)
@@ -147,13 +170,26 @@ def run_threads(ops: list[Callable[[], bool]], *, seconds: float | None = None, 
     return time.perf_counter() - t0, sum(calls), sum(wins)
 
 
-def measure(endpoint: str, kind: str, threads: int, seconds: float) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux), to see whether the client or the server is the limit."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(endpoint: str, pid: int, kind: str, threads: int, seconds: float) -> tuple[float, float, float]:
+    """(ops/s, client CPU ms per op, server CPU ms per op)."""
     ddb = client(endpoint)
     table = create_table(ddb)
     ops = [workload(kind, ddb, table, i) for i in range(threads)]
     run_threads(ops, seconds=0.3)  # warm the connection pool and moto's caches
+    client0, server0 = time.process_time(), cpu_seconds(pid)
     elapsed, calls, _ = run_threads(ops, seconds=seconds)
-    return calls / elapsed
+    client_ms = (time.process_time() - client0) * 1000 / max(calls, 1)
+    server_ms = (cpu_seconds(pid) - server0) * 1000 / max(calls, 1)
+    return calls / elapsed, client_ms, server_ms
 
 
 # -- race checks ---------------------------------------------------------------------------------------------
@@ -183,7 +219,7 @@ def check(endpoint: str) -> list[str]:
     if n != 1:
         failures.append(f"TransactWriteItems with one token twice applied {n} times")
     try:
-        ddb.transact_write_items(TransactItems=items + [{"Put": {"TableName": table, "Item": {"pk": {"S": "x"}}}}],
+        ddb.transact_write_items(TransactItems=[*items, {"Put": {"TableName": table, "Item": {"pk": {"S": "x"}}}}],
                                  ClientRequestToken=token)
         failures.append("same token with other parameters did not fail")
     except ddb.exceptions.IdempotentParameterMismatchException:
@@ -196,6 +232,252 @@ def check(endpoint: str) -> list[str]:
     return failures
 
 
+# -- equivalence: the fast path answers with the bytes moto's Flask app would --------------------------------
+
+REFERENCE_SERVER = """
+from engine.server import serve
+server = serve.make_http_server("127.0.0.1", 0, serve.build_app(fast=False))
+print("LISTENING", server.server_port, flush=True)
+server.serve_forever()
+"""
+
+
+def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
+    """(label, path, headers, body) of botocore requests over many operations, successes and errors."""
+    from botocore.awsrequest import AWSResponse
+
+    ddb = client("http://127.0.0.1:9")
+    sent: list[Any] = []
+
+    class _Empty:
+        def stream(self, **_: Any) -> Iterator[bytes]:
+            yield b"{}"
+
+    def capture(request: Any, **_: Any) -> AWSResponse:
+        sent.append(request)
+        return AWSResponse(request.url, 200, {}, _Empty())
+
+    ddb.meta.events.register("before-send", capture)
+    t, h = "eq", "eqh"
+    arn = f"arn:aws:dynamodb:us-east-1:123456789012:table/{h}"
+    one = {":one": {"N": "1"}}
+
+    def k(pk: str) -> dict[str, Any]:
+        return {"pk": {"S": pk}, "sk": {"S": "1"}}
+
+    def n(value: int) -> dict[str, str]:
+        return {"N": str(value)}
+
+    def call(operation: str, **params: Any) -> tuple[str, dict[str, Any]]:
+        return operation, params
+
+    def put(item: dict[str, Any], **params: Any) -> tuple[str, dict[str, Any]]:
+        return call("put_item", TableName=t, Item=item, **params)
+
+    def update(key: dict[str, Any], expression: str, values: dict[str, Any],
+               **params: Any) -> tuple[str, dict[str, Any]]:
+        return call("update_item", TableName=t, Key=key, UpdateExpression=expression, ExpressionAttributeValues=values,
+                    **params)
+
+    schema = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+    gsi = {"IndexName": "gix", "Projection": {"ProjectionType": "ALL"},
+           "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}
+    simple = {"TableName": h, "BillingMode": "PAY_PER_REQUEST",
+              "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+              "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}
+    set_expression = "SET #a = if_not_exists(#a, :z) + :one, l = list_append(l, :l) REMOVE m"
+    put_t1 = {"TableName": t, "Item": k("t1"), "ConditionExpression": "attribute_not_exists(pk)"}
+    calls = [
+        call("create_table", TableName=t, BillingMode="PAY_PER_REQUEST", KeySchema=schema, GlobalSecondaryIndexes=[gsi],
+             AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")]),
+        call("create_table", **simple),
+        call("create_table", **simple),
+        call("list_tables"),
+        put({**k("a"), "n": n(5), "g": {"S": "x"}, "l": {"L": [{"S": "q"}]}, "m": {"M": {"z": {"BOOL": True}}},
+             "ss": {"SS": ["b", "a"]}}),
+        put({**k("a"), "n": n(6), "g": {"S": "x"}}, ReturnValues="ALL_OLD"),
+        put(k("a"), ConditionExpression="attribute_not_exists(pk)"),
+        put({**k("a"), "n": n(6), "v": n(2)}, ConditionExpression="n = :v", ExpressionAttributeValues={":v": n(6)}),
+        put(k("a"), ConditionExpression="v = :v", ExpressionAttributeValues={":v": n(9)},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD"),
+        put(k("a"), ConditionExpression="v = :v AND", ExpressionAttributeValues={":v": n(9)}),
+        put(k("a"), ConditionExpression="v = :v", ExpressionAttributeValues={":v": n(9), ":unused": n(1)}),
+        call("put_item", TableName="missing", Item={"pk": {"S": "a"}}),
+        put(k("")),
+        call("get_item", TableName=t, Key=k("a"), ConsistentRead=True),
+        call("get_item", TableName=t, Key=k("a"), ProjectionExpression="#n, l[0]",
+             ExpressionAttributeNames={"#n": "n"}),
+        call("get_item", TableName=t, Key=k("zz"), ReturnConsumedCapacity="TOTAL"),
+        call("get_item", TableName=t, Key={"pk": {"S": "zz"}}),
+        update(k("a"), "ADD n :one", one),
+        update(k("a"), "ADD n :one", one, ReturnValues="ALL_NEW"),
+        *[update(k("a"), set_expression, {**one, ":z": n(0), ":l": {"L": [n(1)]}}, ReturnValues=rv,
+                 ExpressionAttributeNames={"#a": "cnt"}) for rv in ("UPDATED_OLD", "UPDATED_NEW", "ALL_OLD")],
+        update(k("a"), "SET n = n + :one", {**one, ":big": n(100)}, ConditionExpression="n > :big",
+               ReturnValuesOnConditionCheckFailure="ALL_OLD"),
+        update(k("a"), "SET n = n + :one ADD", one),
+        update(k("a"), "SET ss = ss + :one", one),
+        update(k("new"), "ADD n :one", one, ReturnValues="ALL_NEW"),
+        update(k("new"), "SET pk = :one", {":one": {"S": "1"}}),
+        call("delete_item", TableName=t, Key=k("new"), ReturnValues="ALL_OLD"),
+        call("delete_item", TableName=t, Key=k("new"), ConditionExpression="attribute_exists(pk)"),
+        call("query", TableName=t, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}}),
+        call("query", TableName=t, IndexName="gix", KeyConditionExpression="g = :p",
+             ExpressionAttributeValues={":p": {"S": "x"}}),
+        call("query", TableName=t, KeyConditionExpression="pk = :p AND begins_with(sk, :s)", FilterExpression="n > :n",
+             ExpressionAttributeValues={":p": {"S": "a"}, ":s": {"S": "1"}, ":n": n(1)}, Limit=1),
+        call("scan", TableName=t),
+        call("scan", TableName=t, FilterExpression="size(l) > :n", ExpressionAttributeValues={":n": n(0)},
+             Select="COUNT"),
+        call("batch_write_item", RequestItems={t: [{"PutRequest": {"Item": k(f"b{i}")}} for i in range(5)]}),
+        call("batch_get_item", RequestItems={t: {"Keys": [k(f"b{i}") for i in range(3)]}}),
+        call("transact_write_items", TransactItems=[{"Put": put_t1}, {"Update": {
+            "TableName": t, "Key": k("a"), "UpdateExpression": "ADD n :one", "ExpressionAttributeValues": one}}]),
+        call("transact_write_items", ClientRequestToken="tok1", TransactItems=[{"Put": put_t1}]),
+        *[call("transact_write_items", ClientRequestToken="tok2",
+               TransactItems=[{"Put": {"TableName": t, "Item": k(pk)}}]) for pk in ("t2", "t2", "t3")],
+        call("transact_get_items", TransactItems=[{"Get": {"TableName": t, "Key": k("a")}}]),
+        call("update_time_to_live", TableName=h, TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"}),
+        call("describe_time_to_live", TableName=h),
+        call("tag_resource", ResourceArn=arn, Tags=[{"Key": "k", "Value": "v"}]),
+        call("list_tags_of_resource", ResourceArn=arn),
+        call("describe_table", TableName="missing"),
+        call("update_table", TableName=h, BillingMode="PROVISIONED",
+             ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}),
+        call("delete_table", TableName=h),
+    ]
+    requests = []
+    for name, params in calls:
+        getattr(ddb, name)(**params)
+        request = sent.pop()
+        headers = {k: v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()}
+        body = request.body if isinstance(request.body, bytes) else (request.body or "").encode()
+        requests.append((name, "/", headers, body))
+    signed = {k: v for k, v in requests[-1][2].items() if k != "X-Amz-Target"}
+    odd = [("bad JSON", "/", "PutItem", b"{not json"), ("unknown operation", "/", "FooBar", b"{}"),
+           ("other path", "/x", "ListTables", b"{}"), ("no target", "/", "", b"{}"), ("CORS", "/", "ListTables", b"{}")]
+    for label, path, target, body in odd:
+        headers = {**signed, **({"X-Amz-Target": "DynamoDB_20120810." + target} if target else {})}
+        requests.append((label, path, {**headers, "Origin": "http://x"} if label == "CORS" else headers, body))
+    return requests
+
+
+def raw_exchange(port: int, path: str, headers: dict[str, str], body: bytes) -> tuple[str, str]:
+    """One request on a fresh connection; the response head and body as text."""
+    lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{port}"]
+    lines += [f"{k}: {v}" for k, v in headers.items() if k.lower() not in ("host", "content-length")]
+    lines.append(f"Content-Length: {len(body)}")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        data = b""
+        while True:
+            head, sep, rest = data.partition(b"\r\n\r\n")
+            found = re.search(rb"(?im)^content-length: *(\d+)", head) if sep else None
+            if found and len(rest) >= int(found.group(1)):
+                return head.decode("latin-1"), rest[:int(found.group(1))].decode()
+            chunk = sock.recv(65536)
+            if not chunk:
+                return data.decode("latin-1"), ""
+            data += chunk
+
+
+def _comparable(head: str, body: str) -> tuple[str, str]:
+    # Request ids are random; table descriptions carry creation times (which change their length and CRC).
+    head = re.sub(r"(?im)^(x-amzn-requestid): .*$", r"\1: *", head)
+    timeless = re.sub(r'"(CreationDateTime|LastIncreaseDateTime|LastDecreaseDateTime)": [0-9.e+]+', r'"\1": *', body)
+    if timeless != body:
+        head = re.sub(r"(?im)^(x-amz-crc32|content-length): .*$", r"\1: *", head)
+    return head, timeless
+
+
+def equivalence() -> list[str]:
+    """Replay the corpus on a fresh fast server and a fresh plain-moto one; return the differences."""
+    requests = corpus()
+    answers: list[list[tuple[str, str]]] = []
+    reference = subprocess.Popen([sys.executable, "-c", REFERENCE_SERVER], stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, text=True)  # moto logs a traceback for each 500
+    try:
+        assert reference.stdout is not None
+        ref_port = int(reference.stdout.readline().split()[1])
+        with EmbeddedServer() as server:
+            assert server.port is not None
+            for port in (ref_port, server.port):
+                answers.append([_comparable(*raw_exchange(port, path, headers, body))
+                                for _, path, headers, body in requests])
+    finally:
+        reference.terminate()
+        reference.wait(10)
+    differences = []
+    for (label, *_), plain, fast in zip(requests, *answers, strict=True):
+        if plain != fast:
+            differences.append(f"{label}:\n    plain moto: {json.dumps(plain)}\n    fast path:  {json.dumps(fast)}")
+    print(f"equivalence: {len(requests)} requests, {len(differences)} differences")
+    return differences
+
+
+def profile_server(kind: str, threads: int, seconds: float, top: int = 30) -> None:
+    """Run one workload against `python -m cProfile -m engine.server` and print where the server's time went.
+
+    The server answers every request on its one loop thread, so cProfile (which sees one thread) sees them all.
+    """
+    import pstats
+    import tempfile
+
+    out = Path(tempfile.mkdtemp()) / "server.prof"
+    proc = subprocess.Popen([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "engine.server", "--port", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().split()[1])
+        rate, client_ms, server_ms = measure(f"http://127.0.0.1:{port}", proc.pid, kind, threads, seconds)
+        print(f"{kind}, {threads} threads, under the profiler: {rate:.0f} ops/s, "
+              f"CPU per op: client {client_ms:.2f} ms, server {server_ms:.2f} ms")
+    finally:
+        proc.terminate()  # SIGTERM -> SystemExit in the server -> cProfile writes its file
+        proc.wait(10)
+    stats = pstats.Stats(str(out))
+    stats.sort_stats("cumulative").print_stats(top)
+    stats.sort_stats("tottime").print_stats(top)
+
+
+def compare(*, rounds: int = 3, seconds: float = 3.0, threads: list[int] | tuple[int, ...] = (1, 16),
+            workloads: list[str] | tuple[str, ...] = WORKLOADS, names: list[str] | None = None,
+            progress: Callable[[str], Any] | None = None) -> dict[str, Any]:
+    """Embedded vs dynalite (when node is there), servers alternating round by round; medians per cell."""
+    names = names or ["embedded", *(["dynalite"] if shutil.which("node") else [])]
+    results: dict[tuple[str, str, int], list[tuple[float, float]]] = {}
+    for r in range(rounds):
+        for name in names if r % 2 == 0 else list(reversed(names)):  # alternate who goes first
+            with SERVERS[name]() as (endpoint, pid):
+                for kind in workloads:
+                    for count in threads:
+                        rate, client_ms, server_ms = measure(endpoint, pid, kind, count, seconds)
+                        results.setdefault((name, kind, count), []).append((rate, server_ms))
+                        if progress:
+                            progress(f"round {r + 1} {name:9} {kind:13} {count:2} threads {rate:6.0f} ops/s   "
+                                     f"CPU per op: client {client_ms:4.2f} ms, server {server_ms:4.2f} ms")
+    rows = []
+    for kind in workloads:
+        for count in threads:
+            row: dict[str, Any] = {"workload": kind, "threads": count}
+            for n in names:
+                row[n] = statistics.median(rate for rate, _ in results[(n, kind, count)])
+                row[n + "_cpu_ms"] = statistics.median(ms for _, ms in results[(n, kind, count)])
+            row["ratio"] = row["embedded"] / row["dynalite"] if "dynalite" in names and row["dynalite"] else None
+            rows.append(row)
+    return {"servers": names, "rounds": rounds, "rows": rows}
+
+
+def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
+    if "dynalite" not in result["servers"]:
+        return [{"figure": "embedded / dynalite at 16 threads", "value": "n/a", "target": "≥ 1.0",
+                 "pass": False, "note": "npm/node missing: dynalite could not be installed"}]
+    top = max(row["threads"] for row in result["rows"])
+    return [{"figure": f"embedded / dynalite, {row['workload']}, {top} threads", "value": round(row["ratio"], 2),
+             "target": "≥ 1.0", "pass": row["ratio"] >= 1.0}
+            for row in result["rows"] if row["threads"] == top]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.server_profile")
     parser.add_argument("--check", action="store_true", help="only run the race checks against the embedded server")
@@ -204,32 +486,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--profile", choices=WORKLOADS, help="run one workload against a server under cProfile")
+    parser.add_argument("--equivalence", action="store_true", help="compare the fast path's answers with plain moto's")
     args = parser.parse_args(argv)
 
-    with embedded() as endpoint:
+    if args.profile:
+        profile_server(args.profile, args.threads[-1], args.seconds)
+        return 0
+    if args.equivalence:
+        differences = equivalence()
+        print(*differences, sep="\n")
+        return 1 if differences else 0
+
+    with embedded() as (endpoint, _):
         failures = check(endpoint)
     print("race checks:", "OK" if not failures else "FAILED", *failures, sep="\n  " if failures else " ")
     if args.check:
         return 1 if failures else 0
 
-    names = args.only or [n for n in SERVERS if n != "dynalite" or shutil.which("node")]
-    results: dict[tuple[str, str, int], list[float]] = {}
-    for r in range(args.rounds):
-        for name in names if r % 2 == 0 else reversed(names):  # alternate who goes first
-            with SERVERS[name]() as endpoint:
-                for kind in args.workloads:
-                    for threads in args.threads:
-                        rate = measure(endpoint, kind, threads, args.seconds)
-                        results.setdefault((name, kind, threads), []).append(rate)
-                        print(f"round {r + 1} {name:9} {kind:13} {threads:2} threads {rate:8.0f} ops/s", flush=True)
-
-    print(f"\nmedian ops/s over {args.rounds} rounds (cond_put: one GetItem + one conditional PutItem per op)")
-    print(f"{'workload':13} {'thr':>3} " + " ".join(f"{n:>9}" for n in names) + ("   ratio" if len(names) == 2 else ""))
-    for kind in args.workloads:
-        for threads in args.threads:
-            medians = [statistics.median(results[(n, kind, threads)]) for n in names]
-            ratio = f"  {medians[0] / medians[1]:6.2f}" if len(names) == 2 and medians[1] else ""
-            print(f"{kind:13} {threads:3} " + " ".join(f"{m:9.0f}" for m in medians) + ratio)
+    result = compare(rounds=args.rounds, seconds=args.seconds, threads=args.threads, workloads=args.workloads,
+                     names=args.only, progress=print)
+    names = result["servers"]
+    print(f"\nmedians over {args.rounds} rounds: ops/s (server CPU ms per op); cond_put: GetItem + conditional PutItem")
+    print(f"{'workload':13} {'thr':>3} " + "".join(f"{n:>18}" for n in names) + ("   ratio" if len(names) == 2 else ""))
+    for row in result["rows"]:
+        ratio = f"  {row['ratio']:6.2f}" if row.get("ratio") is not None else ""
+        cells = "".join(f"{row[n]:10.0f} ({row[n + '_cpu_ms']:4.2f})" for n in names)
+        print(f"{row['workload']:13} {row['threads']:3} {cells}{ratio}")
     return 1 if failures else 0
 
 

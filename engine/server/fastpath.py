@@ -1,23 +1,27 @@
 """moto's DynamoDB handler called directly, without Flask: the same handler and the same bytes, less machinery.
 
 moto serves DynamoDB through a Flask app whose only route hands every request to `DynamoHandler.dispatch`.
-Flask's request context, routing, after-request hooks and Response object cost as much per call as moto's
-own work on a small item, and none of it changes the answer. `DirectDynamo` is a WSGI app that makes the
-same `dispatch` call and builds the same status line and headers Flask + flask-cors would (see
-`_flask_headers`); anything that is not a plain DynamoDB API call (another path or method, a CORS request)
-goes to the Flask app unchanged.
+Flask's request context, routing, after-request hooks and Response object cost about as much per call as
+moto's own work on a small item, and none of it changes the answer. `DirectDynamo` is a WSGI app that makes
+the same `dispatch` call and builds the same status line and headers Flask and flask-cors would; anything
+that is not a plain DynamoDB API call (another path or method, a CORS request) goes to the Flask app.
 
-`memoize_moto` also caches two things moto recomputes on every call, both pure functions of their input:
-the list of a handler class's method names (`inspect.getmembers` per request) and parsed UpdateExpression
-ASTs (moto parses each one twice per UpdateItem; readers only walk the tree, and the validator deep-copies
-it before changing anything).
+`tune_moto` then removes work moto repeats on every call without changing any result (see its docstring).
+
+Both reach into moto's internals, so they are used only with the moto release they were checked against,
+byte for byte, with `python -m bench.server_profile --equivalence` (VERIFIED_MOTO); with any other release
+the server runs moto's Flask app as it comes.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import pickle
+import string
+from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from botocore.exceptions import ClientError
 from moto import settings
@@ -25,17 +29,40 @@ from moto.core.request import Request
 from moto.dynamodb.responses import DynamoHandler
 from werkzeug.http import HTTP_STATUS_CODES
 
+VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
 _TARGET_PREFIX = "DynamoDB_20120810."
-# Flask's answer to an exception escaping a view, byte for byte (werkzeug's InternalServerError page).
+# What Flask answers when an exception escapes a view, byte for byte (werkzeug's InternalServerError page).
 _INTERNAL_ERROR = (
     b"<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n"
     b"<p>The server encountered an internal error and was unable to complete your request. Either the server is "
     b"overloaded or there is an error in the application.</p>\n")
+# The parts of the WSGI environ that werkzeug builds a request's URL from.
+_URL_KEYS = ("wsgi.url_scheme", "HTTP_HOST", "SERVER_NAME", "SERVER_PORT", "SCRIPT_NAME", "PATH_INFO",
+             "QUERY_STRING", "RAW_URI")
+
+
+def verified() -> bool:
+    """True when the installed moto is the release line this module was checked against."""
+    import moto
+
+    return str(moto.__version__).startswith(VERIFIED_MOTO)
 
 
 class _ServerRequest(Request):
     # As moto's Flask request class: a real server received it, so moto adds no Date header of its own.
     from_wsgi_server = True
+    _urls: ClassVar[dict[tuple[Any, ...], str]] = {}
+
+    @property
+    def raw_url(self) -> str:
+        # werkzeug rebuilds the URL (host parsing, IRI decoding) on every request; it is always the same one.
+        key = tuple(self.environ.get(k) for k in _URL_KEYS)
+        url = self._urls.get(key)
+        if url is None:
+            url = super().raw_url
+            if len(self._urls) < 256:
+                self._urls[key] = url
+        return url
 
 
 class DirectDynamo:
@@ -60,7 +87,8 @@ class DirectDynamo:
             self._flask.logger.exception("Exception on / [POST]")
             status, headers, body = 500, {"Content-Type": "text/html; charset=utf-8"}, _INTERNAL_ERROR
         data = body.encode() if isinstance(body, str) else bytes(body)
-        start_response(f"{status} {HTTP_STATUS_CODES.get(status, 'UNKNOWN').upper()}", self._flask_headers(headers, data))
+        reason = HTTP_STATUS_CODES.get(status, "UNKNOWN").upper()
+        start_response(f"{status} {reason}", self._flask_headers(headers, data))
         return [data]
 
     def _flask_headers(self, headers: dict[str, Any], data: bytes) -> list[tuple[str, str]]:
@@ -79,24 +107,104 @@ class DirectDynamo:
         return out
 
 
-def memoize_moto() -> None:
-    """Cache moto's per-call recomputations that are pure functions of their input (see module docstring)."""
+def tune_moto() -> None:
+    """Remove work moto repeats on every request; each change leaves every result as it was.
+
+    - The list of a handler class's method names: `inspect.getmembers` per request; cached per class.
+    - UpdateExpression ASTs: parsed twice per UpdateItem; cached per expression string. Callers only walk
+      the tree; the one that changes it (the validator) deep-copies it first, and for a cached tree that copy
+      is now `pickle.loads` of a snapshot taken at parse time, a few times faster than `copy.deepcopy`.
+    - The node types each of the validator's ten tree walkers handles: rebuilt at every node of the tree
+      from its `_processing_map()` (a dict literal, the same for every walker of a class); now once per class.
+    - ConditionExpression tokens: lexed with a dozen regexes per token, twice per conditional write; cached
+      per expression string (tokens are immutable tuples; each caller gets a fresh deque of them).
+    - The 52-character request id: one `choices` call instead of 52 `choice` calls, on moto's own seeded
+      random source.
+    - JSON errors (every DynamoDB error, e.g. ConditionalCheckFailedException) first built an XML body with
+      xmltodict, then overwrote it with the JSON one; now only the JSON one is built.
+    """
+    import moto.core.exceptions as core_exceptions
     import moto.core.responses as core_responses
+    import moto.dynamodb.comparisons as comparisons
     import moto.dynamodb.models as models
+    import moto.dynamodb.parsing.validators as validators
     import moto.dynamodb.responses as responses
-    from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser  # type: ignore[attr-defined]
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
+    from moto.moto_api._internal import mock_random
 
-    if getattr(core_responses, "_ddblab_memoized", False):
+    if getattr(core_responses, "_ddblab_tuned", False):
         return
+    core_responses._ddblab_tuned = True  # type: ignore[attr-defined]
+
     core_responses.method_names_from_class = functools.lru_cache(maxsize=64)(core_responses.method_names_from_class)
-    parse = _CachedParser(UpdateExpressionParser)
-    responses.UpdateExpressionParser = parse  # type: ignore[attr-defined]
-    models.UpdateExpressionParser = parse  # type: ignore[attr-defined]
-    core_responses._ddblab_memoized = True  # type: ignore[attr-defined]
+
+    parser = _CachedUpdateExpressionParser(UpdateExpressionParser.make)
+    responses.UpdateExpressionParser = parser  # type: ignore[attr-defined]
+    models.UpdateExpressionParser = parser  # type: ignore[attr-defined]
+    validators.deepcopy = _copy_ast  # type: ignore[assignment]
+
+    DepthFirstTraverser.nodes_to_be_processed = _node_types  # type: ignore[method-assign]
+
+    lex = comparisons.ConditionExpressionParser._lex_condition_expression
+    tokens = functools.lru_cache(maxsize=1024)(
+        lambda expression: tuple(lex(comparisons.ConditionExpressionParser(expression, None, None))))
+    comparisons.ConditionExpressionParser._lex_condition_expression = (  # type: ignore[method-assign]
+        lambda self: deque(tokens(self.condition_expression)))
+
+    pool = string.ascii_letters + string.digits  # as MotoRandom.get_random_string
+
+    def request_id(headerdict: dict[str, Any] | None = None) -> str:
+        req_id = "".join(mock_random.choices(pool, k=52))
+        if headerdict is not None and isinstance(headerdict, dict):
+            headerdict["x-amzn-requestid"] = req_id
+        return req_id
+
+    core_responses.gen_amzn_requestid_long = request_id  # type: ignore[attr-defined]
+
+    def json_error_init(self: Any, error_type: str, message: str, _: str = "", **__: Any) -> None:
+        super(core_exceptions._RESTError, self).__init__()  # werkzeug's HTTPException
+        self.error_type = error_type
+        self.message = message
+        self.description = json.dumps({"__type": error_type, "message": message})
+        self.content_type = "application/json"
+
+    core_exceptions.JsonRESTError.__init__ = json_error_init  # type: ignore[method-assign]
 
 
-class _CachedParser:
+_NODE_TYPES: dict[type, tuple[type, ...]] = {}
+
+
+def _node_types(walker: Any) -> tuple[type, ...]:
+    """DepthFirstTraverser.nodes_to_be_processed, once per walker class."""
+    types = _NODE_TYPES.get(type(walker))
+    if types is None:
+        types = _NODE_TYPES[type(walker)] = tuple(walker._processing_map())
+    return types
+
+
+_SNAPSHOT = "_ddblab_pickled"  # attribute of a cached AST: its pickled form, for fast copies
+
+
+class _CachedUpdateExpressionParser:
     """Stands in for UpdateExpressionParser where moto calls `.make(expression)`."""
 
-    def __init__(self, parser: Any, size: int = 1024) -> None:
-        self.make = functools.lru_cache(maxsize=size)(parser.make)
+    def __init__(self, make: Callable[[str], Any], size: int = 1024) -> None:
+        self.make = functools.lru_cache(maxsize=size)(lambda expression: _snapshot(make(expression)))
+
+
+def _snapshot(ast: Any) -> Any:
+    try:
+        blob = pickle.dumps(ast, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - an unpicklable tree is simply copied the slow way
+        return ast
+    setattr(ast, _SNAPSHOT, blob)
+    return ast
+
+
+def _copy_ast(obj: Any, memo: dict[int, Any] | None = None) -> Any:
+    """copy.deepcopy, through the pickled snapshot when the object is a cached AST."""
+    import copy
+
+    blob = getattr(obj, _SNAPSHOT, None) if memo is None else None
+    return pickle.loads(blob) if blob is not None else copy.deepcopy(obj, memo)

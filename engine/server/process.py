@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 import threading
+import time
+from collections import deque
 import urllib.request
 from typing import Any
 
@@ -46,14 +48,20 @@ class EmbeddedServer:
         cmd = [sys.executable, "-m", "engine.server", "--host", self.host, "--port", str(self.requested_port),
                "--parent-pid", str(os.getpid()), "--ttl-interval", str(self.ttl_interval_s)]
         env = dict(os.environ, PYTHONUNBUFFERED="1")
-        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        # stdin is a pipe we never write: the child exits when it closes, i.e. when this process dies.
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE,
                                       text=True, env=env, start_new_session=True)
+        self._stderr_tail: deque[str] = deque(maxlen=50)
+        threading.Thread(target=self._drain_stderr, name="embedded-server-stderr", daemon=True).start()
         line = self._first_line(START_TIMEOUT_S)
         if line.startswith("LISTENING "):
             self.port = int(line.split()[1])
             threading.Thread(target=self._drain, name="embedded-server-stdout", daemon=True).start()
             return self
-        err = self._proc.stderr.read() if self._proc.stderr and self._proc.poll() is not None else ""
+        if self._proc.poll() is not None:
+            self._proc.wait()
+        time.sleep(0.1)  # let the stderr reader catch the last lines
+        err = "\n".join(self._stderr_tail)
         self.stop()
         if line.startswith("ERROR") and "in use" in line.lower():
             raise BadInput(f"port {self.requested_port} on {self.host} is already in use",
@@ -69,6 +77,18 @@ class EmbeddedServer:
         reader.start()
         reader.join(timeout)
         return box[0].strip() if box else ""
+
+    def _drain_stderr(self) -> None:
+        # moto logs a traceback for every HTTP 500; an unread pipe would fill up and hang the server.
+        proc = self._proc
+        if proc and proc.stderr:
+            for line in proc.stderr:
+                self._stderr_tail.append(line.rstrip())
+
+    @property
+    def stderr_tail(self) -> list[str]:
+        """The server's last lines on stderr, for error reports."""
+        return list(getattr(self, "_stderr_tail", ()))
 
     def _drain(self) -> None:
         # Keep reading so the child never blocks on a full pipe.
@@ -88,7 +108,7 @@ class EmbeddedServer:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(timeout)
-        for stream in (proc.stdout, proc.stderr):
+        for stream in (proc.stdin, proc.stdout):
             if stream:
                 stream.close()
 

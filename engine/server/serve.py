@@ -1,107 +1,345 @@
-"""Run the faithful DynamoDB in this process: build the WSGI app and serve it over HTTP/1.1 keep-alive."""
+"""Run the faithful DynamoDB in this process: build the WSGI app and serve it over HTTP/1.1 keep-alive.
+
+The HTTP server is one thread with one selector. FaithfulDynamoDB answers every request under one lock, so
+threads buy it no concurrency, only costs: a wake-up, a GIL hand-over and a lock convoy per request (with a
+thread per connection, 16 clients ran slower than one). The loop reads whatever the kept-alive connections
+have sent, answers the complete requests one after another, then sends each answer in one piece.
+
+Two kinds of request still get a thread of their own, so that nothing slow holds up the loop: every request
+while a latency fault is set (FaithfulDynamoDB sleeps outside its lock, as network time passes, and other
+clients' calls go on meanwhile), and every request to an app other than FaithfulDynamoDB, which may need to
+run concurrently (the plain-moto negative control of the race tests does).
+"""
 
 from __future__ import annotations
 
-import ctypes
 import io
 import os
+import selectors
 import signal
+import socket
 import sys
 import threading
-from typing import Any
-
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import traceback
+from collections import deque
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from engine.server.app import FaithfulDynamoDB
 
+_MAX_HEAD = 64 * 1024  # request line and headers
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+_SERVER_ERROR = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+_OWN_HEADERS = frozenset({"content-length", "connection"})  # the server writes these itself
 
-class _Handler(BaseHTTPRequestHandler):
-    """HTTP/1.1 with keep-alive, one write per response.
 
-    werkzeug's development server closes every connection and waits 10 ms per request for stray bytes;
-    botocore keeps pooled connections open, so a keep-alive server is several times faster here.
+class _Request(NamedTuple):
+    method: str
+    target: str
+    version: str
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+class _Conn:
+    """One client connection: bytes in, bytes out, and whether a worker thread is answering it."""
+
+    __slots__ = ("sock", "peer", "inbuf", "outbuf", "busy", "closing", "continued")
+
+    def __init__(self, sock: socket.socket, peer: str) -> None:
+        self.sock = sock
+        self.peer = peer
+        self.inbuf = bytearray()
+        self.outbuf = bytearray()
+        self.busy = False  # a worker thread answers its current request; later ones wait in inbuf
+        self.closing = False  # close once outbuf is sent
+        self.continued = False  # "100 Continue" already sent for the request at the front of inbuf
+
+
+class LoopServer:
+    """HTTP/1.1 keep-alive server for one WSGI app on one selector thread (see the module docstring).
+
+    The life cycle is socketserver's: serve_forever(poll_interval), shutdown() from another thread, server_close().
     """
 
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    server: "_Server"
+    def __init__(self, host: str, port: int, app: Callable[..., Any]) -> None:
+        self.app = app
+        self._listener = socket.create_server((host, port), backlog=512)
+        self._listener.setblocking(False)
+        self.server_address: tuple[str, int] = self._listener.getsockname()[:2]
+        self.server_port = self.server_address[1]
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._listener, selectors.EVENT_READ)
+        # Worker threads hand their answers back through this queue and wake the loop through this socket pair.
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._selector.register(self._wake_r, selectors.EVENT_READ)
+        self._answered: deque[tuple[_Conn, bytes, bool]] = deque()
+        self._conns: set[_Conn] = set()
+        self._unsent: set[_Conn] = set()  # connections with answers not yet handed to the kernel
+        self._stop = threading.Event()
+        self._stopped = threading.Event()
+        self._stopped.set()
 
-    def _handle(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        path, _, query = self.path.partition("?")
-        environ: dict[str, Any] = {
-            "REQUEST_METHOD": self.command, "PATH_INFO": path, "QUERY_STRING": query, "SCRIPT_NAME": "",
-            "SERVER_NAME": self.server.server_address[0], "SERVER_PORT": str(self.server.server_address[1]),
-            "SERVER_PROTOCOL": self.request_version, "REMOTE_ADDR": self.client_address[0],
-            "CONTENT_TYPE": self.headers.get("Content-Type", ""), "CONTENT_LENGTH": str(len(body)),
-            "wsgi.input": io.BytesIO(body), "wsgi.errors": sys.stderr, "wsgi.url_scheme": "http",
-            "wsgi.version": (1, 0), "wsgi.multithread": True, "wsgi.multiprocess": False, "wsgi.run_once": False,
-        }
-        for name, value in self.headers.items():
-            key = "HTTP_" + name.upper().replace("-", "_")
-            if key not in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"):
-                environ[key] = value
-        box: dict[str, Any] = {}
-
-        def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-            box["status"], box["headers"] = status, headers
-            return lambda _data: None
-
-        chunks = self.server.app(environ, start_response)
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        self._stopped.clear()
         try:
-            payload = b"".join(chunks)
+            while not self._stop.is_set():
+                for key, events in self._selector.select(poll_interval):
+                    if key.fileobj is self._listener:
+                        self._accept()
+                    elif key.fileobj is self._wake_r:
+                        self._take_answers()
+                    else:
+                        if events & selectors.EVENT_WRITE:
+                            self._unsent.add(key.data)
+                        if events & selectors.EVENT_READ:
+                            self._read(key.data)
+                # Send once every ready request is answered: each send wakes a client, which then competes with
+                # this loop for a CPU (there may be only two), so the requests already waiting go first.
+                for conn in list(self._unsent):
+                    self._flush(conn)
         finally:
-            if hasattr(chunks, "close"):
-                chunks.close()
-        head = [f"HTTP/1.1 {box['status']}"]
-        head += [f"{k}: {v}" for k, v in box["headers"] if k.lower() not in ("content-length", "connection")]
-        head += [f"Content-Length: {len(payload)}", "", ""]
-        self.wfile.write("\r\n".join(head).encode("latin-1") + payload)
+            self._stop.clear()
+            self._stopped.set()
 
-    do_GET = do_POST = do_PUT = do_DELETE = _handle
+    def shutdown(self) -> None:
+        self._stop.set()
+        self._wake_w.send(b"x")
+        self._stopped.wait()
 
-    def log_message(self, format: str, *args: Any) -> None:  # one line per call would drown the terminal
-        pass
+    def server_close(self) -> None:
+        for conn in list(self._conns):
+            self._close(conn)
+        for sock in (self._listener, self._wake_r, self._wake_w):
+            sock.close()
+        self._selector.close()
+
+    # -- the loop -------------------------------------------------------------------------------------------
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                sock, addr = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            sock.setblocking(False)
+            # Each answer goes out in one send; Nagle would only hold a small one back waiting for an ACK.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = _Conn(sock, addr[0])
+            self._conns.add(conn)
+            self._selector.register(sock, selectors.EVENT_READ, conn)
+
+    def _read(self, conn: _Conn) -> None:
+        try:
+            data = conn.sock.recv(256 * 1024)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._close(conn)
+            return
+        conn.inbuf += data
+        self._answer_buffered(conn)
+
+    def _answer_buffered(self, conn: _Conn) -> None:
+        """Answer the complete requests in conn's buffer, in order, until one goes to a worker thread."""
+        while not conn.busy and not conn.closing and conn in self._conns:
+            request = _parse(conn)
+            if request is None:
+                break
+            if self._inline():
+                self._queue(conn, *self._answer(request, conn.peer, multithread=False))
+            else:
+                conn.busy = True
+                threading.Thread(target=self._answer_in_thread, args=(conn, request), daemon=True).start()
+        if conn.outbuf or conn.closing:  # also a 400 or a "100 Continue" from _parse
+            self._unsent.add(conn)
+
+    def _inline(self) -> bool:
+        app = self.app
+        return isinstance(app, FaithfulDynamoDB) and app.state.faults.latency_ms <= 0
+
+    def _answer(self, request: _Request, peer: str, *, multithread: bool) -> tuple[bytes, bool]:
+        try:
+            return _call(self.app, request, peer, self.server_address, multithread=multithread)
+        except Exception:  # noqa: BLE001 - as socketserver: report it, drop this connection, serve the others
+            traceback.print_exc()
+            return _SERVER_ERROR, True
+
+    def _answer_in_thread(self, conn: _Conn, request: _Request) -> None:
+        self._answered.append((conn, *self._answer(request, conn.peer, multithread=True)))
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass  # the server was closed meanwhile
+
+    def _take_answers(self) -> None:
+        try:
+            self._wake_r.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            pass
+        while self._answered:
+            conn, payload, close = self._answered.popleft()
+            conn.busy = False
+            if conn in self._conns:
+                self._queue(conn, payload, close)
+                self._answer_buffered(conn)
+
+    @staticmethod
+    def _queue(conn: _Conn, payload: bytes, close: bool) -> None:
+        conn.outbuf += payload
+        conn.closing = conn.closing or close
+
+    def _flush(self, conn: _Conn) -> None:
+        """Hand conn's output to the kernel; what it does not take now goes when the socket is writable."""
+        self._unsent.discard(conn)
+        if conn not in self._conns:
+            return
+        if conn.outbuf:
+            try:
+                sent = conn.sock.send(conn.outbuf)
+            except (BlockingIOError, InterruptedError):
+                sent = 0
+            except OSError:
+                self._close(conn)
+                return
+            del conn.outbuf[:sent]
+        if conn.outbuf:
+            self._selector.modify(conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn)
+        elif conn.closing:
+            self._close(conn)
+        else:
+            self._selector.modify(conn.sock, selectors.EVENT_READ, conn)  # no syscall when unchanged
+
+    def _close(self, conn: _Conn) -> None:
+        self._unsent.discard(conn)
+        if conn in self._conns:
+            self._conns.discard(conn)
+            self._selector.unregister(conn.sock)
+            conn.sock.close()
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 512
-    app: Any
+def _parse(conn: _Conn) -> _Request | None:
+    """Take one complete request off the front of conn.inbuf; None while it is incomplete or malformed."""
+    buf = conn.inbuf
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        if len(buf) > _MAX_HEAD:
+            _reject(conn)
+        return None
+    names: dict[str, str] = {}
+    try:
+        lines = buf[:end].decode("latin-1").split("\r\n")
+        method, target, version = lines[0].split(" ", 2)
+        headers = [(name.strip(), value.strip()) for name, _, value in (line.partition(":") for line in lines[1:])]
+        names = {name.lower(): value for name, value in headers}
+        length = int(names.get("content-length", 0))
+    except ValueError:
+        length = -1
+    if length < 0 or "transfer-encoding" in names:  # botocore always sends Content-Length; so must others
+        _reject(conn)
+        return None
+    if len(buf) < end + 4 + length:
+        if not conn.continued and names.get("expect", "").lower() == "100-continue":
+            conn.outbuf += _CONTINUE  # the client waits for this before it sends the body
+            conn.continued = True
+        return None
+    body = bytes(buf[end + 4:end + 4 + length])
+    del buf[:end + 4 + length]
+    conn.continued = False
+    return _Request(method, target, version, headers, body)
 
 
-def build_app(*, ttl_interval_s: float = 1.0) -> FaithfulDynamoDB:
+def _reject(conn: _Conn) -> None:
+    conn.outbuf += _BAD_REQUEST
+    conn.closing = True
+
+
+def _call(app: Callable[..., Any], request: _Request, peer: str, address: tuple[str, int], *,
+          multithread: bool) -> tuple[bytes, bool]:
+    """Run the WSGI app on one request; return the whole HTTP response and whether to close afterwards."""
+    path, _, query = request.target.partition("?")
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": request.method, "PATH_INFO": path, "QUERY_STRING": query, "SCRIPT_NAME": "",
+        "SERVER_NAME": address[0], "SERVER_PORT": str(address[1]), "SERVER_PROTOCOL": request.version,
+        "REMOTE_ADDR": peer, "CONTENT_TYPE": "", "CONTENT_LENGTH": str(len(request.body)),
+        "wsgi.input": io.BytesIO(request.body), "wsgi.errors": sys.stderr, "wsgi.url_scheme": "http",
+        "wsgi.version": (1, 0), "wsgi.multithread": multithread, "wsgi.multiprocess": False, "wsgi.run_once": False,
+    }
+    for name, value in request.headers:
+        key = name.upper().replace("-", "_")
+        if key == "CONTENT_TYPE":
+            environ[key] = value
+        elif key != "CONTENT_LENGTH":
+            environ["HTTP_" + key] = value
+    connection = environ.get("HTTP_CONNECTION", "").lower()
+    close = connection == "close" or (request.version != "HTTP/1.1" and connection != "keep-alive")
+    box: list[Any] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable[[bytes], None]:
+        box[:] = [status, headers]
+        return lambda _data: None
+
+    chunks = app(environ, start_response)
+    try:
+        payload = b"".join(chunks)
+    finally:
+        if hasattr(chunks, "close"):
+            chunks.close()
+    status, headers = box
+    head = [f"HTTP/1.1 {status}", *(f"{k}: {v}" for k, v in headers if k.lower() not in _OWN_HEADERS),
+            f"Content-Length: {len(payload)}"]
+    if close:
+        head.append("Connection: close")
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload, close
+
+
+def build_app(*, ttl_interval_s: float = 1.0, fast: bool | None = None) -> FaithfulDynamoDB:
+    """moto's DynamoDB behind FaithfulDynamoDB.
+
+    fast (the default when the installed moto is the verified one, see fastpath.py): DynamoDB calls go to
+    moto's handler directly rather than through its Flask app, with moto's repeated work cached; the answers
+    are the same bytes. DDBLAB_PLAIN_MOTO=1 in the environment turns it off, to rule it out when in doubt.
+    """
     from moto.server import create_backend_app
 
-    from engine.server.fastpath import DirectDynamo, memoize_moto
+    from engine.server import fastpath
 
+    if fast is None:
+        fast = fastpath.verified() and not os.environ.get("DDBLAB_PLAIN_MOTO")
     moto_app = create_backend_app("dynamodb")
     moto_app.debug = False  # no tracebacks in responses
-    memoize_moto()
-    return FaithfulDynamoDB(DirectDynamo(moto_app), ttl_interval_s=ttl_interval_s)
+    if not fast:
+        return FaithfulDynamoDB(moto_app, ttl_interval_s=ttl_interval_s)
+    fastpath.tune_moto()
+    return FaithfulDynamoDB(fastpath.DirectDynamo(moto_app), ttl_interval_s=ttl_interval_s)
 
 
-def make_http_server(host: str, port: int, app: FaithfulDynamoDB) -> ThreadingHTTPServer:
-    server = _Server((host, port), _Handler)
-    server.app = app
-    return server
+def make_http_server(host: str, port: int, app: Callable[..., Any]) -> LoopServer:
+    return LoopServer(host, port, app)
 
 
 def die_with_parent(parent_pid: int) -> None:
-    """Leave no orphan: the kernel signals us when the parent dies, and a watchdog checks as a fallback."""
-    if sys.platform.startswith("linux"):
+    """Leave no orphan. The parent holds the write end of our stdin: when its process dies, for any reason,
+    the read returns EOF and we exit. (PR_SET_PDEATHSIG would fire when the parent's *thread* that started
+    us exits, e.g. a Streamlit script run.) A getppid watchdog covers a parent that handed stdin elsewhere."""
+
+    def watch_stdin() -> None:
         try:
-            libc = ctypes.CDLL("libc.so.6", use_errno=True)
-            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        except OSError:
+            while sys.stdin.buffer.read(4096):
+                pass
+        except (OSError, ValueError):
             pass
+        os._exit(0)
 
-    def watch() -> None:
-        while True:
-            if os.getppid() != parent_pid:
-                os._exit(0)
+    def watch_parent() -> None:
+        while os.getppid() == parent_pid:
             threading.Event().wait(0.5)
+        os._exit(0)
 
-    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+    if not sys.stdin.isatty():
+        threading.Thread(target=watch_stdin, name="parent-stdin", daemon=True).start()
+    threading.Thread(target=watch_parent, name="parent-watchdog", daemon=True).start()

@@ -127,3 +127,30 @@ def _running(pid: int | None) -> bool:
             return f.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_the_server_outlives_the_thread_that_started_it() -> None:
+    """A Streamlit script run starts the server from a thread that then ends; the server must stay."""
+    import threading
+
+    box: list[EmbeddedServer] = []
+    starter = threading.Thread(target=lambda: box.append(EmbeddedServer().start()))
+    starter.start()
+    starter.join()
+    try:
+        time.sleep(1.0)
+        assert box[0].alive() and is_embedded(box[0].endpoint_url)
+    finally:
+        box[0].stop()
+
+
+def test_many_server_errors_do_not_hang_the_server(table) -> None:
+    """moto logs a traceback per HTTP 500; the server's stderr is drained so it never blocks on it."""
+    for _ in range(60):
+        try:
+            table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "A"},
+                                  ConditionExpression="attribute_not_exists(PK) AND AND")
+        except ClientError:
+            pass
+    table.put({"PK": "still", "SK": "alive"})
+    assert table.get("still", "alive") is not None
