@@ -110,3 +110,12 @@ def test_serve_runs_the_embedded_server_for_any_boto3_script_until_ctrl_c() -> N
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 0
+
+
+def test_sweep_runs_both_variants_at_each_thread_count(backend, capsys) -> None:
+    code = main(["sweep", "24", "--threads", "1,4", "--ops", "3", "--endpoint-url", backend.endpoint_url, "--json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert sorted((r["variant"], r["threads"]) for r in rows) == [("add", 1), ("add", 4), ("read-then-put", 1),
+                                                                   ("read-then-put", 4)]
+    assert all(r["state"] == "done" and r["calls"] > 0 for r in rows)
