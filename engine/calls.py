@@ -125,9 +125,15 @@ class Caller:
             full_detail["lost_response"] = True
         if observe is not None and response is not None:
             full_detail.update(observe(response))
+        if response is not None and op not in READS and any(_ambiguous(a) for a in attempts):
+            # Applied, but an earlier attempt may have been applied too: once or twice is unknown.
+            outcome = Outcome.INFO
+            full_detail["ambiguous_retry"] = True
+            full_detail["attempts"] = attempts
         if code is not None:
-            ambiguous_before = any(a in AMBIGUOUS for a in attempts[:-1] if a)
-            if code in AMBIGUOUS or (ambiguous_before and op not in READS):
+            status = int(error_response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+            ambiguous_before = any(_ambiguous(a) for a in attempts[:-1] if a)
+            if _ambiguous(code) or status >= 500 or (ambiguous_before and op not in READS):
                 outcome = Outcome.INFO
             else:
                 outcome = Outcome.FAIL
@@ -191,7 +197,12 @@ class ClientContext(Caller):
             self.ops_done = i
 
     def sleep(self, seconds: float) -> bool:
-        """Sleep unless stopped; True when the full sleep happened."""
+        """Sleep unless stopped; True when the full sleep happened. Never past the run's time limit."""
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left < seconds:
+                self.stop_event.wait(max(0.0, left))
+                return False
         return not self.stop_event.wait(max(0.0, seconds))
 
     def backoff(self, attempt: int, base_s: float = 0.002, cap_s: float = 0.1) -> bool:
@@ -200,6 +211,11 @@ class ClientContext(Caller):
 
     def crash(self, where: str) -> None:
         raise ClientCrash(where)
+
+
+def _ambiguous(code: str) -> bool:
+    # A 5xx (botocore reports the status as the code when the body has none) may have been applied.
+    return code in AMBIGUOUS or (code.isdigit() and int(code) >= 500)
 
 
 def _plain(item: Mapping[str, Any]) -> dict[str, Any]:

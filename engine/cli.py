@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from engine.backend import RETRY_MODES, Backend, BackendSpec, RetryPolicy
+from engine.backend import RETRY_MODES, Backend, BackendKind, BackendSpec, RetryPolicy
 from engine.errors import BadInput, LabError
 from engine.patterns import all_patterns, get_pattern
 from engine.runner import DEFAULT_MAX_THREADS, Run, RunConfig, RunState
@@ -163,27 +164,40 @@ def cmd_run(args: argparse.Namespace) -> int:
     from engine.summary import render_text, summary
 
     config = config_from_args(args)
-    if args.history and not args.history.lower().endswith((".jsonl", ".csv")):
-        raise BadInput(f"--history {args.history!r} must end in .jsonl or .csv", "e.g. --history run.jsonl")
+    if args.history:
+        _check_history_path(args.history)
     backend = _backend(args)
-    if backend.kind.value == "aws" and config.max_calls is None:
+    if backend.kind is BackendKind.AWS and config.max_calls is None:
         config = dataclasses.replace(config, max_calls=AWS_DEFAULT_MAX_CALLS)
     with backend:
-        if backend.kind.value == "aws":
+        if backend.kind is BackendKind.AWS:
             info = backend.describe()  # before the first write: where this is going, never credentials
             print(f"AWS account {info.get('account')} region {info['region']}: creating a tagged ddblab-* "
                   f"pay-per-request table; at most {config.max_calls} calls", file=sys.stderr)
         run = Run(config, backend).start()
         _wait_with_progress(run, quiet=args.json)
         data = summary(run)
-        if args.history:
+    print(json.dumps(data, default=str) if args.json else render_text(data), flush=True)
+    if args.history:
+        try:
             count = run.history.export(args.history, meta={"summary": data})
-            print(f"history: {count} calls written to {args.history}", file=sys.stderr)
-    print(json.dumps(data, default=str) if args.json else render_text(data))
+        except OSError as e:
+            raise LabError(f"could not write the history to {args.history!r}: {e.strerror}",
+                           "the summary above is complete; rerun with a writable --history path") from None
+        print(f"history: {count} calls written to {args.history}", file=sys.stderr)
     if run.state is RunState.FAILED:
         print(f"error: {run.error}", file=sys.stderr)
         return run.error.exit_code if run.error else 1
     return 0
+
+
+def _check_history_path(path: str) -> None:
+    """Before the run, so a typo never costs the calls it recorded."""
+    if not path.lower().endswith((".jsonl", ".csv")):
+        raise BadInput(f"--history {path!r} must end in .jsonl or .csv", "e.g. --history run.jsonl")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise BadInput(f"--history {path!r}: cannot write in {folder}", "give a path in a writable folder")
 
 
 def _wait_with_progress(run: Run, quiet: bool) -> None:

@@ -5,6 +5,17 @@ Every LabError carries a `fix`: the CLI and the dashboard print "problem — fix
 
 from __future__ import annotations
 
+import re
+
+
+_ARN = re.compile(r"arn:aws[a-zA-Z-]*:[^\s\"',]+")
+_ACCOUNT = re.compile(r"(?<!\d)\d{12}(?!\d)")
+
+
+def redact(text: str) -> str:
+    """No raw ARNs or account ids in what we print or export: AWS error messages carry both."""
+    return _ACCOUNT.sub(lambda m: "********" + m.group()[-4:], _ARN.sub("arn:aws:…", text))
+
 
 class LabError(Exception):
     """Something the user can act on; the message names the problem, `fix` says what to do."""
@@ -12,6 +23,7 @@ class LabError(Exception):
     exit_code = 1
 
     def __init__(self, problem: str, fix: str = "") -> None:
+        problem = redact(problem)
         super().__init__(problem)
         self.problem = problem
         self.fix = fix

@@ -24,7 +24,6 @@ from engine.patterns import Invariant, Pattern, RunOptions, get_pattern
 from engine.tables import Table, drop_table, open_table
 
 DEFAULT_MAX_THREADS = 256
-STOP_GRACE_S = 2.0
 
 
 class RunState(StrEnum):
@@ -180,6 +179,7 @@ class Run:
             self.error = _as_lab_error(e, self.backend)
             self.state = RunState.FAILED
         finally:
+            self._stop.set()  # whatever ended the run, no worker keeps going
             if self.t_start_ns is not None and self.t_end_ns is None:
                 self.t_end_ns = time.monotonic_ns()
             if self.table is not None and not self.config.keep_table and self.backend.alive():
@@ -189,6 +189,8 @@ class Run:
                     pass
             if injector is not None:
                 injector.close()
+            if client is not None:
+                client.close()  # its pooled connections would otherwise stay open on both sides
             self._done.set()
 
     def _run_clients(self, client: Any) -> None:
@@ -208,8 +210,12 @@ class Run:
                 max_calls=cfg.max_calls))
         threads = [threading.Thread(target=self._worker, args=(ctx, barrier, deadline_box), daemon=True,
                                     name=f"client-{ctx.client_id}") for ctx in contexts]
-        for t in threads:
-            t.start()
+        try:
+            for t in threads:
+                t.start()
+        except RuntimeError:
+            barrier.abort()  # the started clients leave the barrier instead of waiting forever
+            raise LabError(f"could not start {n} client threads on this machine", "use fewer --threads") from None
         self.history.t0_ns = time.monotonic_ns()
         if cfg.duration_s:
             deadline_box[0] = time.monotonic() + cfg.duration_s
@@ -231,7 +237,10 @@ class Run:
             raise self.error
 
     def _worker(self, ctx: ClientContext, barrier: threading.Barrier, deadline_box: list[float | None]) -> None:
-        barrier.wait()
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            return
         ctx.deadline = deadline_box[0]
         try:
             self.pattern.client(ctx)

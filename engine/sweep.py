@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from engine.backend import Backend
+from engine.calls import READS
 from engine.patterns import get_pattern
 from engine.runner import Run, RunConfig, conflicts
 
@@ -34,14 +35,17 @@ def sweep_row(run: Run) -> dict[str, object]:
     frame = run.history.snapshot()
     duration = run.elapsed_s()
     calls = counts["calls"]
-    ok = counts["ok"]
+    writes = frame[~frame["op"].isin(list(READS))]
+    refused = int((writes["outcome"] != "ok").sum())
+    applied = int((writes["outcome"] == "ok").sum())
     return {
         "variant": run.config.variant,
         "safe": run.pattern_cls.variants[run.config.variant].safe,
         "threads": run.config.threads,
         "calls": calls,
-        "conflict_rate": conflicts(counts["errors"]) / calls if calls else 0.0,
-        "retries_per_success": (calls - ok) / ok if ok else float("nan"),
+        # Of the writes: refused by a condition or a cancelled transaction, and refused per applied write.
+        "conflict_rate": conflicts(counts["errors"]) / len(writes) if len(writes) else 0.0,
+        "retries_per_success": refused / applied if applied else float("nan"),
         "calls_per_s": calls / duration if duration > 0 else 0.0,
         "p95_ms": float(frame["latency_ms"].quantile(0.95)) if calls else float("nan"),
         "invariants_broken": sum(1 for inv in run.invariants if not inv.holds),

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,9 +79,21 @@ def open_table(client: Any, pattern: str, spec: TableSpec, *, name: str | None =
                                "pick another --table name, or pass --allow-foreign-table to write to it "
                                "(the lab never deletes a table it did not create)")
         _check_layout(existing, spec, name)
+        if client.scan(TableName=name, Limit=1, ConsistentRead=True).get("Items"):
+            # Invariants count what is in the table: old items would make a correct run look broken.
+            raise BadInput(f"table {name!r} already holds items (an earlier run's, or someone's data)",
+                           "pick a new --table name, or leave out --table for a fresh ddblab-* table")
         return Table(name, client, created=False, spec=spec)
-    _create(client, name, spec)
-    return Table(name, client, created=True, spec=spec)
+    table = Table(name, client, created=True, spec=spec)
+    try:
+        _create(client, name, spec)
+    except BaseException:
+        try:
+            drop_table(table)  # created but never became usable: do not leave it behind
+        except Exception:  # noqa: BLE001 - the original error is the one to report
+            pass
+        raise
+    return table
 
 
 def drop_table(table: Table) -> bool:
@@ -95,17 +106,6 @@ def drop_table(table: Table) -> bool:
         if e.response["Error"]["Code"] != "ResourceNotFoundException":
             raise
     return True
-
-
-def lab_tables(client: Any) -> Iterator[str]:
-    """Names of tables that carry the lab's prefix (for clean-up tools and the dashboard)."""
-    kwargs: dict[str, Any] = {}
-    while True:
-        page = client.list_tables(**kwargs)
-        yield from (n for n in page.get("TableNames", []) if n.startswith(PREFIX))
-        if "LastEvaluatedTableName" not in page:
-            return
-        kwargs["ExclusiveStartTableName"] = page["LastEvaluatedTableName"]
 
 
 def _describe(client: Any, name: str) -> dict[str, Any] | None:

@@ -8,6 +8,8 @@ A pattern is a class with: a seed number and texts, its variants (one safe, at l
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -47,9 +49,11 @@ class Option:
         kind = type(self.default)
         try:
             value = kind(float(raw)) if kind is int and isinstance(raw, str) and "." not in raw else kind(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise BadInput(f"{self.name}={raw!r} is not a {kind.__name__}",
                            f"use --set {self.name}=<{kind.__name__}>") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise BadInput(f"{self.name}={raw!r} is not a finite number", f"use --set {self.name}=<number>")
         if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
             raise BadInput(f"{self.name}={value} is out of range",
                            f"use a value from {self.minimum:g} to {self.maximum:g}")

@@ -175,10 +175,11 @@ class ConditionalWrites(Pattern):
         spent: Counter[str] = Counter()
         for _, key, d in spends:
             spent[key] += d["amount"]
-        maybe: Counter[str] = Counter()  # lost-response spends: applied or not, we cannot tell
-        for _, a, key, outcome, _, d in calls:
+        maybe: Counter[str] = Counter()  # lost-response spends: applied up to once per attempt, we cannot tell
+        attempts = dict(zip(frame["seq"].astype(int), frame["retries"].astype(int) + 1))
+        for seq, a, key, outcome, _, d in calls:
             if a == "spend" and outcome == "info":
-                maybe[key] += d["amount"]
+                maybe[key] += d["amount"] * attempts[seq]
         off_users = {pk for pk, item in user_items.items()
                      if not 0 <= credits - int(item["credits"]) - spent[pk] <= maybe[pk]}
         unknown_spends = sum(1 for _, a, _, outcome, *_ in calls if a == "spend" and outcome == "info")

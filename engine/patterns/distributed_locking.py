@@ -318,9 +318,12 @@ def _lease_intervals(frame: pd.DataFrame, ok: pd.Series, holds: pd.Series, t0_ns
     """(start, end, acquire seq) per lease: from the acquire's answer to the release's sending or the expiry,
     whichever came first; the expiry is expiresAt placed on the monotonic clock, moved by each heartbeat."""
     leases: dict[Any, list[int]] = {}
-    for seq, action, hold, good, invoke, complete, detail in zip(
-            frame["seq"], frame["action"], holds, ok, frame["invoke_ns"], frame["complete_ns"], frame["detail"]):
-        if not good or action not in ("acquire", "heartbeat", "release"):
+    for seq, action, hold, good, outcome, invoke, complete, detail in zip(
+            frame["seq"], frame["action"], holds, ok, frame["outcome"], frame["invoke_ns"], frame["complete_ns"],
+            frame["detail"]):
+        # A release whose answer was lost may have freed the lock at any moment after it was sent.
+        unknown_release = action == "release" and outcome == "info"
+        if not (good or unknown_release) or action not in ("acquire", "heartbeat", "release"):
             continue
         if action != "acquire" and hold not in leases:
             continue

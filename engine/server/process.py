@@ -85,11 +85,6 @@ class EmbeddedServer:
             for line in proc.stderr:
                 self._stderr_tail.append(line.rstrip())
 
-    @property
-    def stderr_tail(self) -> list[str]:
-        """The server's last lines on stderr, for error reports."""
-        return list(getattr(self, "_stderr_tail", ()))
-
     def _drain(self) -> None:
         # Keep reading so the child never blocks on a full pipe.
         proc = self._proc

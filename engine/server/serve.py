@@ -20,6 +20,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable
@@ -123,6 +124,9 @@ class LoopServer:
             try:
                 sock, addr = self._listener.accept()
             except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # e.g. out of file descriptors: refuse this one, keep serving the others
+                time.sleep(0.05)
                 return
             sock.setblocking(False)
             # Each answer goes out in one send; Nagle would only hold a small one back waiting for an ACK.

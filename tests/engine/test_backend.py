@@ -92,3 +92,14 @@ def test_a_named_table_the_lab_creates_is_tagged_and_dropped(client) -> None:
 def test_a_bad_table_name_is_refused(client) -> None:
     with pytest.raises(BadInput):
         open_table(client, "x", TableSpec(), name="no spaces allowed")
+
+
+def test_a_named_table_with_items_in_it_is_refused(client) -> None:
+    table = open_table(client, "x", TableSpec(), name="ddblab-kept-table")
+    try:
+        table.put({"PK": "OLD", "SK": "ITEM"})
+        with pytest.raises(BadInput) as e:
+            open_table(client, "x", TableSpec(), name="ddblab-kept-table")
+        assert "already holds items" in str(e.value)
+    finally:
+        drop_table(table)

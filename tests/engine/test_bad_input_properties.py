@@ -20,7 +20,8 @@ FLAGS = ["--variant", "--threads", "--ops", "--duration", "--set", "--retry-mode
          "--endpoint-url", "--region"]
 VALUES = st.one_of(st.integers(-10**6, 10**6).map(str), st.floats(allow_nan=True).map(str),
                    st.text(max_size=12), st.sampled_from(["0", "-1", "1e9", "nan", "inf", "version-check", "a=b",
-                                                          "accounts=0", "http://", "http://127.0.0.1:9"]))
+                                                          "accounts=0", "accounts=inf", "max_attempts=nan",
+                                                          "http://", "http://127.0.0.1:9"]))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -103,3 +103,15 @@ def test_lost_response_share_only_hits_writes(table) -> None:
     table.put({"PK": "A", "SK": "A"})
     caller.call("read", "GetItem", key="A", TableName=table.name, Key={"PK": "A", "SK": "A"})
     assert history.call(0).outcome is Outcome.OK and "lost_response" not in history.call(0).detail
+
+
+def test_a_write_that_succeeds_after_a_lost_response_is_unknown_not_ok(table) -> None:
+    """The first attempt was applied and its answer lost; the retry applied it again: once or twice?"""
+    history = History()
+    table.put({"PK": "C", "SK": "C", "n": 0})
+    response = Caller(table.client, history, 0).call(
+        "add", "UpdateItem", key="C", lose_response=True, TableName=table.name, Key={"PK": "C", "SK": "C"},
+        UpdateExpression="ADD n :one", ExpressionAttributeValues={":one": 1}, ReturnValues="UPDATED_NEW")
+    call = history.call(0)
+    assert response["Attributes"]["n"] == 2  # really applied twice
+    assert call.outcome is Outcome.INFO and call.error is None and call.detail["ambiguous_retry"] is True

@@ -119,3 +119,8 @@ def test_sweep_runs_both_variants_at_each_thread_count(backend, capsys) -> None:
     assert sorted((r["variant"], r["threads"]) for r in rows) == [("add", 1), ("add", 4), ("read-then-put", 1),
                                                                    ("read-then-put", 4)]
     assert all(r["state"] == "done" and r["calls"] > 0 for r in rows)
+
+
+def test_an_unwritable_history_path_is_refused_before_the_run(capsys) -> None:
+    assert main(["run", "24", "--history", "/nonexistent/folder/run.jsonl"]) == 2
+    assert "cannot write in /nonexistent/folder" in capsys.readouterr().err
