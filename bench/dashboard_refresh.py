@@ -1,62 +1,104 @@
-"""Dashboard refresh cost: rebuild every chart of the Run page from a History of 10k, 100k and 1M calls.
+"""Dashboard refresh cost: every chart of the Run page on a run of 10k, 100k and 1M calls.
 
-Measured as a live run sees it: the run registry's incremental frame (new calls' details parsed once, as
-they arrive), then each refresh's snapshot and charts, then the figures serialized as they go to the browser.
-The history is a recorded optimistic-locking run (tests/data) repeated later and later in time.
+The history is a recorded optimistic-locking run (tests/data) repeated later and later in time. The record is a
+running one (its Run is a stand-in that never finishes, so the page takes its live path: no verdicts yet, no
+caching of a finished run), and the page draws exactly what it draws live: `dashboard.live.run_figures`.
+
+What is measured, per size N:
+- refresh_s, the live refresh: the page has drawn before, then NEW_SHARE (1 %) of N new calls arrive; one refresh
+  brings the run's aggregates up to date with those calls (RunRecord.view: their details parsed, each chart's
+  aggregate fed the new rows only), draws every chart of the Run page from the aggregates and serializes the
+  figures as they go to the browser. Best of `repeats` refreshes, each after another 1 % arrived, the last
+  one ending at N calls; the sizes take turns, so a busy moment of the (shared) machine hits them alike.
+  The new calls are part of the work: at 1M a refresh takes in 10,000 calls, at 100k 1,000 (a fixed number of
+  new calls per refresh would be kinder to the big run). refresh_cpu_s: the same refreshes in CPU time.
+- first_build_s, the one-off full build (not a refresh): the same page opened on a run that already has N calls:
+  every call read once into the aggregates, then the charts. Paid once per run and dashboard process (a page
+  opened late, an imported file); a finished run keeps its aggregates, nothing is re-read.
+- bytes_sent: the figures' JSON of one refresh.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
-from dashboard import analysis as an
-from dashboard import charts
+from dashboard import live
 from dashboard.registry import RunRecord, Source
 from engine.history import Call, History, read_jsonl
 
 SIZES = (10_000, 100_000, 1_000_000)
+NEW_SHARE = 0.01
 RECORDED = Path(__file__).resolve().parents[1] / "tests" / "data" / "optimistic-locking-racy.jsonl"
 
 
+class Recorded:
+    """The recorded run's calls, call i being call i % len of the recording, shifted later by whole spans."""
+
+    def __init__(self) -> None:
+        source, meta = read_jsonl(RECORDED)
+        self.calls = source.calls()
+        self.span = max(c.complete_ns for c in self.calls) + 1_000_000
+        self.summary: dict[str, Any] = meta["summary"]
+
+    def extend(self, history: History, n_calls: int) -> None:
+        """Append calls until the history has n_calls."""
+        while len(history) < n_calls:
+            i = len(history)
+            c = self.calls[i % len(self.calls)]
+            shift = (i // len(self.calls)) * self.span
+            history.append(Call(client=c.client, action=c.action, op=c.op, key=c.key, invoke_ns=c.invoke_ns + shift,
+                                complete_ns=c.complete_ns + shift, outcome=c.outcome, error=c.error,
+                                retries=c.retries, detail=c.detail, request=c.request))
+
+
 def scaled(n_calls: int) -> tuple[History, dict[str, Any]]:
-    source, meta = read_jsonl(RECORDED)
-    calls = source.calls()
-    span = max(c.complete_ns for c in calls) + 1_000_000
-    big = History(t0_ns=0)
-    shift = 0
-    while len(big) < n_calls:
-        for c in calls[: n_calls - len(big)]:
-            big.append(Call(client=c.client, action=c.action, op=c.op, key=c.key, invoke_ns=c.invoke_ns + shift,
-                            complete_ns=c.complete_ns + shift, outcome=c.outcome, error=c.error,
-                            retries=c.retries, detail=c.detail, request=c.request))
-        shift += span
-    return big, meta["summary"]
+    recorded = Recorded()
+    history = History(t0_ns=0)
+    recorded.extend(history, n_calls)
+    return history, recorded.summary
 
 
-def refresh(record: RunRecord, invariants: list[dict[str, Any]]) -> tuple[float, int]:
-    record._frames.final = None  # type: ignore[union-attr]  # a running record re-snapshots every refresh
-    started = time.perf_counter()
-    frame = record.frame()
-    figures = [charts.timeline(frame, flagged=an.flagged_calls(invariants)), charts.outcomes_over_time(frame),
-               charts.latency(frame), *charts.pattern_views(record.pattern, frame, invariants),
-               charts.final_state(invariants)]
+def running_record(history: History, summary: dict[str, Any]) -> RunRecord:
+    """A record whose run is still going (a stand-in Run: not finished, no verdicts yet, no options)."""
+    run = SimpleNamespace(finished=False, invariants=[], options=SimpleNamespace(values={}),
+                          state=SimpleNamespace(value="running"))
+    return RunRecord(id=f"bench-{len(history)}", source=Source.LIVE, pattern=summary["pattern"],
+                     variant=summary["variant"], threads=summary["threads"], ops_per_client=None, duration_s=None,
+                     history=history, run=run)  # type: ignore[arg-type]
+
+
+def refresh(record: RunRecord) -> tuple[float, float, int]:
+    """One refresh of the Run page: (wall seconds, CPU seconds, bytes of figures sent)."""
+    started, cpu = time.perf_counter(), time.process_time()
+    figures = live.figures_of(live.run_figures(record))
     sent = sum(len(fig.to_json()) for fig in figures)
-    return time.perf_counter() - started, sent
+    return time.perf_counter() - started, time.process_time() - cpu, sent
 
 
 def measure(repeats: int = 3) -> list[dict[str, Any]]:
-    rows = []
+    recorded = Recorded()
+    records: dict[int, RunRecord] = {}
+    rows: dict[int, dict[str, Any]] = {}
     for n in SIZES:
-        history, summary = scaled(n)
-        record = RunRecord(id=f"bench-{n}", source=Source.IMPORTED, pattern=summary["pattern"],
-                           variant=summary["variant"], threads=summary["threads"], ops_per_client=None,
-                           duration_s=None, history=history, imported_summary=summary)
-        record.frame()  # the details arrive once, during the run
-        timings = [refresh(record, summary["invariants"]) for _ in range(repeats)]
-        rows.append({"calls": n, "refresh_s": min(t for t, _ in timings), "bytes_sent": timings[0][1]})
-    return rows
+        history = History(t0_ns=0)
+        recorded.extend(history, n - repeats * max(1, int(n * NEW_SHARE)))
+        records[n] = running_record(history, recorded.summary)
+        wall, cpu, _ = refresh(records[n])  # the page opens: every call so far read once
+        rows[n] = {"calls": n, "new_calls": max(1, int(n * NEW_SHARE)), "first_build_s": wall,
+                   "first_build_cpu_s": cpu, "timings": []}
+    for _ in range(repeats):  # the sizes take turns, so a busy moment of the machine hits them alike
+        for n, record in records.items():
+            recorded.extend(record.history, len(record.history) + rows[n]["new_calls"])  # 1 % more calls arrive
+            rows[n]["timings"].append(refresh(record))
+    for n, row in rows.items():
+        assert len(records[n].history) == n
+        timings = row.pop("timings")
+        row.update(refresh_s=min(t[0] for t in timings), refresh_cpu_s=min(t[1] for t in timings),
+                   bytes_sent=max(t[2] for t in timings))
+    return [rows[n] for n in SIZES]
 
 
 def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -64,10 +106,18 @@ def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     at_100k, at_1m = by_n[100_000]["refresh_s"], by_n[1_000_000]["refresh_s"]
     worst_bytes = max(r["bytes_sent"] for r in rows)
     return [
-        {"figure": "refresh of every chart at 100k calls (s)", "value": round(at_100k, 3), "target": "≤ 0.5",
-         "pass": at_100k <= 0.5},
-        {"figure": "refresh at 1M / at 100k", "value": round(at_1m / at_100k, 2), "target": "≤ 2.0",
-         "pass": at_1m <= 2 * at_100k},
+        {"figure": "refresh of every chart at 100k calls, 1k new (s)", "value": round(at_100k, 3),
+         "target": "≤ 0.5", "pass": at_100k <= 0.5},
+        {"figure": "refresh at 1M (10k new) / at 100k (1k new)", "value": round(at_1m / at_100k, 2),
+         "target": "≤ 2.0", "pass": at_1m <= 2 * at_100k},
         {"figure": "bytes sent per refresh (max, MB)", "value": round(worst_bytes / 1e6, 2), "target": "≤ 5",
          "pass": worst_bytes <= 5e6},
     ]
+
+
+if __name__ == "__main__":
+    results = measure(2)
+    for row in results:
+        print(row)
+    for verdict in verdicts(results):
+        print(verdict)

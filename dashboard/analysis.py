@@ -189,16 +189,15 @@ def _stable_hash(seq: np.ndarray) -> np.ndarray:
     return (seq.astype(np.uint64) * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)
 
 
-def sample(frame: pd.DataFrame, max_rows: int, *, keep: Iterable[int] = (),
-           prefer: np.ndarray | None = None) -> tuple[pd.DataFrame, Sampling]:
-    """At most `max_rows` rows: every `keep` seq first, then `prefer`red rows (up to half), then a stable sample."""
-    n = len(frame)
-    if n <= max_rows:
-        return frame, Sampling(n, n)
-    seq = frame["seq"].to_numpy()
+def choose(seq: np.ndarray, max_rows: int, *, keep: np.ndarray | None = None,
+           prefer: np.ndarray | None = None) -> tuple[np.ndarray, int, int]:
+    """Which of these rows (by seq) to show, at most `max_rows`: the `keep` ones first (up to half), then
+    `prefer`red ones (up to half of the rest), then a stable sample. (chosen mask, kept, preferred taken).
+
+    Each step takes the rows with the smallest stable hash of their seq, so the choice among any superset of
+    the bottom-`max_rows` rows of each category is the same (aggregates.Reservoir relies on it)."""
+    n = len(seq)
     chosen = np.zeros(n, dtype=bool)
-    keep_set = np.fromiter(keep, dtype=np.int64) if not isinstance(keep, np.ndarray) else keep
-    flagged = np.isin(seq, keep_set) if len(keep_set) else np.zeros(n, dtype=bool)
     h = _stable_hash(seq)
     budget = max_rows
 
@@ -211,11 +210,24 @@ def sample(frame: pd.DataFrame, max_rows: int, *, keep: Iterable[int] = (),
         chosen[idx] = True
         return len(idx)
 
-    n_flag = take(flagged, budget // 2)
+    n_flag = take(keep, budget // 2) if keep is not None else 0
     budget -= n_flag
     n_pref = take(prefer, budget // 2) if prefer is not None else 0
     budget -= n_pref
     take(np.ones(n, dtype=bool), budget)
+    return chosen, n_flag, n_pref
+
+
+def sample(frame: pd.DataFrame, max_rows: int, *, keep: Iterable[int] = (),
+           prefer: np.ndarray | None = None) -> tuple[pd.DataFrame, Sampling]:
+    """At most `max_rows` rows: every `keep` seq first, then `prefer`red rows (up to half), then a stable sample."""
+    n = len(frame)
+    if n <= max_rows:
+        return frame, Sampling(n, n)
+    seq = frame["seq"].to_numpy()
+    keep_set = np.fromiter(keep, dtype=np.int64) if not isinstance(keep, np.ndarray) else keep
+    flagged = np.isin(seq, keep_set) if len(keep_set) else None
+    chosen, n_flag, n_pref = choose(seq, max_rows, keep=flagged, prefer=prefer)
     return frame[chosen], Sampling(int(chosen.sum()), n, n_flag, n_pref)
 
 
@@ -225,13 +237,6 @@ def nice_step(raw: float) -> float:
         if step >= raw:
             return float(step)
     return float(np.ceil(raw / 3600) * 3600)
-
-
-def time_bins(end_s: np.ndarray, span_s: float | None = None, target: int = 80) -> tuple[np.ndarray, float]:
-    """Bin index per call (by completion time) and the bin width, about `target` bins over the run."""
-    span = span_s if span_s else (float(end_s.max()) if len(end_s) else 1.0)
-    width = nice_step(max(span / target, 0.05))
-    return np.floor(np.clip(end_s, 0, None) / width).astype(np.int64), width
 
 
 # -- the call in the seed's log format ---------------------------------------------------------------------------
@@ -244,9 +249,14 @@ def result_value(outcome: str, error: str) -> str:
     return f'"{error or "failed"}"'
 
 
+def text_or_none(value: Any) -> str | None:
+    """A text column's value: None when missing (None, or NaN in a pandas string column) or empty."""
+    return value if isinstance(value, str) and value else None
+
+
 def call_block(row: Mapping[str, Any]) -> str:
     """One call: its request block (`>>> UpdateItem table` ...) then `=== #seq client c action ===` and the result."""
-    request = row.get("request") or f">>> {row.get('op', '?')}\n    key:        {row.get('key', '')}"
+    request = text_or_none(row.get("request")) or f">>> {row.get('op', '?')}\n    key:        {row.get('key', '')}"
     detail = row.get("detail") or {}
     extra = ""
     if isinstance(detail, Mapping):
@@ -300,7 +310,7 @@ def hover_texts(rows: pd.DataFrame, labels: Sequence[str]) -> list[str]:
     cache: dict[str, str] = {}
     out = []
     for i in range(n):
-        request = requests[i] or f">>> {ops[i]}\n    key:        {keys[i]}"
+        request = text_or_none(requests[i]) or f">>> {ops[i]}\n    key:        {keys[i]}"
         head = cache.get(request)
         if head is None:
             head = cache[request] = _hover_request(request)
@@ -344,6 +354,32 @@ def detail_values(frame: pd.DataFrame, name: str) -> np.ndarray:
     if col in frame:
         return frame[col].to_numpy(dtype=float)
     return np.fromiter((numeric(d.get(name)) for d in details(frame)), dtype=float, count=len(frame))
+
+
+def numeric_fields(ds: Sequence[Mapping[str, Any] | None], names: Sequence[str]) -> list[np.ndarray]:
+    """Per name, its numeric value (as `numeric`) in each detail dict, in one pass over the dicts."""
+    index = {name: i for i, name in enumerate(names)}
+    columns = [np.full(len(ds), np.nan) for _ in names]
+    rows: list[list[int]] = [[] for _ in names]
+    values: list[list[float]] = [[] for _ in names]
+    for row, d in enumerate(ds):
+        if d:
+            for name, value in d.items():
+                i = index.get(name)
+                if i is not None and isinstance(value, (int, float)):
+                    rows[i].append(row)
+                    values[i].append(value)
+    for column, at, vs in zip(columns, rows, values):
+        if at:
+            column[at] = vs
+    return columns
+
+
+def detail_fields(frame: pd.DataFrame, *names: str) -> list[np.ndarray]:
+    """Several numeric detail fields per row (as detail_values), reading each detail dict once."""
+    if all(f"detail.{name}" in frame for name in names) or "detail" not in frame:
+        return [detail_values(frame, name) for name in names]
+    return numeric_fields(details(frame), names)
 
 
 # -- optimistic locking: versions and lost updates ---------------------------------------------------------------
@@ -444,7 +480,7 @@ _TX_ITEM = re.compile(r"^\s{4}- (\w+)", re.MULTILINE)
 
 def tx_item_kinds(request: str | None) -> list[str]:
     """The action kinds of a TransactWriteItems request in log format: ["Put", "Update", ...]."""
-    return _TX_ITEM.findall(request or "")
+    return _TX_ITEM.findall(text_or_none(request) or "")
 
 
 def cancellation_counts(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,9 +1,14 @@
-"""Pure chart functions: a History snapshot DataFrame (and the run's invariants) in, a Plotly Figure out.
+"""Pure chart functions: a run's calls (and its invariants) in, a Plotly Figure out.
+
+The calls come as a History snapshot DataFrame, or as a `RunView`: the run's aggregates (dashboard.aggregates),
+kept up to date from the new calls only, which is what the live pages draw from. Either way a chart draws from
+the same aggregates (a frame is read into them in one go), so the two look the same.
 
 No Streamlit here, so every chart is unit-tested on recorded histories (tests/data/*.jsonl). Rules:
 - readable on a projector: large fonts, thick marks, one fixed colour per outcome/error code (analysis.COLOURS);
-- cheap on a 100k-call run: aggregate in numpy/pandas, and never ship more than a few thousand marks to the
-  browser; a sampled chart says so in its subtitle and in `fig.layout.meta["sampled"]`;
+- cheap on a million-call run: a refresh works on the calls that arrived since the last one, plus what is drawn,
+  and never ships more than a few thousand marks to the browser; a sampled chart says so in its subtitle and in
+  `fig.layout.meta["sampled"]`;
 - `x_range` (seconds) lets the Compare page share axes between two runs.
 """
 
@@ -17,7 +22,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dashboard import aggregates as ag
 from dashboard import analysis as an
+from dashboard.aggregates import RunView
 
 FONT = dict(family="Inter, 'Segoe UI', Helvetica, Arial, sans-serif", size=17, color="#111111")
 MONO = "'DejaVu Sans Mono', Menlo, Consolas, monospace"
@@ -26,6 +33,8 @@ MAX_BARS_FINAL = 5000  # once it has ended (drawn once)
 MAX_POINTS = 4000
 
 Invariants = Sequence[Mapping[str, Any]]
+Calls = pd.DataFrame | RunView  # a snapshot frame, or a run's aggregates
+A = ag.A
 
 # Our own small template, given explicitly: plotly's default one is deep-copied into every new figure (about
 # 0.1 s each), and validation of every property costs more than the data; figures here are built unvalidated
@@ -136,15 +145,32 @@ def empty(title: str, message: str, height: int = 260) -> go.Figure:
     return _style(fig, title, height=height, legend=False, meta={"empty": True})
 
 
-def _span(frame: pd.DataFrame, x_range: Sequence[float] | None) -> float:
+def _count(calls: Calls) -> int:
+    return calls.n if isinstance(calls, RunView) else len(calls)
+
+
+def _lanes(calls: Calls) -> int:
+    if isinstance(calls, RunView):
+        return calls.lanes
+    return int(calls["client"].max()) + 1 if len(calls) else 1
+
+
+def _agg(calls: Calls, kind: type[A], **kwargs: Any) -> A:
+    """The run's aggregate of this kind, or the frame's (read in one go)."""
+    return calls.get(kind) if isinstance(calls, RunView) else kind.of(calls, **kwargs)
+
+
+def _span(calls: Calls, x_range: Sequence[float] | None) -> float:
     if x_range is not None:
         return float(x_range[1])
-    return float(frame["end_s"].max()) if len(frame) else 1.0
+    if isinstance(calls, RunView):
+        return calls.span
+    return float(calls["end_s"].max()) if len(calls) else 1.0
 
 
 # -- per-call timeline --------------------------------------------------------------------------------------------
 
-def timeline(frame: pd.DataFrame, *, flagged: Iterable[int] = (), max_bars: int = MAX_BARS,
+def timeline(calls: Calls, *, flagged: Iterable[int] = (), max_bars: int = MAX_BARS,
              x_range: Sequence[float] | None = None, title: str = "Per-call timeline",
              lanes: int | None = None) -> go.Figure:
     """One lane per client, one bar per call from invoke to complete, coloured by outcome and error code.
@@ -152,15 +178,18 @@ def timeline(frame: pd.DataFrame, *, flagged: Iterable[int] = (), max_bars: int 
     Hover shows the call in the seed's log format. Calls named by a failed invariant get a red ✕. Above
     `max_bars` calls the bars are sampled (flagged calls and failures kept first) and the subtitle says so.
     """
-    if frame.empty:
+    total = _count(calls)
+    if not total:
         return empty(title, "No calls yet")
     flagged = set(flagged)
-    codes, order = an.outcome_codes(frame)
-    plain = [i for i, label in enumerate(order) if label in (an.OK, an.OK_READ)]
-    shown, sampling = an.sample(frame, max_bars, keep=np.fromiter(flagged, dtype=np.int64, count=len(flagged)),
-                                prefer=~np.isin(codes, plain))
-    if sampling.sampled:
-        codes = codes[frame["seq"].isin(shown["seq"]).to_numpy()]
+    if isinstance(calls, RunView):
+        rows = calls.rows_at(flagged) if flagged else None
+        shown, sampling = calls.get(ag.TimelineSample).sample(max_bars, rows)
+    else:
+        rows = calls[calls["seq"].isin(flagged).to_numpy()] if flagged else None
+        shown, sampling = ag.TimelineSample.of(calls, k=max_bars).sample(max_bars, rows)
+    order = an.ordered(shown["label"])
+    codes = pd.Categorical(shown["label"], categories=order).codes
     labels = np.asarray(order, dtype=object)[codes]
     hover = np.asarray(an.hover_texts(shown, list(labels)), dtype=object)
     client = shown["client"].to_numpy()
@@ -182,14 +211,14 @@ def timeline(frame: pd.DataFrame, *, flagged: Iterable[int] = (), max_bars: int 
                                marker=dict(symbol="x-thin", size=16, line=dict(width=3, color=an.FLAG_COLOUR)),
                                hovertemplate="%{customdata}<extra></extra>"))
     n_flagged = int(shown["seq"].isin(flagged).sum()) if flagged else 0
-    n_lanes = lanes or (int(frame["client"].max()) + 1 if len(frame) else 1)
+    n_lanes = lanes or _lanes(calls)
     height = int(min(900, max(320, 150 + 26 * n_lanes)))
     fig.update_layout(barmode="overlay", bargap=0.1)
     fig.update_yaxes(autorange=False, range=[n_lanes - 0.5, -0.5], title_text="client",
                      tickmode="auto" if n_lanes > 24 else "linear", dtick=1, showgrid=False)
     if x_range is not None:
         fig.update_xaxes(range=list(x_range))
-    subtitle = sampling.note() or f"{len(frame):,} calls · hover a bar for the call as the seed logs it"
+    subtitle = sampling.note() or f"{total:,} calls · hover a bar for the call as the seed logs it"
     return _style(fig, title, subtitle=subtitle, height=height, x_title="seconds since the clients were released",
                   meta={"sampled": sampling.sampled, "shown": sampling.shown, "total": sampling.total,
                         "flagged": n_flagged})
@@ -197,16 +226,14 @@ def timeline(frame: pd.DataFrame, *, flagged: Iterable[int] = (), max_bars: int 
 
 # -- outcomes and latency over time ------------------------------------------------------------------------------
 
-def outcomes_over_time(frame: pd.DataFrame, *, x_range: Sequence[float] | None = None,
+def outcomes_over_time(calls: Calls, *, x_range: Sequence[float] | None = None,
                        title: str = "Outcomes over time") -> go.Figure:
     """Stacked rate (calls/s) of ok / ConditionalCheckFailed / TransactionCanceled / info / other errors."""
-    if frame.empty:
+    total = _count(calls)
+    if not total:
         return empty(title, "No calls yet")
-    codes, order = an.outcome_codes(frame, split_reads=False)
-    bins, width = an.time_bins(frame["end_s"].to_numpy(), _span(frame, x_range), target=60)
-    n_bins = int(bins.max()) + 1
-    counts = np.bincount(bins * len(order) + codes, minlength=n_bins * len(order)).reshape(n_bins, len(order))
-    x = (np.arange(n_bins) + 0.5) * width
+    counts, order, width = _agg(calls, ag.TimeBins).rates(_span(calls, x_range), target=60)
+    x = (np.arange(len(counts)) + 0.5) * width
     fig = figure()
     for i, label in enumerate(order):
         fig.add_trace(dict(type="scatter", name=label, x=x, y=counts[:, i] / width, mode="lines", stackgroup="one",
@@ -214,7 +241,7 @@ def outcomes_over_time(frame: pd.DataFrame, *, x_range: Sequence[float] | None =
                            hovertemplate=f"{label}: %{{y:.0f}} calls/s at %{{x:.2f}} s<extra></extra>"))
     if x_range is not None:
         fig.update_xaxes(range=list(x_range))
-    return _style(fig, title, subtitle=f"calls per second by outcome, {width:g} s bins · {len(frame):,} calls",
+    return _style(fig, title, subtitle=f"calls per second by outcome, {width:g} s bins · {total:,} calls",
                   x_title="seconds", y_title="calls / s",
                   meta={"bin_s": width, "labels": order, "y_max": float(counts.sum(axis=1).max() / width)})
 
@@ -231,14 +258,36 @@ def binned_percentiles(bins: np.ndarray, values: np.ndarray, qs: Sequence[float]
     return ids, v[lo] * (1 - frac) + v[hi] * frac
 
 
-def latency(frame: pd.DataFrame, *, x_range: Sequence[float] | None = None,
-            title: str = "Latency p50 / p95 / p99") -> go.Figure:
-    """Latency percentiles per time bin, and over the whole run in the subtitle."""
-    if frame.empty:
-        return empty(title, "No calls yet")
+_QS = (0.5, 0.95, 0.99)
+
+
+def _exact_latency(frame: pd.DataFrame, span: float, target: int) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    """Per-bin and overall percentiles from every call (the bins of aggregates.TimeBins)."""
+    width = ag.bin_width(span, target)
+    bins = np.clip(ag.done_ns(frame), 0, None) // round(width * 1e9)
     lat = frame["latency_ms"].to_numpy()
-    bins, width = an.time_bins(frame["end_s"].to_numpy(), _span(frame, x_range), target=50)
-    ids, q = binned_percentiles(bins, lat, (0.5, 0.95, 0.99))
+    ids, q = binned_percentiles(bins, lat, _QS)
+    return ids, q, width, np.percentile(lat, [50, 95, 99])
+
+
+def latency(calls: Calls, *, x_range: Sequence[float] | None = None,
+            title: str = "Latency p50 / p95 / p99") -> go.Figure:
+    """Latency percentiles per time bin, and over the whole run in the subtitle.
+
+    Exact from a frame and once a run has ended; while it goes, from per-bin histograms (within 1 %).
+    """
+    if not _count(calls):
+        return empty(title, "No calls yet")
+    span = _span(calls, x_range)
+    if not isinstance(calls, RunView):
+        exact = True
+        ids, q, width, overall = _exact_latency(calls, span, 50)
+    elif (columns := calls.latency_columns()) is not None:  # the run has ended: exact, computed once
+        exact = True
+        ids, q, width, overall = calls.cached(("latency", span), lambda: _exact_latency(columns, span, 50))
+    else:
+        exact = False
+        ids, q, width, overall = calls.get(ag.TimeBins).latency(span, 50, _QS)
     x = (ids + 0.5) * width
     fig = figure()
     for i, (name, dash, colour) in enumerate((("p50", "solid", "#1B5E20"), ("p95", "dash", "#E65100"),
@@ -246,13 +295,13 @@ def latency(frame: pd.DataFrame, *, x_range: Sequence[float] | None = None,
         fig.add_trace(dict(type="scatter", name=name, x=x, y=q[:, i], mode="lines+markers",
                            line=dict(width=3, dash=dash, color=colour), marker=dict(size=5),
                            hovertemplate=f"{name} %{{y:.1f}} ms at %{{x:.2f}} s<extra></extra>"))
-    overall = np.percentile(lat, [50, 95, 99])
     if x_range is not None:
         fig.update_xaxes(range=list(x_range))
     fig.update_yaxes(rangemode="tozero")
     return _style(fig, title, subtitle=(f"whole run: p50 {overall[0]:.1f} ms · p95 {overall[1]:.1f} ms · "
                                         f"p99 {overall[2]:.1f} ms"), x_title="seconds", y_title="ms",
-                  meta={"p50": float(overall[0]), "p95": float(overall[1]), "p99": float(overall[2])})
+                  meta={"p50": float(overall[0]), "p95": float(overall[1]), "p99": float(overall[2]),
+                        "exact": exact})
 
 
 def align(figs: Sequence[go.Figure]) -> None:
@@ -316,41 +365,29 @@ _STATUS_STYLE = {
 }
 
 
-def _thin(frame: pd.DataFrame, n: int) -> pd.DataFrame:
-    """At most n rows, evenly spaced: for lines, where dropping points changes nothing visible."""
-    return frame if len(frame) <= n else frame.iloc[np.linspace(0, len(frame) - 1, n).astype(np.int64)]
-
-
-def version_history(frame: pd.DataFrame, *, max_points: int = MAX_POINTS, x_range: Sequence[float] | None = None,
+def version_history(calls: Calls, *, max_points: int = MAX_POINTS, x_range: Sequence[float] | None = None,
                     title: str = "Version history of the contested item") -> go.Figure:
     """Which client wrote each version when; refused writes (conflicts) between; lost updates in red."""
-    writes = an.version_writes(frame)
-    if writes.empty:
+    writes = _agg(calls, ag.VersionWrites, k=max_points)
+    key = writes.contested()
+    if key is None:
         return empty(title, "No versioned writes yet")
-    key = writes["key"].iloc[0]
-    status = writes["status"].to_numpy()
-    lost = int((status == "lost").sum())
-    refused = int((status == "refused").sum())
-    shown, sampling = an.sample(writes, max_points, keep=writes.loc[status == "lost", "seq"].to_numpy(),
-                                prefer=status != "written")
+    item = writes.items[key]
+    lost, refused = item.n_lost, item.n_refused
+    shown, sampling = writes.sample(key, max_points)
     note = " · " + sampling.note("writes") if sampling.sampled else ""
+    acked = writes.acknowledged(key, max_points)  # in completion order, thinned evenly
     fig = figure()
-    acked = writes[writes["outcome"] == "ok"]
     if lost:  # where the version would be had no acknowledged write been erased
-        ideal = pd.DataFrame({"t": acked["t"].to_numpy(),
-                              "v": acked["version"].iloc[0] + np.arange(len(acked))})
-        ideal = _thin(ideal, max_points)
-        fig.add_trace(dict(type="scatter", name="version if none were lost", x=ideal["t"], y=ideal["v"],
+        fig.add_trace(dict(type="scatter", name="version if none were lost", x=acked["t"], y=acked["ideal"],
                            mode="lines", line=dict(color="#424242", width=2, dash="dash"), hoverinfo="skip"))
-    chain = _thin(writes[status == "written"], max_points)
-    fig.add_trace(dict(type="scatter", name="current version", x=chain["t"], y=chain["version"], mode="lines",
+    fig.add_trace(dict(type="scatter", name="current version", x=acked["t"], y=acked["version"], mode="lines",
                        line=dict(color="#90A4AE", width=2, shape="hv"), hoverinfo="skip"))
     # A lost write and the write that erased it, joined: the two clients that raced for one version.
     pairs = shown[shown["status"] == "lost"]
     if len(pairs):
-        t_of = pd.Series(writes["t"].to_numpy(), index=writes["seq"].to_numpy())
         t0 = pairs["t"].to_numpy()
-        t1 = t_of.reindex(pairs["winner"].to_numpy()).fillna(pd.Series(t0)).to_numpy()
+        t1 = np.where(np.isnan(pairs["winner_t"].to_numpy()), t0, pairs["winner_t"].to_numpy())
         v = pairs["version"].to_numpy(dtype=float)
         xs = np.column_stack([t0, t1, np.full(len(t0), np.nan)]).ravel()  # NaN breaks the line between pairs
         ys = np.column_stack([v, v, np.full(len(v), np.nan)]).ravel()
@@ -376,18 +413,18 @@ def version_history(frame: pd.DataFrame, *, max_points: int = MAX_POINTS, x_rang
     return _style(fig, f"{title} ({key})", subtitle=f"{headline} · {refused:,} conflicts refused{note}",
                   x_title="seconds", y_title="version", height=420,
                   meta={"key": key, "lost": lost, "refused": refused, "sampled": sampling.sampled,
-                        "y_max": float(max(writes["version"].max(), writes["version"].min() + len(acked)))})
+                        "y_max": float(max(item.vmax, item.vmin + item.n_ok))})
 
 
 # -- atomic counters ----------------------------------------------------------------------------------------------
 
-def counter(frame: pd.DataFrame, invariants: Invariants = (), *, x_range: Sequence[float] | None = None,
+def counter(calls: Calls, invariants: Invariants = (), *, x_range: Sequence[float] | None = None,
             title: str = "Counter: acknowledged increments vs the count") -> go.Figure:
     """The acknowledged increments climbing, the value clients actually wrote, and the final count read back."""
-    facts = an.counter_facts(frame, invariants)
+    facts = _agg(calls, ag.CounterSeries).facts(invariants, MAX_POINTS)  # a cumulative line, thinned evenly
     if facts.acknowledged == 0:
         return empty(title, "No acknowledged increment yet")
-    s = _thin(facts.series, MAX_POINTS)  # a cumulative line loses nothing visible when thinned evenly
+    s = facts.series
     fig = figure()
     fig.add_trace(dict(type="scatter", name="acknowledged increments (what the count should be)", x=s["t"],
                              y=s["acknowledged"], mode="lines", line=dict(color="#424242", width=3, dash="dash")))
@@ -397,7 +434,7 @@ def counter(frame: pd.DataFrame, invariants: Invariants = (), *, x_range: Sequen
                                  marker=dict(color=an.COLOURS[an.OK], size=7),
                                  hovertemplate="#%{customdata} wrote %{y} at %{x:.3f} s<extra></extra>",
                                  customdata=s["seq"]))
-    end = float(facts.series["t"].max())
+    end = float(s["t"].max())
     if facts.final is not None:
         colour = an.SAFE_COLOUR if not facts.lost else an.RACY_COLOUR
         fig.add_trace(dict(type="scatter", name="final count read back", x=[end], y=[facts.final], mode="markers+text",
@@ -430,9 +467,9 @@ def counter(frame: pd.DataFrame, invariants: Invariants = (), *, x_range: Sequen
 
 # -- transactions ---------------------------------------------------------------------------------------------------
 
-def cancellation_heatmap(frame: pd.DataFrame, *, title: str = "Cancellation reasons per action") -> go.Figure:
+def cancellation_heatmap(calls: Calls, *, title: str = "Cancellation reasons per action") -> go.Figure:
     """Action × reason heatmap over cancelled transactions: which item of which transaction failed, and why."""
-    counts = an.cancellation_counts(frame)
+    counts = _agg(calls, ag.Cancellations).table()
     if counts.empty:
         return empty(title, "No transaction was cancelled", height=220)
     counts["row"] = counts["action"] + " · " + counts["item"]
@@ -451,8 +488,8 @@ def cancellation_heatmap(frame: pd.DataFrame, *, title: str = "Cancellation reas
 
 # -- every pattern: actions × outcomes ------------------------------------------------------------------------------
 
-def action_outcomes(frame: pd.DataFrame, *, title: str = "Calls per action and outcome") -> go.Figure:
-    table = an.action_outcomes(frame)
+def action_outcomes(calls: Calls, *, title: str = "Calls per action and outcome") -> go.Figure:
+    table = _agg(calls, ag.ActionOutcomes).table()
     if table.empty:
         return empty(title, "No calls yet")
     fig = figure()
@@ -467,12 +504,12 @@ def action_outcomes(frame: pd.DataFrame, *, title: str = "Calls per action and o
 
 # -- unique constraints ------------------------------------------------------------------------------------------
 
-def unique_view(frame: pd.DataFrame, invariants: Invariants = (),
+def unique_view(calls: Calls, invariants: Invariants = (),
                 *, title: str = "Email claims: sentinels and duplicates") -> go.Figure:
-    facts = an.unique_facts(frame, invariants)
+    facts = _agg(calls, ag.Claims).facts(invariants)
     shown = {k: v for k, v in facts.items() if v is not None and (v or k in ("users sharing an email",
                                                                               "claims acknowledged"))}
-    if not any(shown.values()) and not frame.size:
+    if not any(shown.values()) and not _count(calls):
         return empty(title, "No claims yet")
     bad = {"users sharing an email", "orphan sentinels"}
     colours = [an.RACY_COLOUR if k in bad and v else
@@ -496,10 +533,10 @@ _IDEMPOTENCY_COLOURS = {"logical requests": "#455A64", "sends (retries and dupli
                         "charges made": an.SAFE_COLOUR, "extra charges": an.RACY_COLOUR}
 
 
-def idempotency_view(frame: pd.DataFrame, invariants: Invariants = (), *,
+def idempotency_view(calls: Calls, invariants: Invariants = (), *,
                      title: str = "Charges requested vs made") -> go.Figure:
     """Logical requests and sends against charges made; extra charges called out; replays and refusals."""
-    facts = an.idempotency_facts(frame)
+    facts = _agg(calls, ag.Charges).facts()
     if not facts["logical requests"]:
         return empty(title, "No requests yet")
     names = list(facts)
@@ -521,14 +558,13 @@ def idempotency_view(frame: pd.DataFrame, invariants: Invariants = (), *,
 
 # -- GSI consistency ---------------------------------------------------------------------------------------------
 
-def gsi_staleness(frame: pd.DataFrame, invariants: Invariants = (), options: Mapping[str, Any] | None = None, *,
+def gsi_staleness(calls: Calls, invariants: Invariants = (), options: Mapping[str, Any] | None = None, *,
                   x_range: Sequence[float] | None = None,
                   title: str = "GSI staleness: write → first visible") -> go.Figure:
     """Per write: ms from its acknowledgement to the first read that saw it; never-seen writes on top."""
-    data = an.gsi_staleness(frame)
+    data = _agg(calls, ag.GsiReads).table(MAX_POINTS)  # evenly thinned
     if data.empty:
         return empty(title, "No acknowledged writes yet")
-    data = _thin(data, MAX_POINTS)
     lag = (options or {}).get("gsi_lag_ms")
     seen = data["seen_ms"].notna()
     top = float(max(data.loc[seen, "seen_ms"].max() if seen.any() else 0, lag or 0, 1.0)) * 1.15
@@ -579,14 +615,14 @@ _LEASE_EVENTS = {
 }
 
 
-def lease_gantt(frame: pd.DataFrame, invariants: Invariants = (), *, x_range: Sequence[float] | None = None,
+def lease_gantt(calls: Calls, invariants: Invariants = (), *, x_range: Sequence[float] | None = None,
                 title: str = "Lease Gantt: who held the lock when", lanes: int | None = None) -> go.Figure:
     """Holder bars per worker (fencing token inside), heartbeats, expiries, takeovers, refused zombie releases,
     and the protected writes: landed, refused by the token, or stale and landed."""
-    leases = an.lease_timeline(frame, an.flagged_calls(invariants))
+    leases = _agg(calls, ag.LeaseEvents).timeline(an.flagged_calls(invariants))
     if leases.holds.empty:
         if leases.events.empty:
-            return empty(title, "No lease acquired yet" if len(frame) else "No calls yet")
+            return empty(title, "No lease acquired yet" if _count(calls) else "No calls yet")
     holds, events = leases.holds, leases.events
     fig = figure()
     for ended, colour, pattern, label in (("released", "#1565C0", "", "held, then released"),
@@ -623,7 +659,7 @@ def lease_gantt(frame: pd.DataFrame, invariants: Invariants = (), *, x_range: Se
                            customdata=[f"#{s} worker-{c + 1} {kind}" + ("" if np.isnan(t) else f" (token {int(t)})")
                                        for s, c, t in zip(rows["seq"], rows["client"], rows["token"])],
                            hovertemplate="%{customdata}<br>at %{x:.3f} s<extra></extra>"))
-    n_lanes = lanes or (int(frame["client"].max()) + 1 if len(frame) else 1)
+    n_lanes = lanes or _lanes(calls)
     fig.update_layout(barmode="overlay")
     fig.update_yaxes(autorange=False, range=[n_lanes - 0.5, -0.5], title_text="worker", showgrid=False,
                      tickmode="array", tickvals=list(range(n_lanes)) if n_lanes <= 24 else None,
@@ -681,23 +717,29 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
 
 # -- which views a pattern gets ------------------------------------------------------------------------------------
 
-def pattern_views(pattern: str, frame: pd.DataFrame, invariants: Invariants = (),
+def _transactional(calls: Calls) -> bool:
+    if isinstance(calls, RunView):
+        return calls.get(ag.Cancellations).transactional
+    return len(calls) > 0 and bool(an.where(calls["op"], ["TransactWriteItems"]).any())
+
+
+def pattern_views(pattern: str, calls: Calls, invariants: Invariants = (),
                   options: Mapping[str, Any] | None = None, *, x_range: Sequence[float] | None = None,
                   lanes: int | None = None) -> list[go.Figure]:
     """The per-pattern views of the Run and Compare pages, most telling first."""
     if pattern == "optimistic-locking":
-        return [version_history(frame, x_range=x_range)]
+        return [version_history(calls, x_range=x_range)]
     if pattern == "atomic-counters":
-        return [counter(frame, invariants, x_range=x_range)]
-    transactional = len(frame) > 0 and bool(an.where(frame["op"], ["TransactWriteItems"]).any())
+        return [counter(calls, invariants, x_range=x_range)]
+    transactional = _transactional(calls)
     if pattern == "transactions":
-        return [cancellation_heatmap(frame), action_outcomes(frame)] if transactional else [action_outcomes(frame)]
+        return [cancellation_heatmap(calls), action_outcomes(calls)] if transactional else [action_outcomes(calls)]
     if pattern == "unique-constraints":
-        return [unique_view(frame, invariants)] + ([cancellation_heatmap(frame)] if transactional else [])
+        return [unique_view(calls, invariants)] + ([cancellation_heatmap(calls)] if transactional else [])
     if pattern == "idempotency-keys":
-        return [idempotency_view(frame, invariants)]
+        return [idempotency_view(calls, invariants)]
     if pattern == "gsi-consistency":
-        return [gsi_staleness(frame, invariants, options, x_range=x_range)]
+        return [gsi_staleness(calls, invariants, options, x_range=x_range)]
     if pattern == "distributed-locking":
-        return [lease_gantt(frame, invariants, x_range=x_range, lanes=lanes)]
-    return [action_outcomes(frame)]
+        return [lease_gantt(calls, invariants, x_range=x_range, lanes=lanes)]
+    return [action_outcomes(calls)]

@@ -1,14 +1,17 @@
 """The live part of the pages: an `st.fragment(run_every=...)` that polls running Runs and redraws their charts.
 
-Worker threads never touch Streamlit: they append to a History; this fragment, on the script thread, takes a
-snapshot every LIVE_REFRESH_S seconds while a run is going, and stops polling (one full rerun) when it ends.
+Worker threads never touch Streamlit: they append to a History; this fragment, on the script thread, brings the
+run's aggregates up to date with the calls recorded since the last refresh (RunRecord.view) and redraws, every
+LIVE_REFRESH_S seconds while a run is going, and stops polling (one full rerun) when it ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import analysis as an
@@ -38,6 +41,28 @@ def run_header(record: RunRecord) -> None:
     st.caption(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else ""))
 
 
+def run_figures(record: RunRecord) -> dict[str, Any]:
+    """Every chart of the Run page: timeline, outcomes, latency, the pattern's views, and the final state once
+    there are verdicts (None before). Drawn from the run's aggregates, brought up to date first."""
+    invariants = record.invariants()
+    flagged = an.flagged_calls(invariants)
+    max_bars = charts.MAX_BARS if record.running else charts.MAX_BARS_FINAL
+    with record.view() as view:
+        return {
+            "timeline": charts.timeline(view, flagged=flagged, lanes=record.threads, max_bars=max_bars),
+            "outcomes": charts.outcomes_over_time(view),
+            "latency": charts.latency(view),
+            "views": charts.pattern_views(record.pattern, view, invariants, record.options(), lanes=record.threads),
+            "final": charts.final_state(invariants) if invariants else None,
+        }
+
+
+def figures_of(figures: dict[str, Any]) -> list[go.Figure]:
+    """The figures of run_figures, in page order."""
+    return [f for name in ("timeline", "outcomes", "latency", "views", "final")
+            for f in (figures[name] if isinstance(figures[name], list) else [figures[name]]) if f is not None]
+
+
 def run_view(record: RunRecord, key: str) -> None:
     """Everything about one run, redrawn live while it goes."""
     run_header(record)
@@ -45,24 +70,20 @@ def run_view(record: RunRecord, key: str) -> None:
     def body() -> None:
         ui.run_messages(record)
         ui.progress_and_counters(record)
-        frame = record.frame()
-        invariants = record.invariants()
-        flagged = an.flagged_calls(invariants)
-        max_bars = charts.MAX_BARS if record.running else charts.MAX_BARS_FINAL
-        ui.chart(charts.timeline(frame, flagged=flagged, lanes=record.threads, max_bars=max_bars), f"{key}-timeline")
+        figs = run_figures(record)
+        ui.chart(figs["timeline"], f"{key}-timeline")
         left, right = st.columns(2)
         with left:
-            ui.chart(charts.outcomes_over_time(frame), f"{key}-outcomes")
+            ui.chart(figs["outcomes"], f"{key}-outcomes")
         with right:
-            ui.chart(charts.latency(frame), f"{key}-latency")
+            ui.chart(figs["latency"], f"{key}-latency")
         st.markdown("### What the history shows")
-        for i, fig in enumerate(charts.pattern_views(record.pattern, frame, invariants, record.options(),
-                                                     lanes=record.threads)):
+        for i, fig in enumerate(figs["views"]):
             ui.chart(fig, f"{key}-view-{i}")
-        ui.invariant_cards(record, frame, key)
-        if invariants:
-            ui.chart(charts.final_state(invariants), f"{key}-final")
-        ui.call_log_panel(frame, invariants, key)
+        ui.invariant_cards(record, key)
+        if figs["final"] is not None:
+            ui.chart(figs["final"], f"{key}-final")
+        ui.call_log_panel(record, key)
         st.markdown("### Export")
         ui.export_buttons(record, key)
 
@@ -90,24 +111,30 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
     records = sorted(records, key=lambda r: (r.safe is False, r.id))
 
     def body() -> None:
-        frames = [r.frame() for r in records]
-        span = max([float(f["end_s"].max()) for f in frames if len(f)] + [r.progress()["elapsed_s"] for r in records]
-                   + [0.1])
+        spans = []
+        for r in records:
+            with r.view() as view:
+                spans.append(view.span if view.n else 0.0)
+        span = max(spans + [r.progress()["elapsed_s"] for r in records] + [0.1])
         x_range = (0.0, span * 1.02)
         lanes = max(r.threads for r in records)
-        timeline_figs = [charts.timeline(f, flagged=an.flagged_calls(r.invariants()), x_range=x_range, lanes=lanes,
-                                         max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2)
-                         for r, f in zip(records, frames)]
-        outcome_figs = [charts.outcomes_over_time(f, x_range=x_range) for f in frames]
-        view_figs = [charts.pattern_views(r.pattern, f, r.invariants(), r.options(), x_range=x_range, lanes=lanes)[0]
-                     for r, f in zip(records, frames)]
+        timeline_figs, outcome_figs, view_figs = [], [], []
+        for r in records:
+            invariants = r.invariants()
+            with r.view() as view:
+                timeline_figs.append(charts.timeline(
+                    view, flagged=an.flagged_calls(invariants), x_range=x_range, lanes=lanes,
+                    max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2))
+                outcome_figs.append(charts.outcomes_over_time(view, x_range=x_range))
+                view_figs.append(charts.pattern_views(r.pattern, view, invariants, r.options(), x_range=x_range,
+                                                      lanes=lanes)[0])
         final_figs = [charts.final_state(r.invariants()) for r in records]
         for figs in (timeline_figs, outcome_figs, view_figs, final_figs):
             charts.align(figs)
         charts.share_y(outcome_figs)
         charts.share_y(view_figs)
         cols = st.columns(len(records), gap="large")
-        for i, (col, record, frame) in enumerate(zip(cols, records, frames)):
+        for i, (col, record) in enumerate(zip(cols, records)):
             with col:
                 kind = "safe" if record.safe else "racy"
                 colour = "green" if record.safe else "red"
@@ -123,7 +150,7 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
                 ui.chart(view_figs[i], f"{key}-{i}-view")
                 if invariants:
                     ui.chart(final_figs[i], f"{key}-{i}-final")
-                ui.invariant_cards(record, frame, f"{key}-{i}", columns=1)
+                ui.invariant_cards(record, f"{key}-{i}", columns=1)
 
     poll(lambda: any(r.running for r in records), body)
 

@@ -15,7 +15,6 @@ import io
 import itertools
 from array import array
 import json
-import math
 import os
 import threading
 import time
@@ -29,7 +28,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard.analysis import DETAIL_FIELDS, numeric
+from dashboard.aggregates import RunView, aggregates_for
+from dashboard.analysis import DETAIL_FIELDS, numeric_fields
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.errors import BadInput, HistoryFileError, LabError
 from engine.history import History, dumps, read_jsonl
@@ -48,38 +48,47 @@ class Source(StrEnum):
 
 
 class _Frames:
-    """An incrementally built snapshot: a History only grows, so what was parsed once is kept.
-
-    Each refresh takes the cheap columnar snapshot and adds, for the new calls only, their request text,
-    detail dict and the numeric detail fields the views read (analysis.DETAIL_FIELDS).
+    """The calls of a run as frames, each call's details parsed once: a History only grows, so what was parsed
+    is kept. `rows(start, stop)` is what the run's aggregates (dashboard.aggregates.RunView) take in as calls
+    arrive; `frame()` is every call (the call log, tests), cached once the run has ended.
     """
 
     def __init__(self, history: History) -> None:
         self.history = history
         self.details: list[Any] = []
-        self.requests: list[str | None] = []
-        self.fields = {name: array("d") for name in DETAIL_FIELDS}
-        self.lock = threading.Lock()
+        self.fields = {name: array("d") for name in DETAIL_FIELDS}  # filled up to where frame() last looked
+        self.lock = threading.RLock()
         self.final: pd.DataFrame | None = None
 
     def _extend(self, n: int) -> None:
         start = len(self.details)
-        if start >= n:
+        if start < n:
+            self.details.extend(self.history.details(range(start, n)))
+
+    def rows(self, start: int, stop: int) -> pd.DataFrame:
+        """Calls [start, stop) with `request` and `detail`."""
+        with self.lock:
+            self._extend(stop)
+            frame = self.history.snapshot(start, stop, requests=True)
+            frame["detail"] = self.details[start:start + len(frame)]
+            return frame
+
+    def _fields(self, n: int) -> None:
+        done = len(self.fields[DETAIL_FIELDS[0]])
+        if done >= n:
             return
-        new = self.history.details(range(start, n))
-        self.details.extend(new)
-        self.requests.extend(self.history.snapshot(start, n, requests=True)["request"].tolist())
-        for name, values in self.fields.items():
-            values.extend(numeric(d.get(name)) if d else math.nan for d in new)
+        columns = numeric_fields(self.details[done:n], DETAIL_FIELDS)
+        for name, values in zip(DETAIL_FIELDS, columns):
+            self.fields[name].frombytes(values.tobytes())
 
     def frame(self, final: bool) -> pd.DataFrame:
         with self.lock:
             if self.final is not None:
                 return self.final
-            frame = self.history.snapshot()
+            frame = self.history.snapshot(requests=True)
             n = len(frame)
             self._extend(n)
-            frame["request"] = self.requests[:n] if len(self.requests) != n else self.requests
+            self._fields(n)
             frame["detail"] = self.details[:n] if len(self.details) != n else self.details
             for name, values in self.fields.items():
                 frame[f"detail.{name}"] = np.frombuffer(values, dtype=np.float64, count=n).copy()
@@ -108,6 +117,7 @@ class RunRecord:
     backend_label: str = ""
     _summary: dict[str, Any] | None = field(default=None, repr=False)
     _frames: _Frames | None = field(default=None, repr=False)
+    _view: RunView | None = field(default=None, repr=False)
 
     # -- state --------------------------------------------------------------------------------------------------
 
@@ -151,8 +161,8 @@ class RunRecord:
                 "conflicts": conflicts(counts["errors"])}
 
     def _span(self) -> float:
-        frame = self.frame()
-        return float(frame["end_s"].max()) if len(frame) else 0.0
+        with self.view() as view:
+            return float(view.span) if view.n else 0.0
 
     # -- results ------------------------------------------------------------------------------------------------
 
@@ -179,11 +189,24 @@ class RunRecord:
             return dict(self.run.options.values)
         return dict((self.imported_summary or {}).get("options") or {})
 
-    def frame(self) -> pd.DataFrame:
-        """Every call so far, with `detail` and `request`; cached and extended as the run grows."""
+    def _calls(self) -> _Frames:
         if self._frames is None:
             self._frames = _Frames(self.history)
-        return self._frames.frame(final=not self.running)
+        return self._frames
+
+    def frame(self) -> pd.DataFrame:
+        """Every call so far, with `detail` and `request` (details parsed once); cached once the run has ended.
+
+        Costs a pass over every call: the charts draw from `view()` instead."""
+        return self._calls().frame(final=not self.running)
+
+    def view(self) -> RunView:
+        """The aggregates the charts draw from. `with record.view() as view:` brings them up to date with the
+        calls recorded since the last time (work in proportion to those) and holds them while drawing."""
+        if self._view is None:
+            self._view = RunView(self.history, self._calls().rows, aggregates_for(self.pattern))
+        self._view.final = not self.running
+        return self._view
 
     # -- export -------------------------------------------------------------------------------------------------
 

@@ -248,7 +248,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "…"
 
 
-def invariant_cards(record: RunRecord, frame: pd.DataFrame, key: str, *, columns: int = 2) -> None:
+def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
     """One card per invariant: PASS/FAIL, expected vs observed, why, and the calls that broke it."""
     invariants = record.invariants()
     st.markdown("### Invariants")
@@ -276,7 +276,8 @@ def invariant_cards(record: RunRecord, frame: pd.DataFrame, key: str, *, columns
                 label = (f"The {len(calls)} calls that broke it" if not inv["holds"]
                          else f"The {len(calls)} calls it names")
                 with st.expander(label):
-                    rows = frame[frame["seq"].isin(calls)]
+                    with record.view() as view:
+                        rows = view.rows_at(calls)
                     st.code(an.call_log(rows) or "(calls not in this history)", language=None)
 
 
@@ -285,14 +286,16 @@ def invariant_cards(record: RunRecord, frame: pd.DataFrame, key: str, *, columns
 CALL_LOG_LIMIT = 150
 
 
-def call_log_panel(frame: pd.DataFrame, invariants: Sequence[dict[str, Any]], key: str) -> None:
+def call_log_panel(record: RunRecord, key: str) -> None:
     """The seed-format log, filterable by client and outcome; the last calls shown, the whole log downloadable.
 
-    Behind a toggle, so a live refresh does not build a log nobody is reading.
+    Behind a toggle, so a live refresh does not read every call (record.frame) for a log nobody is reading.
     """
     st.markdown("### Call log")
     if not st.toggle("Show the call log (the seed's format)", key=f"{key}-log-on"):
         return
+    frame = record.frame()
+    invariants = record.invariants()
     with st.container(border=True):
         if frame.empty:
             st.caption("No calls yet.")

@@ -49,3 +49,21 @@ def history_of(calls: list[Call]) -> History:
     h = History(t0_ns=0)
     h.extend(calls)
     return h
+
+
+def growing(history: History, pattern: str, rng: Any, max_batch: int):  # noqa: ANN201 - (History, RunView)
+    """The calls of `history` arriving in random batches of 1..max_batch into a new History, and the run's view
+    brought up to date after each batch (as a live page refreshes)."""
+    from dashboard.aggregates import RunView, aggregates_for
+    from dashboard.registry import _Frames
+
+    calls = history.calls()
+    live = History(t0_ns=history.t0_ns)
+    view = RunView(live, _Frames(live).rows, aggregates_for(pattern))
+    i = 0
+    while i < len(calls):
+        k = int(rng.integers(1, max_batch + 1))
+        live.extend(calls[i:i + k])
+        i += k
+        view.update()
+    return live, view

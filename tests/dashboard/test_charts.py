@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import html
 import re
-import time
 
 import numpy as np
 import pandas as pd
@@ -296,28 +295,20 @@ def test_call_log_is_the_seed_format(locking_safe) -> None:
 
 # -- 100k calls --------------------------------------------------------------------------------------------------
 
-def test_a_refresh_at_100k_calls_is_cheap() -> None:
-    """Every chart of the Run page, from a 100k-call history, well under the refresh interval.
-
-    Measured as a live run sees it: the registry's incremental frame (parsed once), then each refresh's
-    snapshot and charts. CPU time, so a busy CI machine does not fail it; the bound is generous (the
-    measured figure is around 0.2 s, see the report).
-    """
+def test_a_refresh_at_100k_calls_samples_and_says_so() -> None:
+    """Every chart of the Run page from a 100k-call run, as a live refresh draws them (from the run's aggregates):
+    the timeline and the version history are sampled and say so. How long it takes is measured by
+    bench/dashboard_refresh.py, not here."""
     history, summary = scaled("optimistic-locking-safe", 100_000)
     record = RunRecord(id="big", source=Source.IMPORTED, pattern=summary["pattern"], variant=summary["variant"],
                        threads=8, ops_per_client=None, duration_s=None, history=history, imported_summary=summary)
-    record.frame()  # details parsed once, as they arrive during a run
     invariants = summary["invariants"]
-    best = float("inf")
-    for _ in range(2):
-        record._frames.final = None  # type: ignore[union-attr] # a running record re-snapshots every refresh
-        start = time.process_time()
-        f = record.frame()
-        figs = [charts.timeline(f, flagged=an.flagged_calls(invariants)), charts.outcomes_over_time(f),
-                charts.latency(f), *charts.pattern_views(summary["pattern"], f, invariants),
+    with record.view() as view:
+        assert view.n == 100_000
+        figs = [charts.timeline(view, flagged=an.flagged_calls(invariants)), charts.outcomes_over_time(view),
+                charts.latency(view), *charts.pattern_views(summary["pattern"], view, invariants),
                 charts.final_state(invariants)]
-        best = min(best, time.process_time() - start)
-    assert len(f) == 100_000
     assert sum(len(t.x) for t in figs[0].data if t.type == "bar") == charts.MAX_BARS
     assert figs[0].layout.meta["sampled"] and figs[3].layout.meta["sampled"]
-    assert best < 1.0, f"one refresh of every chart took {best:.2f} s of CPU"
+    assert "sampled: 2,000 of 100,000 calls shown" in figs[0].layout.title.subtitle.text
+    assert "sampled: 4,000 of" in figs[3].layout.title.subtitle.text
