@@ -208,8 +208,11 @@ class History:
         return [self.call(i) for i in (range(len(self)) if rows is None else rows)]
 
     def details(self, rows: Iterable[int]) -> list[Mapping[str, Any]]:
+        """Detail maps of many rows, decoded in one json.loads (a per-row loads costs several times more)."""
         with self._lock:
-            return [self._detail_at(i) for i in rows]
+            ends = self._detail_end
+            parts = [bytes(self._detail[(ends[i - 1] if i else 0):ends[i]]) or b"{}" for i in rows]
+        return json.loads(b"[" + b",".join(parts) + b"]") if parts else []
 
     def snapshot(self, start: int = 0, stop: int | None = None, *, detail: bool = False,
                  requests: bool = False) -> pd.DataFrame:
@@ -241,7 +244,9 @@ class History:
                 "error": list(self._errors.values),
                 "request": list(self._requests.values),
             }
-            details = [self._detail_at(i) for i in range(start, stop)] if detail else None
+            details = None
+        if detail:
+            details = self.details(range(start, stop))
         invoke = cols["invoke"] - self.t0_ns
         complete = cols["complete"] - self.t0_ns
         frame = pd.DataFrame({
