@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lost-responses", type=_number, metavar="SHARE",
                      help="share of writes whose response is lost after the server applied them (0..1)")
     run.add_argument("--latency-ms", type=_number, default=0.0, help="added client-side latency per call")
+    run.add_argument("--throttle-share", type=_number, default=0.0, metavar="SHARE",
+                     help="share of calls the embedded server answers with ThrottlingException (0..1)")
     run.add_argument("--table", help="use this table name (default: a new ddblab-* table)")
     run.add_argument("--keep-table", action="store_true", help="keep the table after the run")
     run.add_argument("--allow-foreign-table", action="store_true",
@@ -164,12 +166,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     from engine.summary import render_text, summary
 
     config = config_from_args(args)
+    if not 0.0 <= args.throttle_share <= 1.0:
+        raise BadInput(f"--throttle-share must be from 0 to 1, got {args.throttle_share}", "e.g. --throttle-share 0.2")
     if args.history:
         _check_history_path(args.history)
     backend = _backend(args)
     if backend.kind is BackendKind.AWS and config.max_calls is None:
         config = dataclasses.replace(config, max_calls=AWS_DEFAULT_MAX_CALLS)
+    if args.throttle_share and backend.kind is not BackendKind.EMBEDDED:
+        raise BadInput("--throttle-share needs the embedded server (it injects the throttling)",
+                       "leave out --endpoint-url/--aws, or leave out --throttle-share")
     with backend:
+        if args.throttle_share and backend.server is not None:
+            backend.server.configure(throttle_share=args.throttle_share)
         if backend.kind is BackendKind.AWS:
             info = backend.describe()  # before the first write: where this is going, never credentials
             print(f"AWS account {info.get('account')} region {info['region']}: creating a tagged ddblab-* "

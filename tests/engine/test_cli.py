@@ -124,3 +124,16 @@ def test_sweep_runs_both_variants_at_each_thread_count(backend, capsys) -> None:
 def test_an_unwritable_history_path_is_refused_before_the_run(capsys) -> None:
     assert main(["run", "24", "--history", "/nonexistent/folder/run.jsonl"]) == 2
     assert "cannot write in /nonexistent/folder" in capsys.readouterr().err
+
+
+def test_injected_throttling_shows_as_botocore_retries(capsys) -> None:
+    code = main(["run", "24", "--threads", "4", "--ops", "5", "--throttle-share", "0.3", "--retry-mode", "legacy",
+                 "--max-attempts", "10", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["retries"] > 0
+    assert data["retry_policy"] == {"mode": "legacy", "max_attempts": 10}
+
+
+def test_throttling_needs_the_embedded_server(capsys) -> None:
+    assert main(["run", "24", "--throttle-share", "0.3", "--endpoint-url", "http://127.0.0.1:9"]) == 2
+    assert "needs the embedded server" in capsys.readouterr().err
