@@ -886,22 +886,7 @@ class LeaseEvents(Aggregate):
                 else:
                     kind = "write (unknown)"
             events.append((client, t, kind, seq, token))
-        rows = []
-        for lease in sorted(self.leases.values(), key=lambda x: x["start"]):
-            release, expiry = lease["release"], lease["expiry"]
-            if not np.isnan(release) and (np.isnan(expiry) or release <= expiry):
-                end, ended = release, "released"
-            elif not np.isnan(expiry):
-                end, ended = expiry, "expired"
-                events.append((lease["client"], expiry, "lease expired", lease["seq"], lease["token"]))
-            else:
-                end, ended = lease["start"], "open"
-            rows.append({"client": lease["client"], "hold": lease["hold"], "token": lease["token"],
-                         "start": lease["start"], "end": end, "ended": ended, "seq": lease["seq"]})
-        holds = pd.DataFrame(rows, columns=[c for c in hold_cols if c != "takeover"])
-        prev_expired = holds["ended"].shift(1).eq("expired") & (holds["start"] >= holds["end"].shift(1) - 1e-9)
-        holds["takeover"] = prev_expired.to_numpy(dtype=bool)
-        return an.Leases(holds[hold_cols], pd.DataFrame(events, columns=event_cols).sort_values("t", kind="stable"))
+        return an.close_leases(self.leases.values(), events, hold_cols, event_cols)
 
 
 # -- one run -------------------------------------------------------------------------------------------------------

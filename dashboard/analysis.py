@@ -680,8 +680,14 @@ def lease_timeline(frame: pd.DataFrame, flagged: Iterable[int] = ()) -> Leases:
             else:
                 kind = "write (unknown)"
             events.append((client, end, kind, seq, token[i]))
+    return close_leases(leases.values(), events, hold_cols, event_cols)
+
+
+def close_leases(leases: Any, events: list[Any], hold_cols: list[str], event_cols: list[str]) -> Leases:
+    """Each lease ends at its release or its expiry, whichever came first; an expiry followed by another
+    holder's start is a takeover. Shared by the whole-frame and the incremental (aggregates) paths."""
     rows = []
-    for lease in sorted(leases.values(), key=lambda x: x["start"]):
+    for lease in sorted(leases, key=lambda x: x["start"]):
         release, expiry = lease["release"], lease["expiry"]
         if not np.isnan(release) and (np.isnan(expiry) or release <= expiry):
             end, ended = release, "released"
