@@ -354,9 +354,7 @@ class Registry:
                 backend.close()
                 del self._backends[spec]
             backend = self._backend_factory(spec)
-            # Opened on a thread that lives as long as the process: the embedded server's child asks Linux for
-            # PR_SET_PDEATHSIG, which fires when the *thread* that spawned it exits, and every Streamlit script
-            # run is a short-lived thread.
+            # Opened on one long-lived thread, so no script run's thread owns the server's child process.
             self._opener.submit(backend.open).result()  # raises BackendUnavailable / ServerStartFailed
             self._backends[spec] = backend
             return backend

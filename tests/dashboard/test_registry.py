@@ -148,3 +148,25 @@ def test_an_unreachable_endpoint_fails_fast_and_keeps_the_runs(registry: Registr
     assert registry.records() == [kept]
     with pytest.raises(AwsNotConfirmed):
         BackendSpec.parse(None, aws=True, confirm_aws=False)
+
+
+def test_when_the_server_dies_mid_run_the_run_says_so_keeps_its_calls_and_a_new_server_starts() -> None:
+    registry = Registry(max_threads_per_run=64, max_total_threads=64)
+    try:
+        earlier = registry.start(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=2), SPEC)
+        wait([earlier])
+        doomed = registry.start(RunConfig(pattern="optimistic-locking", threads=32, duration_s=600), SPEC)
+        deadline = time.monotonic() + 30
+        while len(doomed.history) < 100 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        recorded = len(doomed.history)
+        registry.backend(SPEC).server.kill()
+        wait([doomed], timeout=10)
+        assert doomed.state == "failed" and "stopped during the run" in str(doomed.run.error)
+        assert len(doomed.history) >= recorded and len(doomed.frame()) >= recorded
+        assert {earlier.id, doomed.id} <= {r.id for r in registry.records()}  # earlier runs are kept
+        again = registry.start(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=2), SPEC)
+        wait([again])
+        assert again.state == "done"  # the registry started a fresh embedded server
+    finally:
+        registry.close()
