@@ -34,7 +34,7 @@ from engine.backend import Backend, BackendKind, BackendSpec
 from engine.errors import BadInput, HistoryFileError, LabError
 from engine.history import History, dumps, read_jsonl
 from engine.patterns import get_pattern
-from engine.runner import Run, RunConfig, RunState, conflicts
+from engine.runner import AWS_DEFAULT_MAX_CALLS, Run, RunConfig, RunState, conflicts
 
 MAX_THREADS_PER_RUN = int(os.environ.get("DDBLAB_MAX_THREADS_PER_RUN", "256"))
 MAX_TOTAL_THREADS = int(os.environ.get("DDBLAB_MAX_TOTAL_THREADS", "512"))
@@ -391,8 +391,10 @@ class Registry:
                            f"{self.max_total_threads} at once ({busy} are busy in other runs)",
                            "wait for a run to finish, stop one, or use fewer threads")
 
-    def _validated(self, config: RunConfig) -> RunConfig:
+    def _validated(self, config: RunConfig, spec: BackendSpec | None = None) -> RunConfig:
         config = dataclasses.replace(config, max_threads=min(config.max_threads, self.max_threads_per_run))
+        if spec is not None and spec.kind is BackendKind.AWS and config.max_calls is None:
+            config = dataclasses.replace(config, max_calls=AWS_DEFAULT_MAX_CALLS)  # real calls cost money
         config.validated()  # BadInput with a fix: 0 threads, unknown option, out of range...
         return config
 
@@ -409,7 +411,7 @@ class Registry:
 
     def start(self, config: RunConfig, spec: BackendSpec) -> RunRecord:
         """Validate, check capacity, start the run in the background and register it."""
-        config = self._validated(config)
+        config = self._validated(config, spec)
         with self._lock:
             self._check_capacity(config.threads)
             backend = self.backend(spec)
@@ -428,8 +430,8 @@ class Registry:
         racy_options = {name: (pattern.variant_default(racy_name, name)
                                if value == pattern.variant_default(safe_name, name) else value)
                         for name, value in config.options.items()}
-        safe = self._validated(dataclasses.replace(config, variant=safe_name))
-        racy = self._validated(dataclasses.replace(config, variant=racy_name, options=racy_options))
+        safe = self._validated(dataclasses.replace(config, variant=safe_name), spec)
+        racy = self._validated(dataclasses.replace(config, variant=racy_name, options=racy_options), spec)
         with self._lock:
             self._check_capacity(safe.threads + racy.threads)
             backend = self.backend(spec)

@@ -18,6 +18,7 @@ from dashboard.settings import (DEFAULT_THREADS, LIMIT_DURATION, LIMIT_OPS, RunS
                                 variant_label)
 from engine.backend import RETRY_MODES, BackendKind, BackendSpec
 from engine.errors import LabError
+from engine.runner import AWS_DEFAULT_MAX_CALLS
 from engine.patterns import Pattern, all_patterns
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"], "responsive": True}
@@ -54,6 +55,17 @@ def current_spec() -> BackendSpec:
     return st.session_state.get(BACKEND_KEY) or default_spec()
 
 
+# What each backend cannot show, said where the user chooses it.
+BACKEND_LIMITS = {
+    BackendKind.EMBEDDED: "Requests are serialized, so concurrent transactions never get TransactionConflict; "
+                          "GSI lag is simulated; injected throttling is available.",
+    BackendKind.ENDPOINT: "GSI lag cannot be simulated here (DynamoDB Local's indexes are instant); no injected "
+                          "throttling; TTL expiry follows the server.",
+    BackendKind.AWS: "Everything is real: GSI lag, TransactionConflict, throttling. TTL deletes within days. "
+                     f"Runs are capped at {AWS_DEFAULT_MAX_CALLS:,} calls each.",
+}
+
+
 def backend_sidebar(registry: Registry) -> BackendSpec:
     """Where runs go: the embedded DynamoDB (default), an endpoint URL, or AWS after an explicit confirmation."""
     sb = st.sidebar
@@ -70,6 +82,7 @@ def backend_sidebar(registry: Registry) -> BackendSpec:
             sb.success(f"**Endpoint** {where}", icon=":material/lan:")
         else:
             sb.success(f"**Embedded DynamoDB**  \n{where}", icon=":material/science:")
+        sb.caption(BACKEND_LIMITS[spec.kind])
     except LabError as e:
         show_error(e, sb)
         if spec != BackendSpec() and st.session_state.get(BACKEND_KEY) is not None:

@@ -18,10 +18,7 @@ from typing import Any, NoReturn
 from engine.backend import RETRY_MODES, Backend, BackendKind, BackendSpec, RetryPolicy
 from engine.errors import BadInput, LabError
 from engine.patterns import all_patterns, get_pattern
-from engine.runner import DEFAULT_MAX_THREADS, Run, RunConfig, RunState
-
-
-AWS_DEFAULT_MAX_CALLS = 20_000
+from engine.runner import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS, Run, RunConfig, RunState
 
 
 class _Parser(argparse.ArgumentParser):

@@ -24,6 +24,7 @@ from engine.patterns import Invariant, Pattern, RunOptions, get_pattern
 from engine.tables import Table, drop_table, open_table
 
 DEFAULT_MAX_THREADS = 256
+AWS_DEFAULT_MAX_CALLS = 20_000  # per run on real AWS, unless the user sets another budget
 
 
 class RunState(StrEnum):

@@ -170,3 +170,10 @@ def test_when_the_server_dies_mid_run_the_run_says_so_keeps_its_calls_and_a_new_
         assert again.state == "done"  # the registry started a fresh embedded server
     finally:
         registry.close()
+
+
+def test_runs_on_aws_get_a_call_budget(registry: Registry) -> None:
+    aws = BackendSpec.parse(aws=True, confirm_aws=True)
+    config = registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws)
+    assert config.max_calls == 20_000
+    assert registry._validated(RunConfig(pattern="atomic-counters", threads=2), SPEC).max_calls is None
