@@ -639,48 +639,9 @@ def lease_timeline(frame: pd.DataFrame, flagged: Iterable[int] = ()) -> Leases:
     clock: invoke + (expiresAt - now)). An acquisition made while the previous lease ended by expiry is a
     takeover. Writes are marked landed, refused (the fencing token) or stale-landed (named by an invariant).
     """
-    flagged = set(flagged)
-    hold_cols = ["client", "hold", "token", "start", "end", "ended", "takeover", "seq"]
-    event_cols = ["client", "t", "kind", "seq", "token"]
-    lock = frame[where(frame["action"], ["acquire", "heartbeat", "release", "write"])]
-    if lock.empty:
-        return Leases(pd.DataFrame(columns=hold_cols), pd.DataFrame(columns=event_cols))
-    acts, outs = _strings(lock["action"]), _strings(lock["outcome"])
-    hold, token = detail_values(lock, "hold"), detail_values(lock, "token")
-    now, expires = detail_values(lock, "now"), detail_values(lock, "expiresAt")
-    paused = detail_values(lock, "paused")
-    leases: dict[tuple[int, float], dict[str, Any]] = {}
-    events: list[tuple[int, float, str, int, float]] = []
-    for i, (client, seq, start, end, act, out) in enumerate(zip(
-            lock["client"].tolist(), lock["seq"].tolist(), lock["start_s"].tolist(), lock["end_s"].tolist(),
-            acts, outs)):
-        key = (client, hold[i])
-        lease_end = start + (expires[i] - now[i]) / 1000 if not np.isnan(expires[i]) else np.nan
-        if act == "acquire" and out == "ok":
-            leases[key] = {"client": client, "hold": hold[i], "token": token[i], "start": end, "expiry": lease_end,
-                           "release": np.nan, "seq": seq}
-        elif act == "heartbeat":
-            if out == "ok" and key in leases:
-                leases[key]["expiry"] = max(leases[key]["expiry"], lease_end)
-                events.append((client, end, "heartbeat", seq, token[i]))
-            elif out != "ok":
-                events.append((client, end, "heartbeat refused", seq, token[i]))
-        elif act == "release":
-            if out == "ok" and key in leases:
-                leases[key]["release"] = start
-            elif out == "fail":
-                events.append((client, end, "zombie release refused", seq, token[i]))
-        elif act == "write":
-            if seq in flagged and out == "ok":
-                kind = "stale write landed"
-            elif out == "fail":
-                kind = "stale write refused (fencing token)"
-            elif out == "ok":
-                kind = "write after pause" if paused[i] > 0 else "write"
-            else:
-                kind = "write (unknown)"
-            events.append((client, end, kind, seq, token[i]))
-    return close_leases(leases.values(), events, hold_cols, event_cols)
+    from dashboard.aggregates import LeaseEvents  # the incremental path, fed the whole frame in one batch
+
+    return LeaseEvents.of(frame).timeline(flagged)
 
 
 def close_leases(leases: Any, events: list[Any], hold_cols: list[str], event_cols: list[str]) -> Leases:

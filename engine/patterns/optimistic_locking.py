@@ -9,7 +9,7 @@ import pandas as pd
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table
 
 SK = "META"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import io
 import os
 import selectors
-import signal
 import socket
 import sys
 import threading

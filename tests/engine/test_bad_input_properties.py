@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 
 import boto3
-import pytest
 from botocore.stub import Stubber
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
