@@ -194,6 +194,9 @@ class ConditionalWrites(Pattern):
         refusals = [(seq, a, d) for seq, a, _, outcome, error, d in calls
                     if outcome == "fail" and error == "ConditionalCheckFailedException"]
         unexplained = [seq for seq, a, d in refusals if not _refusal_explained(a, d)]
+        # A server that ignores ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x) refuses correctly but
+        # hands back no item; say so rather than blame the condition.
+        itemless = sum(1 for _, a, d in refusals if a in ("create-user", "spend", "pay") and d.get("old_item") is None)
 
         hedge = f"; {unknown_spends} spends had an unknown outcome" if unknown_spends else ""
         return [
@@ -239,6 +242,9 @@ class ConditionalWrites(Pattern):
                 expected=len(refusals), observed=len(refusals) - len(unexplained),
                 violations=len(unexplained), calls=tuple(unexplained[:40]),
                 explanation=("no write was refused: nothing was guarded" if not refusals else
+                             f"{itemless} refusals came back without the item: this server ignores "
+                             "ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x does; AWS and DynamoDB Local "
+                             "2.x return it)" if itemless == len(unexplained) and itemless else
                              f"{len(unexplained)} refusals came back with an item that meets the condition"
                              if unexplained else
                              f"each of the {len(refusals)} refused writes carries its ALL_OLD item, and that item "
@@ -270,6 +276,9 @@ class ConditionalWrites(Pattern):
                            ConditionExpression="credits >= :a", ExpressionAttributeValues={":a": 7},
                            ReturnValuesOnConditionCheckFailure="ALL_OLD")
         walk.result("Item at failure time", failed.item)
+        if failed.item is None:
+            walk.note("(this server returned no item: it ignores ReturnValuesOnConditionCheckFailure, as DynamoDB "
+                      "Local 1.x does; AWS returns the item as it was)")
 
 
 def _refusal_explained(action: str, detail: dict[str, Any]) -> bool:

@@ -11,6 +11,7 @@ from engine.runner import RunConfig, RunState, run_pattern
 from engine.patterns.versioning import VersionedStore
 from engine.tables import TableSpec, drop_table, open_table
 from engine.walkthrough import run_walkthrough
+from tests.patterns.printed import printed_result
 
 
 def _invariants(run) -> dict[str, object]:
@@ -36,7 +37,7 @@ def test_blind_writes_lose_updates_and_say_how_many(backend: Backend) -> None:
 
 def test_walkthrough_a_wins_b_is_rejected_then_retries_to_120_at_version_3(backend: Backend) -> None:
     text, _ = run_walkthrough(23, backend)
-    assert "=== A deposited 50 ===\n{\n  \"SK\": \"META\",\n  \"PK\": \"ACCOUNT#a1\",\n  \"balance\": 150" in text
+    assert printed_result(text, "A deposited 50") == {"PK": "ACCOUNT#a1", "SK": "META", "balance": 150, "version": 2}
     assert "balance: 70, version: 2}\n    condition:  version = 1\n\n=== B rejected ===\n\"ConditionalCheckFailedException\"" in text
     assert "    ConsistentRead: True\n\n>>> PutItem" in text
     assert "balance: 120, version: 3}\n    condition:  version = 2" in text
