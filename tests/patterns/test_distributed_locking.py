@@ -7,7 +7,7 @@ import re
 import pytest
 
 from engine.backend import Backend
-from engine.patterns.distributed_locking import _every
+from engine.patterns.distributed_locking import _every, _overlaps, held_and_late
 from engine.runner import RunConfig, RunState, run_pattern
 from engine.walkthrough import run_walkthrough
 
@@ -97,6 +97,18 @@ def test_a_holder_that_crashes_is_taken_over_once_its_lease_expires(backend: Bac
     waits_ms = (acquired["complete_ns"].to_numpy()[1:] - acquired["invoke_ns"].to_numpy()[:-1]) / 1e6
     assert (waits_ms >= 300).all()
     assert _invariants(run)[ONE_HOLDER].holds
+
+
+def test_a_lease_that_ran_out_before_its_answer_arrived_is_no_overlap() -> None:
+    # Seen on DynamoDB Local under load: worker 56's acquire took 365 ms to answer, its 300 ms lease had
+    # expired by then, and worker 44 rightly took over. Worker 56 never held a lease it knew of.
+    ms = 1_000_000
+    worker_44 = (1220 * ms, 1480 * ms, 234)  # (answer received, expiry, acquire seq)
+    worker_56 = (1233 * ms, 1169 * ms, 241)  # answered after its own expiry
+    held, late = held_and_late([worker_44, worker_56])
+    assert held == [worker_44] and late == [241] and _overlaps(held) == []
+    # Two real leases that overlap are still caught.
+    assert _overlaps([worker_44, (1300 * ms, 1500 * ms, 250)]) == [(234, 250)]
 
 
 def test_pauses_are_spread_evenly_starting_with_the_first_hold() -> None:
