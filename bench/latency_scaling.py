@@ -1,21 +1,23 @@
 """Realistic latency: with 10 ms per call (as on AWS), does throughput grow with threads up to 64?
 
 Two endpoints, measured side by side:
-- `remote-like`: a stand-in for a far-away DynamoDB with unlimited parallelism: a local HTTP server that
-  waits 10 ms and answers every UpdateItem with an empty success. It is not DynamoDB and is only used here,
-  to measure the engine's own ability to keep N calls in flight (its call path: Caller -> botocore -> History).
+- `remote-like`: a stand-in for a far-away DynamoDB with unlimited parallelism (bench/standin_server.py, in
+  its own process): it waits 10 ms and answers every UpdateItem with an empty success. It is not DynamoDB
+  and is only used here, to measure the engine's own ability to keep N calls in flight (its call path:
+  Caller -> botocore -> History). The same stand-in with no delay gives the ceiling of one client process:
+  how many calls per second the client side can make at all, which the 10 ms curve cannot pass.
 - `embedded`: the real embedded server with 10 ms injected latency (POST /_lab/config latency_ms=10). It
   serializes requests, so its own service time caps throughput; shown for contrast, not judged.
-Linear = threads × the 1-thread rate.
+Linear = threads × the 1-thread rate. Client CPU per call is this process's CPU time over the calls made.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from bench import standin_server
 from engine.backend import Backend, BackendSpec, RetryPolicy
 from engine.calls import Caller, CallError
 from engine.faults import FaultInjector, FaultPlan
@@ -27,22 +29,8 @@ THREADS = (1, 8, 16, 32, 64)
 LATENCY_MS = 10.0
 
 
-class _RemoteLike(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        time.sleep(LATENCY_MS / 1000)
-        body = b"{}"
-        self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/x-amz-json-1.0\r\n"
-                         b"Content-Length: 2\r\n\r\n" + body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-def _rate(client: Any, table: str, threads: int, seconds: float) -> float:
+def _rate(client: Any, table: str, threads: int, seconds: float) -> tuple[float, float]:
+    """(calls/s, client CPU ms per call)"""
     history = History()
     stop = threading.Event()
     barrier = threading.Barrier(threads + 1)
@@ -62,40 +50,46 @@ def _rate(client: Any, table: str, threads: int, seconds: float) -> float:
     for w in workers:
         w.start()
     barrier.wait()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     time.sleep(seconds)
     count = len(history)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     stop.set()
     for w in workers:
         w.join()
-    return count / elapsed
+    return count / elapsed, 1000 * cpu / max(count, 1)
 
 
-def _curve(client: Any, table: str, seconds: float) -> list[dict[str, Any]]:
+def _curve(client: Any, table: str, seconds: float, threads_list: tuple[int, ...] = THREADS) -> list[dict[str, Any]]:
     injector = FaultInjector(client, FaultPlan())
     rows = []
     base = None
-    for threads in THREADS:
-        rate = _rate(client, table, threads, seconds)
+    for threads in threads_list:
+        rate, cpu_ms = _rate(client, table, threads, seconds)
         base = base or rate
         rows.append({"threads": threads, "calls_per_s": rate, "linear": base * threads,
-                     "of_linear": rate / (base * threads)})
+                     "of_linear": rate / (base * threads), "client_cpu_ms_per_call": cpu_ms})
     injector.close()
     return rows
 
 
-def measure(seconds: float = 2.0) -> dict[str, list[dict[str, Any]]]:
-    ThreadingHTTPServer.request_queue_size = 256  # the default backlog of 5 resets connections at 64 threads
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _RemoteLike)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+def _remote_like(latency_ms: float, seconds: float, threads: tuple[int, ...] = THREADS) -> list[dict[str, Any]]:
+    proc, port = standin_server.start(latency_ms)
     try:
-        remote = Backend(BackendSpec.parse(f"http://127.0.0.1:{server.server_port}"))
-        client = remote.client(threads=64, retry=RetryPolicy("standard", 1))
-        remote_rows = _curve(client, "remote-like", seconds)
+        remote = Backend(BackendSpec.parse(f"http://127.0.0.1:{port}"))
+        client = remote.client(threads=max(threads), retry=RetryPolicy("standard", 1))
+        return _curve(client, "remote-like", seconds, threads)
     finally:
-        server.shutdown()
+        proc.kill()
+        proc.wait()
+
+
+def measure(seconds: float = 2.0) -> dict[str, Any]:
+    remote_rows = _remote_like(LATENCY_MS, seconds)
+    ceiling = _remote_like(0.0, seconds, (64,))[0]
+    for row in remote_rows:
+        row["reachable"] = min(row["linear"], ceiling["calls_per_s"])
+        row["of_reachable"] = row["calls_per_s"] / row["reachable"]
     with Backend() as backend:
         client = backend.client(threads=64, retry=RetryPolicy("standard", 1))
         table = open_table(client, "bench-latency", TableSpec())
@@ -103,10 +97,18 @@ def measure(seconds: float = 2.0) -> dict[str, list[dict[str, Any]]]:
         embedded_rows = _curve(client, table.name, seconds)
         lab_config(backend.endpoint_url, latency_ms=0)
         drop_table(table)
-    return {"remote_like": remote_rows, "embedded": embedded_rows}
+    return {"remote_like": remote_rows, "client_ceiling": ceiling, "embedded": embedded_rows}
 
 
-def verdicts(result: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
     at_64 = next(r for r in result["remote_like"] if r["threads"] == 64)
+    ceiling = result["client_ceiling"]
+    # The second figure is context, not a relaxed target: it says whether the curve stops at the client
+    # process's own ceiling (botocore's CPU per call on one GIL) or below it.
     return [{"figure": "engine throughput at 64 threads, 10 ms latency (of linear)",
-             "value": round(at_64["of_linear"], 3), "target": "≥ 0.8", "pass": at_64["of_linear"] >= 0.8}]
+             "value": round(at_64["of_linear"], 3), "target": "≥ 0.8", "pass": at_64["of_linear"] >= 0.8},
+            {"figure": "same, of min(linear, one client process's 0 ms ceiling)",
+             "value": round(at_64["of_reachable"], 3), "target": "≥ 0.8", "pass": at_64["of_reachable"] >= 0.8},
+            {"figure": "client ceiling: calls/s of one process at 0 ms (CPU ms per call)",
+             "value": f"{ceiling['calls_per_s']:.0f} ({ceiling['client_cpu_ms_per_call']:.2f})",
+             "target": "info", "pass": True}]
