@@ -30,8 +30,8 @@ def item_on_refusal(backend: Backend, client) -> None:  # noqa: ANN001 - a boto3
     try:
         table.put({"PK": "P", "SK": "S"})
         try:
-            Caller(client, History(), 0).call("probe", "PutItem", TableName=table.name, Item={"PK": "P", "SK": "S"},
-                                              ConditionExpression="attribute_not_exists(PK)",
+            Caller(client, History(), 0).call("probe", "PutItem", key="P", TableName=table.name,
+                                              Item={"PK": "P", "SK": "S"}, ConditionExpression="attribute_not_exists(PK)",
                                               ReturnValuesOnConditionCheckFailure="ALL_OLD")
         except ConditionFailed as refused:
             if refused.item is None:
