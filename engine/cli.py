@@ -1,7 +1,8 @@
 """python -m engine  list | run | walkthrough | serve | sweep
 
 Exit status: 0 when the command completed (whatever the invariants say), 2 for bad arguments, 1 when it
-could not run (unreachable endpoint, server died). Errors are one line naming the problem and the fix.
+could not run (unreachable endpoint, missing or rejected credentials, a missing permission, server died).
+Errors are one line naming the problem and the fix.
 """
 
 from __future__ import annotations

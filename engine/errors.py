@@ -42,6 +42,14 @@ class BackendUnavailable(LabError):
     """The DynamoDB endpoint cannot be reached or refused our credentials."""
 
 
+class BadCredentials(BackendUnavailable):
+    """No credentials, or ones the backend rejects: unknown key id, wrong secret, expired token, bad profile."""
+
+
+class PermissionDenied(BackendUnavailable):
+    """The credentials are valid but may not make a call the lab needs (AccessDenied)."""
+
+
 class AwsNotConfirmed(LabError):
     """A run would touch real AWS and the user has not opted in."""
 

@@ -47,7 +47,10 @@ class EmbeddedServer:
     def start(self) -> EmbeddedServer:
         cmd = [sys.executable, "-m", "engine.server", "--host", self.host, "--port", str(self.requested_port),
                "--parent-pid", str(os.getpid()), "--ttl-interval", str(self.ttl_interval_s)]
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # The server never calls AWS, but boto3 inside it reads the profile: a user's AWS_PROFILE naming a
+        # profile this machine lacks would stop it from starting.
+        env = {k: v for k, v in os.environ.items() if k not in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")}
+        env["PYTHONUNBUFFERED"] = "1"
         # stdin is a pipe we never write: the child exits when it closes, i.e. when this process dies.
         self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE,
                                       text=True, env=env, start_new_session=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -11,7 +12,18 @@ import sys
 import boto3
 import pytest
 
+from engine.backend import Backend
 from engine.cli import main
+from tests.engine.test_backend import (  # noqa: F401 - no_network and no_dynamodb are fixtures
+    DENIED,
+    INVALID_TOKEN,
+    STS_REFUSALS,
+    no_dynamodb,
+    no_network,
+    refusing_endpoint,
+    stubbed,
+    without_aws_credentials,
+)
 
 SCHEMA = {"pattern": str, "variant": str, "threads": int, "ops_per_client": int, "backend": str,
           "endpoint_url": (str, type(None)), "table": str, "duration_s": float, "calls": int,
@@ -136,3 +148,53 @@ def test_injected_throttling_shows_as_botocore_retries(capsys) -> None:
 def test_throttling_needs_the_embedded_server(capsys) -> None:
     assert main(["run", "24", "--throttle-share", "0.3", "--endpoint-url", "http://127.0.0.1:9"]) == 2
     assert "needs the embedded server" in capsys.readouterr().err
+
+
+# -- wrong credentials: one line, exit 1, before any write -----------------------------------------------------
+
+def assert_one_error_line(stderr: str, *parts: str) -> None:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in stderr, stderr
+    for part in parts:
+        assert part in lines[0]
+
+
+def test_aws_without_any_credentials_is_one_line_and_exit_1(monkeypatch, tmp_path) -> None:
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+           **without_aws_credentials(monkeypatch, tmp_path)}
+    result = subprocess.run([sys.executable, "-m", "engine", "run", "conditional-writes", "--aws", "--confirm-aws",
+                             "--threads", "2", "--ops", "1"], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 1
+    assert_one_error_line(result.stderr, "no AWS credentials were found", "aws configure", "AWS_PROFILE")
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("code, status, message, problem, fix", STS_REFUSALS, ids=[r[0] for r in STS_REFUSALS])
+def test_rejected_aws_credentials_are_one_line_and_exit_1(monkeypatch, capsys, no_network, no_dynamodb, code,
+                                                          status, message, problem, fix) -> None:
+    sts = stubbed("sts", "get_caller_identity", error=code, status=status, message=message)
+    monkeypatch.setattr(Backend, "_sts_client", lambda self: sts)
+    assert main(["run", "conditional-writes", "--aws", "--confirm-aws", "--threads", "2", "--ops", "1"]) == 1
+    out, err = capsys.readouterr()
+    assert_one_error_line(err, problem, code, fix)
+    assert out == ""
+
+
+def test_an_endpoint_that_rejects_the_credentials_is_one_line_and_nothing_is_written(tmp_path) -> None:
+    history = tmp_path / "run.jsonl"
+    with refusing_endpoint("UnrecognizedClientException", INVALID_TOKEN) as (url, targets):
+        result = engine("run", "conditional-writes", "--endpoint-url", url, "--threads", "8", "--ops", "20",
+                        "--history", str(history), timeout=60)
+    assert result.returncode == 1
+    assert_one_error_line(result.stderr, f"DynamoDB at {url} rejected the credentials", "UnrecognizedClientException",
+                          "accepts any credentials")
+    assert result.stdout == "" and not history.exists()
+    assert targets == ["DynamoDB_20120810.ListTables"]  # failed at the check: no table, no pattern call
+
+
+def test_an_endpoint_that_denies_a_permission_is_one_line_naming_it(capsys) -> None:
+    with refusing_endpoint("AccessDeniedException", DENIED) as (url, _):
+        assert main(["run", "conditional-writes", "--endpoint-url", url, "--threads", "2", "--ops", "1"]) == 1
+    err = capsys.readouterr().err
+    assert_one_error_line(err, "denied dynamodb:ListTables", "allow dynamodb:ListTables")
+    assert "123456789012" not in err and "arn:aws:iam" not in err
