@@ -62,6 +62,10 @@ class ForeignTable(LabError):
     exit_code = 2
 
 
+class TableNameTaken(LabError):
+    """CreateTable was refused because the name is in use: someone else's table, never to be touched."""
+
+
 class ServerDied(LabError):
     """The embedded DynamoDB process stopped while a run was using it."""
 

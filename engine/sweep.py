@@ -8,9 +8,9 @@ import pandas as pd
 
 from engine.backend import Backend
 from engine.calls import READS
+from engine.history import History
 from engine.patterns import get_pattern
 from engine.runner import Run, RunConfig, conflicts
-
 
 def sweep(backend: Backend, pattern: str, thread_counts: Sequence[int], *, ops_per_client: int = 20,
           variants: Sequence[str] | None = None, progress: Callable[[str], None] | None = None,
@@ -36,21 +36,44 @@ def sweep_row(run: Run) -> dict[str, object]:
     duration = run.elapsed_s()
     calls = counts["calls"]
     writes = frame[~frame["op"].isin(list(READS))]
-    refused = int((writes["outcome"] != "ok").sum())
+    contested = writes[~business_refusals(run.config.pattern, writes, run.history)]
+    refused = int((contested["outcome"] != "ok").sum())
     applied = int((writes["outcome"] == "ok").sum())
     return {
         "variant": run.config.variant,
         "safe": run.pattern_cls.variants[run.config.variant].safe,
         "threads": run.config.threads,
         "calls": calls,
-        # Of the writes: refused by a condition or a cancelled transaction, and refused per applied write.
-        "conflict_rate": conflicts(counts["errors"]) / len(writes) if len(writes) else 0.0,
+        # Of the writes: refused because another client got there first (not because the stock ran out), and
+        # refused or unknown per applied write.
+        "conflict_rate": conflicts(_error_counts(contested)) / len(writes) if len(writes) else 0.0,
         "retries_per_success": refused / applied if applied else float("nan"),
         "calls_per_s": calls / duration if duration > 0 else 0.0,
         "p95_ms": float(frame["latency_ms"].quantile(0.95)) if calls else float("nan"),
         "invariants_broken": sum(1 for inv in run.invariants if not inv.holds),
         "state": run.state.value,
     }
+
+
+def business_refusals(pattern: str, calls: pd.DataFrame, history: History) -> pd.Series:
+    """Which of `calls` (rows of history.snapshot()) the business rule refused: outcomes, not conflicts.
+
+    A cancellation that names TransactionConflict collided with another transaction, whatever its action,
+    so it stays a conflict even where an out-of-stock cancellation would not be.
+    """
+    rules = get_pattern(pattern).business_refusals
+    declared = calls["action"].astype(str).map(rules).eq(calls["error"].astype(str))
+    if not declared.any():
+        return declared
+    details = history.details(int(seq) for seq in calls.loc[declared, "seq"])
+    collided = ["TransactionConflict" in d.get("reasons", ()) for d in details]
+    refusals = declared.copy()
+    refusals[declared] = [not c for c in collided]
+    return refusals
+
+
+def _error_counts(calls: pd.DataFrame) -> dict[str, int]:
+    return {str(code): int(n) for code, n in calls["error"].astype(str).value_counts().items() if code}
 
 
 def render_sweep(frame: pd.DataFrame) -> str:

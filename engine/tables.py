@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from engine.errors import BadInput, ForeignTable, LabError
+from engine.errors import BadInput, ForeignTable, LabError, TableNameTaken
 
 PREFIX = "ddblab-"
 OWNER_TAG = "ddblab:created-by"
@@ -84,9 +84,17 @@ def open_table(client: Any, pattern: str, spec: TableSpec, *, name: str | None =
             raise BadInput(f"table {name!r} already holds items (an earlier run's, or someone's data)",
                            "pick a new --table name, or leave out --table for a fresh ddblab-* table")
         return Table(name, client, created=False, spec=spec)
+    return create_table(client, name, spec)
+
+
+def create_table(client: Any, name: str, spec: TableSpec) -> Table:
+    """Create a new table and wait until it is ACTIVE. The CreateTable call is the claim on the name: when
+    another client got there first, TableNameTaken is raised and that table is left alone."""
     table = Table(name, client, created=True, spec=spec)
     try:
         _create(client, name, spec)
+    except TableNameTaken:
+        raise  # not ours: never drop it
     except BaseException:
         try:
             drop_table(table)  # created but never became usable: do not leave it behind
@@ -158,6 +166,9 @@ def _create(client: Any, name: str, spec: TableSpec) -> None:
     try:
         client.create_table(**kwargs)
     except ClientError as e:
+        if e.response["Error"].get("Code") == "ResourceInUseException":
+            raise TableNameTaken(f"table {name!r} was created by someone else a moment ago",
+                                 "pick another table name") from None
         raise LabError(f"could not create table {name!r}: {e.response['Error'].get('Message', '')}",
                        "check the backend's permissions and limits") from None
     _wait_active(client, name)

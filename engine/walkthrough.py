@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from engine.backend import Backend, RetryPolicy
 from engine.calllog import NO_RESULT, CallLog
 from engine.calls import Caller, CallError
+from engine.errors import LabError, TableNameTaken
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
 from engine.patterns import Pattern, RunOptions, get_pattern
-from engine.tables import PREFIX, Table, drop_table, open_table
+from engine.tables import PREFIX, Table, TableSpec, create_table, drop_table
+
+MAX_NAME_TRIES = 100  # names refused because another walkthrough claimed them a moment before
 
 
 class Walk:
@@ -66,9 +71,7 @@ def run_walkthrough(pattern_ref: str | int, backend: Backend, stream: TextIO | N
     injector = FaultInjector(client, FaultPlan())
     options = RunOptions(pattern_cls.safe_variant(), 1, 1,
                          pattern_cls.resolve_options(pattern_cls.safe_variant(), {}))
-    name = f"{PREFIX}p{pattern_cls.seed}-{pattern_cls.name}"
-    table = open_table(client, f"p{pattern_cls.seed}-{pattern_cls.name}", pattern.table_spec(options),
-                       name=_free_name(client, name))
+    table = _fresh_table(client, f"{PREFIX}p{pattern_cls.seed}-{pattern_cls.name}", pattern.table_spec(options))
     log = CallLog(stream)
     history = History()
     try:
@@ -80,11 +83,25 @@ def run_walkthrough(pattern_ref: str | int, backend: Backend, stream: TextIO | N
     return log.text(), history
 
 
-def _free_name(client: Any, name: str) -> str:
-    existing = set(client.list_tables().get("TableNames", []))
-    if name not in existing:
-        return name
-    i = 2
-    while f"{name}-{i}" in existing:
-        i += 1
-    return f"{name}-{i}"
+def _fresh_table(client: Any, name: str, spec: TableSpec) -> Table:
+    """A new table of this walkthrough's own: `name` (so the log reads like the seed's), else `name-2`, `name-3`...
+
+    The CreateTable call is the claim. Two walkthroughs started together (two dashboard sessions, two CLIs on
+    one server) may both see `name` free; one create wins, the other is refused and claims the next name.
+    open_table is not used: it would adopt the winner's table while it is still empty. Listing first only
+    spares refused creates for names long taken.
+    """
+    listed = set(client.list_tables().get("TableNames", []))
+    for candidate in itertools.islice((n for n in _names(name) if n not in listed), MAX_NAME_TRIES):
+        try:
+            return create_table(client, candidate, spec)
+        except TableNameTaken:
+            continue
+    raise LabError(f"no free table name after {MAX_NAME_TRIES} tries of {name}-N",
+                   "delete old ddblab-p* tables on this backend, or try again")
+
+
+def _names(name: str) -> Iterator[str]:
+    yield name
+    for i in itertools.count(2):
+        yield f"{name}-{i}"

@@ -29,6 +29,7 @@ class AtomicCounters(Pattern):
         "add": Variant("add", True, "UpdateItem ADD on the server; ticket sales guarded by remaining > 0"),
         "read-then-put": Variant("read-then-put", False, "GetItem, +1 in Python, PutItem: the seed's racy increment"),
     }
+    business_refusals = {"buy-ticket": "ConditionalCheckFailedException"}  # remaining > 0: sold out
     options = {
         "tickets": Option("tickets", 100, "tickets on sale at the start (the floor is 0)", 0, 10**9),
         "sequence": Option("sequence", 1, "also take a sequence number on each op (1) or not (0)", 0, 1),

@@ -101,6 +101,10 @@ class Pattern:
     variants: ClassVar[Mapping[str, Variant]]
     options: ClassVar[Mapping[str, Option]] = {}
     default_ops: ClassVar[int] = 50
+    # Refusals that are the business rule saying no (sold out, out of stock), not a race lost: action -> the
+    # error it comes back with. A sweep leaves them out of the conflict rate: they grow with the ops, not the
+    # threads, and one client alone meets them too.
+    business_refusals: ClassVar[Mapping[str, str]] = {}
     lost_response_default: ClassVar[float] = 0.0  # share of writes whose response is lost, by default
 
     @classmethod

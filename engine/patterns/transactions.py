@@ -78,6 +78,8 @@ class Transactions(Pattern):
                               "separate-writes (0.05 there by default), after the transaction in transact", 0.0, 1.0),
     }
     default_ops = 8
+    business_refusals = {"place-order": "TransactionCanceledException",  # stock >= :q: out of stock
+                         "resend-order": "TransactionCanceledException"}
 
     @classmethod
     def variant_default(cls, variant: str, option: str) -> Any:
@@ -92,7 +94,7 @@ class Transactions(Pattern):
 
     def client(self, ctx: ClientContext) -> None:
         place = self._transact if ctx.variant == "transact" else self._separate
-        last_count = 0
+        last_count: int | None = 0
         for op in ctx.ops():
             ref = OrderRef(customer_pk(ctx.client_id), f"o{op}", ctx.rng.randint(1, ctx.options["max_qty"]))
             placed = place(ctx, ref, resend=False)
@@ -169,19 +171,35 @@ class Transactions(Pattern):
         return True
 
     @staticmethod
-    def _snapshot(ctx: ClientContext, ref: OrderRef, placed: bool | None, last_count: int) -> int:
-        """Stock, this customer's profile and this order, read as one: does the count match what we were told?"""
-        expected = None if placed is None else last_count + int(placed)
+    def _snapshot(ctx: ClientContext, ref: OrderRef, placed: bool | None, last_count: int | None) -> int | None:
+        """Stock, this customer's profile and this order, read as one: does the count match what we were told?
+
+        Returns the orderCount read, or None when none was (stopped, or still colliding after MAX_ATTEMPTS):
+        the next snapshot then has no count to expect rather than a wrong one.
+        """
+        expected = None if placed is None or last_count is None else last_count + int(placed)
 
         def observe(response: dict[str, Any]) -> dict[str, Any]:
             stock, profile, order = (r.get("Item") for r in response["Responses"])
             return {"stock": int(stock["stock"]), "orderCount": int(profile["orderCount"]),
                     "order_present": order is not None}
 
-        response = ctx.call("snapshot", "TransactGetItems", key=ref.name, observe=observe,
-                            detail={"order": ref.order, "placed": placed, "expected_count": expected},
-                            TransactItems=snapshot_items(ctx.table.name, ref.customer, ref.order))
-        return int(response["Responses"][1]["Item"]["orderCount"])
+        for attempt in range(MAX_ATTEMPTS):
+            try:
+                response = ctx.call("snapshot", "TransactGetItems", key=ref.name, observe=observe,
+                                    detail={"order": ref.order, "placed": placed, "expected_count": expected,
+                                            "attempt": attempt + 1},
+                                    TransactItems=snapshot_items(ctx.table.name, ref.customer, ref.order))
+            except TransactionCanceled as e:
+                if "TransactionConflict" not in e.reasons:
+                    raise
+                # DynamoDB cancels a read that overlaps a transaction writing the same items (another client's
+                # order takes the shared stock): nothing is wrong, the read is retried once that one is done.
+                if not ctx.backoff(attempt):
+                    return None
+                continue
+            return int(response["Responses"][1]["Item"]["orderCount"])
+        return None
 
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
         frame = history.snapshot(detail=True)

@@ -1,0 +1,46 @@
+"""Walkthroughs on a shared server: each replay gets a table of its own, however many start at once."""
+
+from __future__ import annotations
+
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from engine.backend import Backend
+from engine.tables import PREFIX
+from engine.walkthrough import run_walkthrough
+
+PLAIN = f"{PREFIX}p23-optimistic-locking"
+
+
+def _tables_in(text: str) -> set[str]:
+    return set(re.findall(r"^>>> \w+ (\S+)$", text, flags=re.MULTILINE))
+
+
+def _walk_together(backend: Backend, n: int) -> list[str]:
+    """n walkthroughs of one pattern, released at the same moment (n dashboard sessions pressing the button)."""
+    start = threading.Barrier(n)
+
+    def walk(_: int) -> str:
+        start.wait()
+        return run_walkthrough(23, backend)[0]
+
+    with ThreadPoolExecutor(n) as pool:
+        return list(pool.map(walk, range(n)))
+
+
+def test_walkthroughs_started_together_each_get_their_own_table_and_tell_the_whole_scene(backend: Backend,
+                                                                                          client) -> None:
+    alone, _ = run_walkthrough(23, backend)
+    assert _tables_in(alone) == {PLAIN}
+
+    for _ in range(3):  # a race can be won by luck once; three rounds in a row cannot
+        texts = _walk_together(backend, 2)
+        tables = [_tables_in(text) for text in texts]
+        assert all(len(t) == 1 for t in tables), tables  # each replay stayed on one table ...
+        assert tables[0] != tables[1]  # ... not the other's
+        assert PLAIN in tables[0] | tables[1]  # the first to claim it keeps the seed's name
+        for text, (name,) in zip(texts, tables):
+            assert text.replace(name, PLAIN) == alone  # the whole scene, as if it had run alone
+    leftover = [t for t in client.list_tables()["TableNames"] if t.startswith(f"{PREFIX}p23-")]
+    assert leftover == []
