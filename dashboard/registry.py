@@ -5,12 +5,15 @@ ones; the embedded DynamoDB is started once, on first use, and shared. Everythin
 (Streamlit is only that decorator), so it is tested directly.
 
 Caps keep one laptop (or one projector demo) from drowning: threads per run, client threads across every
-running run and sweep of every session, and the number of runs kept (the oldest finished ones go first).
+running run and sweep of every session, the number of runs kept (the oldest finished ones go first), and the calls
+every session may make in total (`CallBudget`: one budget for all backends, a smaller one for AWS, where calls
+cost money).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import itertools
 from array import array
@@ -18,6 +21,7 @@ import json
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +43,13 @@ from engine.runner import AWS_DEFAULT_MAX_CALLS, Run, RunConfig, RunState, confl
 MAX_THREADS_PER_RUN = int(os.environ.get("DDBLAB_MAX_THREADS_PER_RUN", "256"))
 MAX_TOTAL_THREADS = int(os.environ.get("DDBLAB_MAX_TOTAL_THREADS", "512"))
 MAX_RUNS = int(os.environ.get("DDBLAB_MAX_RUNS", "40"))
+# Calls across every run of every browser session since the dashboard started (spent calls never come back; a
+# restart starts a new budget). Local backends cost CPU and memory, not money: 10 million calls is an hour or more
+# of the embedded server at full speed, so this only stops a runaway (a forgotten tab, a dashboard left --expose'd).
+# On AWS every call is billed: 100,000 is five runs at the per-run cap (AWS_DEFAULT_MAX_CALLS), a bill of cents to
+# about a dollar of on-demand requests. AWS calls count against both.
+MAX_TOTAL_CALLS = int(os.environ.get("DDBLAB_MAX_TOTAL_CALLS", "10000000"))
+MAX_AWS_CALLS = int(os.environ.get("DDBLAB_MAX_AWS_CALLS", "100000"))
 MAX_IMPORT_BYTES = 512 * 1024 * 1024
 
 
@@ -97,6 +108,97 @@ class _Frames:
             return frame
 
 
+class CallBudget:
+    """Calls that runs may make in total, shared by every session of one dashboard process. Thread-safe.
+
+    Counted from what the runs recorded (`len(run.history)`, live while they run): what was called, not what was
+    planned. A spent budget stays spent until the dashboard restarts; calls of runs since removed from the
+    registry (the oldest, past MAX_RUNS) still count. The few calls of a run's setup and verification (seeding
+    items, reading the table back) are not in its history, so not counted.
+
+    How far runs can overshoot, and why it is bounded:
+    - one run: it is given `max_calls` = at most what is left, and its clients check that before each operation,
+      so it passes the budget only by the operations already in flight, at most one per client thread (an
+      operation is a few calls: a read and a write, a retry loop that re-checks between attempts), so at most a
+      few calls × threads (256 per run, MAX_TOTAL_THREADS across all runs);
+    - runs in parallel (other tabs, sweeps): each is given the `left` it saw at its start, when the others had
+      barely called, so k runs started together could make k × left. The watcher closes that: every POLL_S it
+      sums the live counts and, once the budget is reached, stops every running run charged to it (they end
+      STOPPED, verified, and say why). The overshoot is then what all runs call in one poll (calls/s × POLL_S,
+      about a hundred at a few thousand calls/s) plus the operations in flight, as above: a bound set by the
+      thread caps and the poll, not by the number of runs or the size of the budget.
+    """
+
+    POLL_S = 0.05
+
+    def __init__(self, limit: int, what: str, env: str) -> None:
+        self.limit = limit
+        self.what = what  # how messages name it: "calls", "calls on AWS"
+        self.env = env  # the setting that raises it
+        self._settled = 0  # calls of runs that have ended: final, so no longer summed on every poll
+        self._live: list[Run] = []
+        self._stopped: weakref.WeakSet[Run] = weakref.WeakSet()  # runs the watcher stopped
+        self._watcher: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def fix(self) -> str:
+        return f"restart the dashboard to start a new budget, or set {self.env} higher before starting it"
+
+    def used(self) -> int:
+        with self._lock:
+            return self._used()
+
+    def left(self) -> int:
+        return max(0, self.limit - self.used())
+
+    def check(self) -> None:
+        """Raise BadInput, naming the limit and the fix, when nothing is left."""
+        used = self.used()
+        if used >= self.limit:
+            raise BadInput(f"the dashboard's budget of {self.limit:,} {self.what} is spent: runs of every browser "
+                           f"session have made {used:,} since it started", self.fix)
+
+    def charge(self, run: Run) -> None:
+        """Count `run`'s calls against this budget from now on, and watch it while it runs."""
+        with self._lock:
+            self._live.append(run)
+            if self._watcher is None:
+                self._watcher = threading.Thread(target=self._watch, name=f"ddblab-budget-{self.env}", daemon=True)
+                self._watcher.start()
+
+    def stopped(self, run: Run) -> bool:
+        """Whether the watcher stopped `run` because the budget ran out."""
+        with self._lock:
+            return run in self._stopped
+
+    def _used(self) -> int:
+        # A run's count is final once it has finished: fold it into _settled, so each poll sums only live runs.
+        keep = []
+        for run in self._live:
+            if run.finished:
+                self._settled += len(run.history)
+            else:
+                keep.append(run)
+        self._live = keep
+        return self._settled + sum(len(run.history) for run in keep)
+
+    def _watch(self) -> None:
+        # Alive only while runs are: it ends when the last one has, and charge() starts another.
+        while True:
+            time.sleep(self.POLL_S)
+            with self._lock:
+                used = self._used()
+                if not self._live:
+                    self._watcher = None
+                    return
+                if used >= self.limit:
+                    for run in self._live:
+                        if run not in self._stopped:
+                            self._stopped.add(run)
+                            run.stop()
+
+
 @dataclass(eq=False)
 class RunRecord:
     """One run in the registry: a live Run, or a history imported from a file."""
@@ -115,6 +217,8 @@ class RunRecord:
     file_name: str | None = None
     group: str | None = None  # the Compare page's pair
     backend_label: str = ""
+    budgets: tuple[CallBudget, ...] = ()  # the call budgets this run draws from
+    budget_cap: int | None = None  # its max_calls when that was what was left of a budget (below its own cap)
     _summary: dict[str, Any] | None = field(default=None, repr=False)
     _frames: _Frames | None = field(default=None, repr=False)
     _view: RunView | None = field(default=None, repr=False)
@@ -148,6 +252,18 @@ class RunRecord:
     @property
     def error(self) -> LabError | None:
         return self.run.error if self.run is not None else None
+
+    def budget_note(self) -> str | None:
+        """Why this run ended early because a dashboard call budget ran out, if it did (None while it runs)."""
+        run = self.run
+        if run is None or not run.finished or not self.budgets:
+            return None
+        at_cap = self.budget_cap is not None and len(self.history) >= self.budget_cap
+        if not at_cap and not any(budget.stopped(run) for budget in self.budgets):
+            return None
+        spent = min(self.budgets, key=lambda budget: budget.left())
+        return (f"Ended early after {len(self.history):,} calls: the dashboard's budget of {spent.limit:,} "
+                f"{spent.what}, shared by every browser session, ran out. To run more, {spent.fix}.")
 
     def progress(self) -> dict[str, Any]:
         """Live counters: cheap, safe to call every refresh."""
@@ -244,14 +360,17 @@ class SweepState(StrEnum):
 
 @dataclass(eq=False)
 class SweepJob:
-    """Both variants of a pattern at several thread counts, one run after another in a background thread."""
+    """Both variants of a pattern at several thread counts, one run after another in a background thread.
+
+    `new_run` makes each run (the registry's: it applies the caps and charges the call budgets, and refuses with
+    BadInput once a budget is spent, which ends the sweep with that message)."""
 
     id: str
     pattern: str
     thread_counts: tuple[int, ...]
     ops_per_client: int
     variants: tuple[str, ...]
-    backend: Backend
+    new_run: Callable[[RunConfig], Run]
     created: float = field(default_factory=time.time)
     rows: list[dict[str, Any]] = field(default_factory=list)
     state: SweepState = SweepState.RUNNING
@@ -296,8 +415,8 @@ class SweepJob:
                         self.state = SweepState.STOPPED
                         return
                     self.current = f"{variant} × {threads} threads"
-                    run = Run(RunConfig(pattern=self.pattern, variant=variant, threads=threads,
-                                        ops_per_client=self.ops_per_client), self.backend)
+                    run = self.new_run(RunConfig(pattern=self.pattern, variant=variant, threads=threads,
+                                                 ops_per_client=self.ops_per_client))
                     self.current_run = run
                     run.run_to_end()
                     if run.state is RunState.FAILED and run.error is not None and not self._stop.is_set():
@@ -329,10 +448,13 @@ class Registry:
     """Runs, sweeps and backends shared by every session of one dashboard process. Thread-safe."""
 
     def __init__(self, *, max_threads_per_run: int = MAX_THREADS_PER_RUN, max_total_threads: int = MAX_TOTAL_THREADS,
-                 max_runs: int = MAX_RUNS, backend_factory: Callable[[BackendSpec], Backend] = Backend) -> None:
+                 max_runs: int = MAX_RUNS, max_total_calls: int = MAX_TOTAL_CALLS, max_aws_calls: int = MAX_AWS_CALLS,
+                 backend_factory: Callable[[BackendSpec], Backend] = Backend) -> None:
         self.max_threads_per_run = max_threads_per_run
         self.max_total_threads = max_total_threads
         self.max_runs = max_runs
+        self.calls = CallBudget(max_total_calls, "calls", "DDBLAB_MAX_TOTAL_CALLS")
+        self.aws_calls = CallBudget(max_aws_calls, "calls on AWS", "DDBLAB_MAX_AWS_CALLS")
         self._backend_factory = backend_factory
         self._lock = threading.RLock()
         self._runs: dict[str, RunRecord] = {}
@@ -398,25 +520,59 @@ class Registry:
         config.validated()  # BadInput with a fix: 0 threads, unknown option, out of range...
         return config
 
+    def budgets(self, spec: BackendSpec) -> tuple[CallBudget, ...]:
+        """The call budgets a run on `spec` draws from: every run the total one, a run on AWS the AWS one too."""
+        return (self.calls, self.aws_calls) if spec.kind is BackendKind.AWS else (self.calls,)
+
+    def calls_left(self, spec: BackendSpec) -> int:
+        return min(budget.left() for budget in self.budgets(spec))
+
+    def _check_budgets(self, spec: BackendSpec) -> None:
+        for budget in self.budgets(spec):
+            budget.check()  # BadInput naming the spent budget and its setting
+
+    def _budgeted(self, config: RunConfig, spec: BackendSpec, share: int = 1) -> tuple[RunConfig, int | None]:
+        """`config` with max_calls at most its `share` of what is left of the budgets, and that cap when it is the
+        budget that limits the run (None when the run's own max_calls is lower). BadInput when a budget is spent.
+
+        A Compare pair splits what is left in two: both sides get the same cap (a fair comparison), and together
+        they cannot pass it. Runs of other sessions running at the same time are the CallBudget watcher's part.
+        """
+        self._check_budgets(spec)
+        left = max(1, self.calls_left(spec) // share)  # never 0: max_calls must be at least 1
+        if config.max_calls is not None and config.max_calls <= left:
+            return config, None
+        return dataclasses.replace(config, max_calls=left), left
+
+    def _charge(self, run: Run, spec: BackendSpec) -> tuple[CallBudget, ...]:
+        budgets = self.budgets(spec)
+        for budget in budgets:
+            budget.charge(run)
+        return budgets
+
     # -- runs ---------------------------------------------------------------------------------------------------
 
     def _new_id(self, prefix: str = "r") -> str:
         return f"{prefix}{next(self._ids)}"
 
-    def _record(self, run: Run, backend: Backend, group: str | None) -> RunRecord:
+    def _record(self, run: Run, backend: Backend, spec: BackendSpec, group: str | None,
+                budget_cap: int | None) -> RunRecord:
+        """The run's record, its calls charged to the budgets from now on (so: right before it starts)."""
         cfg = run.config
         return RunRecord(id=self._new_id(), source=Source.LIVE, pattern=cfg.pattern, variant=str(cfg.variant),
                          threads=cfg.threads, ops_per_client=cfg.ops_per_client, duration_s=cfg.duration_s,
-                         history=run.history, run=run, group=group, backend_label=backend_label(backend))
+                         history=run.history, run=run, group=group, backend_label=backend_label(backend),
+                         budgets=self._charge(run, spec), budget_cap=budget_cap)
 
     def start(self, config: RunConfig, spec: BackendSpec) -> RunRecord:
-        """Validate, check capacity, start the run in the background and register it."""
+        """Validate, check capacity and the call budgets, start the run in the background and register it."""
         config = self._validated(config, spec)
         with self._lock:
             self._check_capacity(config.threads)
+            config, cap = self._budgeted(config, spec)
             backend = self.backend(spec)
             run = Run(config, backend)
-            record = self._record(run, backend, None)
+            record = self._record(run, backend, spec, None, cap)
             self._add(record)
             run.start()
         return record
@@ -434,10 +590,12 @@ class Registry:
         racy = self._validated(dataclasses.replace(config, variant=racy_name, options=racy_options), spec)
         with self._lock:
             self._check_capacity(safe.threads + racy.threads)
+            safe, cap = self._budgeted(safe, spec, share=2)
+            racy = dataclasses.replace(racy, max_calls=safe.max_calls)  # one cap for both: a fair comparison
             backend = self.backend(spec)
             group = self._new_id("c")
             runs = (Run(safe, backend), Run(racy, backend))
-            records = tuple(self._record(run, backend, group) for run in runs)
+            records = tuple(self._record(run, backend, spec, group, cap) for run in runs)
             for record in records:
                 self._add(record)
             for run in runs:
@@ -516,11 +674,22 @@ class Registry:
             raise BadInput(f"ops per client must be at least 1, got {ops_per_client}", "use 1 or more")
         with self._lock:
             self._check_capacity(counts[-1])
+            self._check_budgets(spec)
             backend = self.backend(spec)
             job = SweepJob(id=self._new_id("s"), pattern=cls.name, thread_counts=counts, ops_per_client=ops_per_client,
-                           variants=(cls.safe_variant(), cls.racy_variant()), backend=backend)
+                           variants=(cls.safe_variant(), cls.racy_variant()),
+                           new_run=functools.partial(self._sweep_run, spec, backend))
             self._sweeps[job.id] = job
         return job.start()
+
+    def _sweep_run(self, spec: BackendSpec, backend: Backend, config: RunConfig) -> Run:
+        """One run of a sweep (called from the sweep's thread): the caps and call budgets of any run."""
+        config = self._validated(config, spec)
+        with self._lock:
+            config, _ = self._budgeted(config, spec)
+            run = Run(config, backend)
+            self._charge(run, spec)
+        return run
 
     def sweep(self, sweep_id: str | None) -> SweepJob | None:
         with self._lock:

@@ -17,7 +17,7 @@ from dashboard.registry import Registry, RunRecord
 from dashboard.settings import (DEFAULT_THREADS, LIMIT_DURATION, LIMIT_OPS, RunSettings, option_kind, pattern_label,
                                 variant_label)
 from engine.backend import RETRY_MODES, BackendKind, BackendSpec
-from engine.errors import LabError
+from engine.errors import BadInput, LabError
 from engine.runner import AWS_DEFAULT_MAX_CALLS
 from engine.patterns import Pattern, all_patterns
 
@@ -108,7 +108,33 @@ def backend_sidebar(registry: Registry) -> BackendSpec:
     busy = registry.threads_in_use()
     sb.caption(f"client threads busy: {busy} of {registry.max_total_threads} · at most "
                f"{registry.max_threads_per_run} per run")
+    sb.caption(budget_caption(registry, current_spec()))
     return current_spec()
+
+
+def budget_caption(registry: Registry, spec: BackendSpec) -> str:
+    """The call budgets a run on `spec` draws from: used and left, counting every session's runs."""
+    parts = []
+    for budget in registry.budgets(spec):
+        used = budget.used()
+        parts.append(f"{budget.what} used: {used:,} of {budget.limit:,} ({max(0, budget.limit - used):,} left)")
+    return " · ".join(parts) + " · by every browser session since the dashboard started"
+
+
+def budget_notice(registry: Registry, spec: BackendSpec) -> bool:
+    """Above a Start button: a spent call budget (new runs are refused; how to get more) or a low one.
+    True when spent, so the page can disable Start."""
+    for budget in registry.budgets(spec):
+        try:
+            budget.check()
+        except BadInput as e:
+            st.warning(f"**{e.problem}**. New runs are refused.  \nTo run more, {e.fix}.", icon=":material/block:")
+            return True
+        left = budget.left()
+        if left < budget.limit // 10:  # low: say so before a run comes out shorter than asked
+            st.caption(f"{left:,} {budget.what} left of the dashboard's budget of {budget.limit:,} (shared by every "
+                       "browser session): a run stops when it is spent.")
+    return False
 
 
 class _nothing:
@@ -243,6 +269,9 @@ def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[s
 def run_messages(record: RunRecord) -> None:
     if record.error is not None:
         show_error(record.error)
+    note = record.budget_note()
+    if note:
+        st.warning(note, icon=":material/block:")
     run = record.run
     if run is not None and run.worker_errors:
         crashes = [e for e in run.worker_errors if e["kind"] == "crash"]

@@ -16,9 +16,10 @@ pattern = ui.pattern_picker("compare")
 ui.pattern_texts(pattern)
 settings = ui.run_controls(pattern, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
 
+spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
 group = st.session_state.get("compare_group") or st.query_params.get("group")
 records = registry.group(group)
-if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start"):
+if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):
     try:
         pair = registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run),
                                    ui.current_spec())

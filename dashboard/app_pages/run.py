@@ -14,9 +14,11 @@ pattern = ui.pattern_picker("run")
 ui.pattern_texts(pattern)
 settings = ui.run_controls(pattern, "run", max_threads=registry.max_threads_per_run)
 
+spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
 record = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))
 start_col, stop_col, _ = st.columns([1, 1, 4])
-if start_col.button("Start", icon=":material/play_arrow:", type="primary", key="run-start", width="stretch"):
+if start_col.button("Start", icon=":material/play_arrow:", type="primary", key="run-start", width="stretch",
+                    disabled=spent):
     try:
         record = registry.start(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec())
         st.session_state["run_id"] = record.id

@@ -18,9 +18,11 @@ counts = c1.multiselect("Thread counts", [t for t in THREAD_CHOICES if t <= regi
                         default=[1, 2, 4, 8, 16, 32], key="sweep-threads")
 ops = c2.number_input("Ops per client", min_value=0, value=10, step=5, key="sweep-ops")
 
+spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
 job = registry.sweep(st.session_state.get("sweep_id") or st.query_params.get("sweep"))
 b1, b2, _ = st.columns([1, 1, 4])
-if b1.button("Start sweep", icon=":material/play_arrow:", type="primary", key="sweep-start", width="stretch"):
+if b1.button("Start sweep", icon=":material/play_arrow:", type="primary", key="sweep-start", width="stretch",
+             disabled=spent):
     try:
         job = registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec())
         st.session_state["sweep_id"] = job.id

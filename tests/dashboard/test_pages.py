@@ -120,3 +120,18 @@ def test_history_page_imports_a_file_and_refuses_a_broken_one() -> None:
 def test_every_page_renders_without_errors(page: str) -> None:
     at = app(page)
     assert at.title and not at.error
+
+
+def test_a_spent_call_budget_is_shown_with_its_fix_and_start_is_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dashboard.registry import get_registry
+
+    registry = get_registry()  # the process-wide one the pages use (a Streamlit resource)
+    used = registry.calls.used()
+    monkeypatch.setattr(registry.calls, "limit", used)  # every browser session's calls so far: none left
+    for page, start in [(None, "run-start"), ("app_pages/compare.py", "compare-start"),
+                        ("app_pages/sweep.py", "sweep-start")]:
+        at = app(page)
+        warning = " ".join(str(w.value) for w in at.warning)
+        assert f"budget of {used:,} calls is spent" in warning and "DDBLAB_MAX_TOTAL_CALLS" in warning
+        assert at.button(key=start).disabled
+        assert f"calls used: {used:,} of {used:,} (0 left)" in " ".join(c.value for c in at.sidebar.caption)

@@ -177,3 +177,84 @@ def test_runs_on_aws_get_a_call_budget(registry: Registry) -> None:
     config = registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws)
     assert config.max_calls == 20_000
     assert registry._validated(RunConfig(pattern="atomic-counters", threads=2), SPEC).max_calls is None
+
+
+# -- the call budget shared by every session ------------------------------------------------------------------------
+
+def budgeted(backend: Backend, calls: int, aws_calls: int = 100_000) -> Registry:
+    return Registry(max_threads_per_run=16, max_total_threads=16, max_total_calls=calls, max_aws_calls=aws_calls,
+                    backend_factory=lambda spec: backend)
+
+
+def test_a_run_is_refused_once_the_call_budget_is_spent_and_the_message_names_the_fix(backend: Backend) -> None:
+    registry = budgeted(backend, 150)
+    record = registry.start(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=500), SPEC)
+    wait([record])
+    assert record.run.config.max_calls == 150 and record.budget_cap == 150  # the budget, not the run, limited it
+    assert 150 <= len(record.history) <= 150 + 2 * 8  # at most an operation in flight per client past it
+    assert registry.calls.used() == len(record.history) and registry.calls_left(SPEC) == 0
+    assert "budget of 150 calls" in record.budget_note() and "DDBLAB_MAX_TOTAL_CALLS" in record.budget_note()
+    refusals = [lambda: registry.start(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1), SPEC),
+                lambda: registry.start_pair(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1), SPEC),
+                lambda: registry.start_sweep("atomic-counters", [1], 1, SPEC)]
+    for refused in refusals:
+        with pytest.raises(BadInput, match="budget of 150 calls is spent") as e:
+            refused()
+        assert "every browser session" in e.value.problem
+        assert "DDBLAB_MAX_TOTAL_CALLS" in e.value.fix and "restart the dashboard" in e.value.fix
+    assert registry.records() == [record] and registry.sweeps() == [] and registry.threads_in_use() == 0
+
+
+def test_a_run_gets_max_calls_clamped_to_what_is_left(backend: Backend) -> None:
+    registry = budgeted(backend, 300)
+    first = registry.start(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=3), SPEC)
+    wait([first])
+    used = len(first.history)
+    assert 0 < used < 300 and registry.calls.used() == used and first.budget_note() is None
+    second = registry.start(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=3), SPEC)
+    assert second.run.config.max_calls == second.budget_cap == 300 - used
+    wait([second])
+    own = registry.start(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1, max_calls=5), SPEC)
+    assert own.run.config.max_calls == 5 and own.budget_cap is None  # a lower cap of its own stays
+    wait([own])
+    left = registry.calls_left(SPEC)
+    safe, racy = registry.start_pair(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=2), SPEC)
+    assert safe.run.config.max_calls == racy.run.config.max_calls == left // 2  # a pair splits what is left
+    wait([safe, racy])
+    # On AWS a run draws from both budgets: its own cap (AWS_DEFAULT_MAX_CALLS), the AWS budget, the total one.
+    aws = BackendSpec.parse(aws=True, confirm_aws=True)
+    config, cap = budgeted(backend, 10_000_000, aws_calls=500)._budgeted(
+        registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws), aws)
+    assert config.max_calls == cap == 500
+    config, cap = budgeted(backend, 10_000_000)._budgeted(
+        registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws), aws)
+    assert config.max_calls == 20_000 and cap is None
+
+
+def test_two_sessions_share_one_budget_and_parallel_runs_stop_together(backend: Backend) -> None:
+    registry = budgeted(backend, 400)  # one registry per process: every browser tab's runs draw from it
+    tab_a = registry.start(RunConfig(pattern="optimistic-locking", threads=2, duration_s=300), SPEC)
+    tab_b = registry.start(RunConfig(pattern="atomic-counters", threads=2, duration_s=300), SPEC)
+    # Each was allowed what was left when it started (400): alone, together they could make 800.
+    assert tab_a.run.config.max_calls == tab_b.run.config.max_calls == 400
+    start = time.monotonic()
+    wait([tab_a, tab_b], timeout=120)
+    assert time.monotonic() - start < 100  # stopped by the budget, long before their 300 s
+    used = len(tab_a.history) + len(tab_b.history)
+    assert registry.calls.used() == used and 400 <= used < 400 + 150  # the watcher stopped both near the limit
+    assert all("budget of 400 calls" in r.budget_note() for r in (tab_a, tab_b))
+    with pytest.raises(BadInput, match="budget of 400 calls is spent") as e:
+        registry.start(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1), SPEC)
+    assert "DDBLAB_MAX_TOTAL_CALLS" in e.value.fix
+
+
+def test_a_sweep_draws_from_the_budget_and_ends_with_the_message_when_it_is_spent(backend: Backend) -> None:
+    registry = budgeted(backend, 60)
+    job = registry.start_sweep("atomic-counters", [1, 2, 4], 10, SPEC)
+    deadline = time.monotonic() + 60
+    while job.running:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert job.state is SweepState.FAILED and "budget of 60 calls is spent" in str(job.error)
+    assert "DDBLAB_MAX_TOTAL_CALLS" in job.error.fix and len(job.rows) < job.total
+    assert 60 <= registry.calls.used() <= 60 + 4 * 8
