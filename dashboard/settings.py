@@ -36,6 +36,7 @@ class RunSettings:
     retry_mode: str = "standard"
     max_attempts: int = 3
     seed: int | None = None
+    processes: int = 1
 
 
 def option_kind(option: Any) -> str:
@@ -65,7 +66,7 @@ def build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
         duration_s=duration, options=dict(settings.options), retry=RetryPolicy(settings.retry_mode,
                                                                                int(settings.max_attempts)),
         lost_response_share=settings.lost_response_share, latency_ms=float(settings.latency_ms or 0.0),
-        max_threads=max_threads, seed=settings.seed)
+        max_threads=max_threads, seed=settings.seed, processes=int(settings.processes or 1))
     config.validated()
     return config
 

@@ -228,12 +228,20 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
                             key=f"{k}-retry")
         attempts = c4.number_input("Max attempts", min_value=1, max_value=20, value=3, key=f"{k}-attempts",
                                    help="1 means no retries; botocore never retries ConditionalCheckFailed")
-        seed = st.number_input("Random seed (0: a new one each run)", min_value=0, value=0, key=f"{k}-seed")
+        c5, c6 = st.columns(2)
+        seed = c5.number_input("Random seed (0: a new one each run)", min_value=0, value=0, key=f"{k}-seed")
+        processes = c6.number_input(
+            "Client processes", min_value=1, max_value=64, value=1, key=f"{k}-processes",
+            disabled=not cls.process_pool,
+            help=("the threads spread over this many processes, each with its own CPU core: one process makes "
+                  "about 500 calls/s, so against AWS (~10 ms a call) many threads need several"
+                  if cls.process_pool else "this pattern's clients share memory, so they run in one process"))
     return RunSettings(pattern=cls.name, variant=variant, threads=int(threads), limit=limit,
                        ops_per_client=int(ops) if ops is not None else None,
                        duration_s=float(duration) if duration is not None else None, options=options,
                        lost_response_share=float(lost), latency_ms=float(latency_ms), retry_mode=mode,
-                       max_attempts=int(attempts), seed=int(seed) or None)
+                       max_attempts=int(attempts), seed=int(seed) or None,
+                       processes=int(processes) if cls.process_pool else 1)
 
 
 # -- counters -------------------------------------------------------------------------------------------------------

@@ -60,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("pattern", help="name or seed number, e.g. optimistic-locking or 23")
     run.add_argument("--variant", help="default: the pattern's safe variant")
     run.add_argument("--threads", type=_positive_int, default=8, help="client threads (default 8)")
+    run.add_argument("--processes", type=_positive_int, default=1,
+                     help="client processes the threads are spread over (default 1; about one per core lets "
+                          "many threads keep calls in flight against a far-away DynamoDB)")
     run.add_argument("--ops", type=_positive_int, help="operations per client (default: the pattern's)")
     run.add_argument("--duration", type=_number, help="time limit in seconds (with or instead of --ops)")
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a pattern knob (see list)")
@@ -155,7 +158,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         duration_s=args.duration, options=options, retry=RetryPolicy(args.retry_mode, args.max_attempts),
         lost_response_share=args.lost_responses, latency_ms=args.latency_ms, table_name=args.table,
         keep_table=args.keep_table, allow_foreign_table=args.allow_foreign_table, max_threads=args.max_threads,
-        seed=args.seed, max_calls=args.max_calls)
+        seed=args.seed, max_calls=args.max_calls, processes=args.processes)
     config.validated()  # bad input fails here, before any server starts
     return config
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from engine import pool
 from engine.backend import Backend, RetryPolicy
 from engine.calls import CallError, ClientContext, ClientCrash
 from engine.errors import BadInput, LabError, ServerDied
@@ -24,6 +25,7 @@ from engine.patterns import Invariant, Pattern, RunOptions, get_pattern
 from engine.tables import Table, drop_table, open_table
 
 DEFAULT_MAX_THREADS = 256
+MAX_PROCESSES = 64
 AWS_DEFAULT_MAX_CALLS = 20_000  # per run on real AWS, unless the user sets another budget
 
 
@@ -55,6 +57,7 @@ class RunConfig:
     seed: int | None = None
     record_requests: bool = True
     max_calls: int | None = None  # a budget for the whole run (set by default on AWS: calls cost money)
+    processes: int = 1  # client processes the threads are spread over (engine/pool.py): past one GIL's CPU
 
     def validated(self) -> tuple[type[Pattern], RunConfig, RunOptions]:
         """Check every field; return the pattern class, the config with defaults filled, and its options."""
@@ -78,6 +81,12 @@ class RunConfig:
             raise BadInput(f"lost-response share must be from 0 to 1, got {share}", "use e.g. --lost-responses 0.2")
         if self.max_calls is not None and self.max_calls < 1:
             raise BadInput(f"max calls must be at least 1, got {self.max_calls}", "use e.g. --max-calls 10000")
+        if not isinstance(self.processes, int) or not 1 <= self.processes <= min(self.threads, MAX_PROCESSES):
+            raise BadInput(f"processes must be from 1 to {min(self.threads, MAX_PROCESSES)} (at most one per "
+                           f"thread), got {self.processes}", "use e.g. --processes 2, or about one per CPU core")
+        if self.processes > 1 and not pattern.process_pool:
+            raise BadInput(f"{pattern.name}'s clients meet in memory (shared state), so they must share one process",
+                           "use --processes 1 for this pattern")
         if not 0.0 <= self.latency_ms <= 10_000:
             raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
         values = pattern.resolve_options(variant, self.options)
@@ -197,8 +206,11 @@ class Run:
     def _run_clients(self, client: Any) -> None:
         cfg = self.config
         n = cfg.threads
-        barrier = threading.Barrier(n + 1)
         base_seed = cfg.seed if cfg.seed is not None else random.randrange(2**31)
+        if cfg.processes > 1:
+            pool.run_clients(self, base_seed)
+            return
+        barrier = threading.Barrier(n + 1)
         self.shared["_ops_done"] = [0] * n
         deadline_box: list[float | None] = [None]
         contexts = []
@@ -243,20 +255,27 @@ class Run:
         except threading.BrokenBarrierError:
             return
         ctx.deadline = deadline_box[0]
-        try:
-            self.pattern.client(ctx)
-        except ClientCrash as e:
-            self._worker_error(ctx, "crash", str(e))
-        except CallError as e:
-            self._worker_error(ctx, "error", f"{e.call.op} {e.code}")
-        except Exception as e:  # noqa: BLE001 - recorded and shown; the other clients go on
-            self._worker_error(ctx, "error", f"{type(e).__name__}: {e}",
-                               traceback.format_exc(limit=4))
+        failure = client_failure(self.pattern, ctx)
+        if failure is not None:
+            self._worker_error_record({"client": ctx.client_id, **failure})
 
-    def _worker_error(self, ctx: ClientContext, kind: str, message: str, trace: str | None = None) -> None:
+    def _worker_error_record(self, error: dict[str, Any]) -> None:
+        """A client crashed or met an unexpected error (from this process, or shipped from a client process)."""
         with self._lock:
-            self.worker_errors.append({"client": ctx.client_id, "kind": kind, "message": message,
-                                       "elapsed_s": self.elapsed_s(), "trace": trace})
+            self.worker_errors.append({**error, "elapsed_s": self.elapsed_s()})
+
+
+def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | None:
+    """Run one client to its end; how it failed (kind, message, trace), or None when it did not."""
+    try:
+        pattern.client(ctx)
+    except ClientCrash as e:
+        return {"kind": "crash", "message": str(e), "trace": None}
+    except CallError as e:
+        return {"kind": "error", "message": f"{e.call.op} {e.code}", "trace": None}
+    except Exception as e:  # noqa: BLE001 - recorded and shown; the other clients go on
+        return {"kind": "error", "message": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=4)}
+    return None
 
 
 def conflicts(errors: Mapping[str, int]) -> int:

@@ -18,6 +18,7 @@ def summary(run: Run) -> dict[str, Any]:
         "pattern": cfg.pattern,
         "variant": cfg.variant,
         "threads": cfg.threads,
+        "processes": cfg.processes,
         "ops_per_client": cfg.ops_per_client,
         "duration_limit_s": cfg.duration_s,
         "backend": backend.kind.value,
@@ -47,7 +48,8 @@ def render_text(data: dict[str, Any]) -> str:
     ops = data["ops_per_client"] or "∞"
     limit = f" (≤ {data['duration_limit_s']:g} s)" if data["duration_limit_s"] else ""
     where = f"{data['backend']} {data['endpoint_url'] or ''}".strip()
-    out = [f"{data['pattern']} / {data['variant']}: {data['threads']} threads × {ops} ops{limit} on {where}, "
+    spread = f" in {data['processes']} processes" if data.get("processes", 1) > 1 else ""
+    out = [f"{data['pattern']} / {data['variant']}: {data['threads']} threads{spread} × {ops} ops{limit} on {where}, "
            f"table {data['table']}"]
     if data["error"]:
         out.append(f"ERROR: {data['error']}")

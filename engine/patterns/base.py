@@ -105,6 +105,9 @@ class Pattern:
     # error it comes back with. A sweep leaves them out of the conflict rate: they grow with the ops, not the
     # threads, and one client alone meets them too.
     business_refusals: ClassVar[Mapping[str, str]] = {}
+    # Whether the clients may run in several processes (engine/pool.py); False when they meet in memory
+    # through ctx.shared, which is per process.
+    process_pool: ClassVar[bool] = True
     lost_response_default: ClassVar[float] = 0.0  # share of writes whose response is lost, by default
 
     @classmethod

@@ -68,6 +68,7 @@ class DistributedLocking(Pattern):
     solution = ("The lock is an item: acquire with a conditional write (attribute_not_exists(PK) OR "
                 "expiresAt < :now), heartbeat while owner = :me, release with an owner-checked write. Add a "
                 "fencing token (ADD on every acquisition) that the protected resource checks on every access.")
+    process_pool = False  # the hold counter that spreads pauses, and the waiters' count, are in memory
     variants = {
         "lease-fenced": Variant("lease-fenced", True,
                                 "lease + fencing token: acquire with UpdateItem ADD fence (UPDATED_NEW); the "

@@ -153,6 +153,7 @@ class IdempotencyKeys(Pattern):
                 "concurrent duplicate is told to retry later, and a claim past its in-progress expiry (a crashed "
                 "handler's) is taken over. The claim names the charge id up front, so a takeover charges under "
                 "the same id and the card is charged once even if the old holder was only slow.")
+    process_pool = False  # duplicate requests are handed between clients through an in-memory mailbox
     variants = {
         "with-key": Variant("with-key", True, "claim the key (naming the charge id), charge, store the reply; "
                             "retries replay it, in-flight duplicates wait, stuck claims are taken over"),

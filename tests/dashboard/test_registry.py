@@ -136,6 +136,12 @@ def test_bad_settings_are_refused_with_a_fix() -> None:
     config = build_config(RunSettings(pattern="optimistic-locking", variant="blind-write", threads=4,
                                       ops_per_client=2, options={"accounts": 3}), max_threads=256)
     assert config.options["accounts"] == 3 and config.variant == "blind-write"
+    with pytest.raises(BadInput, match="must share one process"):
+        build_config(RunSettings(pattern="idempotency-keys", threads=8, ops_per_client=1, processes=2),
+                     max_threads=256)
+    spread = build_config(RunSettings(pattern="atomic-counters", threads=8, ops_per_client=1, processes=2),
+                          max_threads=256)
+    assert spread.processes == 2
 
 
 def test_an_unreachable_endpoint_fails_fast_and_keeps_the_runs(registry: Registry) -> None:

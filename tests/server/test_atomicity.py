@@ -245,7 +245,8 @@ def conformance_endpoint() -> Server:
     from tests.conftest import ENDPOINT
 
     if not ENDPOINT:
-        pytest.skip("no conformance endpoint: set DDBLAB_TEST_ENDPOINT=http://127.0.0.1:8000 (e.g. DynamoDB Local)")
+        pytest.skip("no conformance endpoint here: tests/test_conformance_dynamodb_local.py runs these against "
+                    "DynamoDB Local (or set DDBLAB_TEST_ENDPOINT=http://127.0.0.1:8000)")
     client = boto3.session.Session().resource(
         "dynamodb", endpoint_url=ENDPOINT, region_name="us-east-1", aws_access_key_id="t",
         aws_secret_access_key="t", config=Config(max_pool_connections=64,

@@ -1,0 +1,304 @@
+"""Client processes: one run's client threads spread over several processes, every call shipped home.
+
+One Python process makes at most about 500-700 calls a second here: botocore spends 1.3-1.8 ms of CPU on
+each call, under one GIL. Against AWS, where a call takes ~10 ms, 64 threads need ~6,000 calls a second to
+keep every thread's call in flight, so the run's threads are split round-robin over N processes, each with
+its own GIL, boto3 client and connections. The run's History stays in the parent: each child buffers its
+calls and ships them every SHIP_S, so live charts, verify and export see one run.
+
+What stays the same: monotonic timestamps (one clock for the whole machine), client ids, seeds per client,
+faults (client-side, per process), the stop signal and the time limit. What differs: `ctx.shared` is per
+process, so a pattern whose clients meet in memory (a mailbox, a shared counter) says
+`process_pool = False` and runs in one process. The run-wide call budget is checked by the parent as the
+calls arrive, so it can be passed by up to one shipment of calls.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine.backend import Backend, BackendKind, BackendSpec
+from engine.calls import ClientContext
+from engine.errors import LabError, ServerDied
+from engine.faults import FaultInjector, FaultPlan
+from engine.history import Call
+from engine.patterns import RunOptions, get_pattern
+from engine.tables import Table, TableSpec
+
+if TYPE_CHECKING:
+    from engine.runner import Run, RunConfig
+
+ROOT = str(Path(__file__).resolve().parent.parent)  # so `python -m engine.pool` finds the engine uninstalled too
+SHIP_S = 0.05  # how often a child sends its calls home: the live view's lag, and the call budget's overshoot
+START_TIMEOUT_S = 120.0  # spawning imports boto3 and pandas afresh: seconds on a loaded 2-core machine
+
+
+@dataclass(frozen=True, slots=True)
+class ChildPlan:
+    """Everything one child needs, picklable: where to call, what to run, which clients are its own."""
+
+    backend: BackendSpec
+    config: RunConfig
+    options: RunOptions
+    table_name: str
+    table_spec: TableSpec
+    client_ids: tuple[int, ...]
+    base_seed: int
+
+
+class _Outbox:
+    """The child's stand-in for the run's History: counts and keeps calls until the next shipment."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[Call] = []
+        self._count = 0
+
+    def append(self, call: Call) -> None:
+        with self._lock:
+            self._calls.append(call)
+            self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def take(self) -> list[Call]:
+        with self._lock:
+            calls, self._calls = self._calls, []
+        return calls
+
+
+def split(threads: int, processes: int) -> list[tuple[int, ...]]:
+    """Client ids per process, round-robin: neighbours land in different processes."""
+    return [tuple(range(k, threads, processes)) for k in range(processes)]
+
+
+def run_clients(run: Run, base_seed: int) -> None:
+    """Run `run`'s clients in `run.config.processes` child processes; fills run.history as calls arrive."""
+    cfg = run.config
+    assert run.table is not None
+    backend = _child_backend(run.backend)
+    homes = []
+    try:
+        for ids in split(cfg.threads, cfg.processes):
+            plan = ChildPlan(backend, cfg, run.options, run.table.name, run.table.spec, ids, base_seed)
+            homes.append(_Home(run, plan))
+        _start_together(run, homes)
+        _watch(run, homes)
+    finally:
+        for home in homes:
+            home.close()
+    if run.error is not None:
+        raise run.error
+
+
+def _child_backend(backend: Backend) -> BackendSpec:
+    # Children call the embedded server by its URL; they never start one of their own.
+    if backend.spec.kind is BackendKind.EMBEDDED:
+        return BackendSpec(BackendKind.ENDPOINT, backend.endpoint_url, backend.spec.region)
+    return backend.spec
+
+
+class _Home:
+    """The parent's end of one child process: a pipe each way, and a thread receiving its calls.
+
+    The child is a fresh `python -m engine.pool`, not a multiprocessing child: spawn would import the parent's
+    main module again (a dashboard, a test runner), and fork would copy this process's threads mid-call.
+    """
+
+    def __init__(self, run: Run, plan: ChildPlan) -> None:
+        self.run, self.ids = run, plan.client_ids
+        child_reads, parent_writes = os.pipe()
+        parent_reads, child_writes = os.pipe()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (ROOT, os.environ.get("PYTHONPATH"))))}
+        self.process = subprocess.Popen([sys.executable, "-m", "engine.pool", str(child_reads), str(child_writes)],
+                                        pass_fds=(child_reads, child_writes), env=env, stdin=subprocess.DEVNULL)
+        os.close(child_reads)
+        os.close(child_writes)  # the child holds the only writing end: its death is our EOF
+        self.down = Connection(parent_writes, readable=False)
+        self.up = Connection(parent_reads, writable=False)
+        self.down.send(plan)
+        self.ready = threading.Event()
+        self.failure: str | None = None  # why the child could not start its clients
+        self.ops_done = dict.fromkeys(self.ids, 0)
+        self.finished = False
+        self.stopping = False
+        self.thread = threading.Thread(target=self._receive, daemon=True, name=f"ddblab-home-{self.ids[0]}")
+        self.thread.start()
+
+    def tell(self, message: str) -> None:
+        try:
+            self.down.send((message,))
+        except OSError:
+            pass  # the child is gone; _receive has noted it
+
+    def stop(self) -> None:
+        if not self.stopping:
+            self.stopping = True
+            self.tell("stop")
+
+    def _receive(self) -> None:
+        try:
+            while True:
+                kind, *payload = self.up.recv()
+                if kind == "ready":
+                    self.ready.set()
+                elif kind == "failed":
+                    self.failure = payload[0]
+                elif kind == "calls":
+                    calls, ops_done, errors = payload
+                    self.run.history.extend(calls)
+                    self.ops_done.update(ops_done)
+                    for error in errors:
+                        self.run._worker_error_record(error)
+                elif kind == "done":
+                    self.finished = True
+                    return
+        except (EOFError, OSError):
+            if not self.finished and self.failure is None:
+                self.failure = f"client process {self.process.pid} ended unexpectedly"
+                for client in self.ids:
+                    self.run._worker_error_record({"client": client, "kind": "crash",
+                                                   "message": "its client process died", "trace": None})
+        finally:
+            self.ready.set()  # never leave the parent waiting for a child that is gone
+
+    def close(self) -> None:
+        self.stop()
+        self.down.close()  # EOF: a child still waiting for "go" gives up
+        self.thread.join(10.0)
+        try:
+            self.process.wait(5.0)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5.0)
+        self.up.close()
+
+
+def _start_together(run: Run, homes: list[_Home]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    for home in homes:
+        home.ready.wait(max(0.0, deadline - time.monotonic()))
+        if home.failure is not None or not home.ready.is_set() or home.finished:
+            raise home_error(home)
+    run.history.t0_ns = time.monotonic_ns()
+    for home in homes:  # every child has its threads parked: all clients start within a pipe write
+        home.tell("go")
+    run.started_at = time.time()
+    run.t_start_ns = run.history.t0_ns
+
+
+def home_error(home: _Home) -> LabError:
+    why = home.failure or f"client process {home.process.pid} did not start within {START_TIMEOUT_S:.0f} s"
+    return LabError(why, "run with --processes 1, or fewer processes")
+
+
+def _watch(run: Run, homes: list[_Home]) -> None:
+    cfg = run.config
+    while any(home.thread.is_alive() for home in homes):
+        for home in homes:
+            home.thread.join(0.05)
+        run.shared["_ops_done"] = _ops_done(homes, cfg.threads)
+        stop = run._stop.is_set() or (cfg.max_calls is not None and len(run.history) >= cfg.max_calls)
+        if not run.backend.alive() and run.error is None:
+            run.error = ServerDied("the embedded DynamoDB stopped during the run",
+                                   "the calls recorded so far are kept; start a new run")
+            stop = True
+        if stop:
+            for home in homes:
+                home.stop()
+    run.shared["_ops_done"] = _ops_done(homes, cfg.threads)
+    run.t_end_ns = time.monotonic_ns()
+
+
+def _ops_done(homes: list[_Home], threads: int) -> list[int]:
+    done = [0] * threads
+    for home in homes:
+        for client, n in home.ops_done.items():
+            done[client] = n
+    return done
+
+
+# -- the child -----------------------------------------------------------------------------------------------
+
+def child_main(down: Connection, up: Connection) -> None:
+    """A child process: make its clients, wait for "go", run, ship every call home."""
+    from engine.runner import client_failure  # the runner imports this module
+
+    plan: ChildPlan = down.recv()
+    go, stop = threading.Event(), threading.Event()
+
+    def listen() -> None:
+        try:
+            while True:
+                (message,) = down.recv()
+                (go if message == "go" else stop).set()
+        except (EOFError, OSError):
+            stop.set()  # the parent is gone, or done with us
+            go.set()
+
+    threading.Thread(target=listen, daemon=True).start()
+    try:
+        cfg = plan.config
+        client = Backend(plan.backend).client(threads=len(plan.client_ids), retry=cfg.retry)
+        injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
+        pattern = get_pattern(cfg.pattern)()
+        table = Table(plan.table_name, client, created=False, spec=plan.table_spec)  # never ours to drop
+        outbox = _Outbox()
+        shared: dict[str, Any] = {}
+        contexts = [ClientContext(
+            client=client, history=outbox, client_id=i, table=table, options=plan.options,  # type: ignore[arg-type]
+            variant=plan.options.variant, threads=cfg.threads, ops_per_client=cfg.ops_per_client, deadline=None,
+            stop=stop, shared=shared, rng=random.Random(plan.base_seed * 1000 + i),
+            lost_response_share=cfg.lost_response_share or 0.0, record_requests=cfg.record_requests,
+            max_calls=cfg.max_calls) for i in plan.client_ids]
+    except Exception as e:  # noqa: BLE001 - the parent reports it; a child must not die silently
+        up.send(("failed", f"a client process could not start: {e}"))
+        up.close()
+        return
+    errors: list[dict[str, Any]] = []
+    errors_lock = threading.Lock()
+
+    def work(ctx: ClientContext) -> None:
+        go.wait()
+        failure = client_failure(pattern, ctx)
+        if failure is not None:
+            with errors_lock:
+                errors.append({"client": ctx.client_id, **failure})
+
+    threads = [threading.Thread(target=work, args=(ctx,), daemon=True) for ctx in contexts]
+    for t in threads:
+        t.start()
+    up.send(("ready",))
+    go.wait()
+    deadline = time.monotonic() + cfg.duration_s if cfg.duration_s else None
+    for ctx in contexts:
+        ctx.deadline = deadline
+    while any(t.is_alive() for t in threads):
+        time.sleep(SHIP_S)
+        _ship(up, outbox, contexts, errors, errors_lock)
+    _ship(up, outbox, contexts, errors, errors_lock)
+    injector.close()
+    client.close()
+    up.send(("done",))
+    up.close()
+
+
+def _ship(conn: Connection, outbox: _Outbox, contexts: list[ClientContext], errors: list[dict[str, Any]],
+          lock: threading.Lock) -> None:
+    with lock:
+        sent_errors, errors[:] = list(errors), []
+    conn.send(("calls", outbox.take(), {ctx.client_id: ctx.ops_done for ctx in contexts}, sent_errors))
+
+
+if __name__ == "__main__":
+    child_main(Connection(int(sys.argv[1]), writable=False), Connection(int(sys.argv[2]), readable=False))

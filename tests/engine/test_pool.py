@@ -1,0 +1,104 @@
+"""Client processes: one run's threads spread over several processes, every call recorded in the run."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from engine.backend import Backend, BackendSpec
+from engine.errors import BadInput
+from engine.pool import split
+from engine.runner import Run, RunConfig, RunState, run_pattern
+
+
+def _children() -> set[int]:
+    """Pids of this process's `python -m engine.pool` children still alive."""
+    found = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read()
+        except OSError:
+            continue
+        if parent == os.getpid() and b"engine.pool" in command:
+            found.add(int(pid))
+    return found
+
+
+def test_threads_are_dealt_round_robin_over_the_processes() -> None:
+    assert split(5, 2) == [(0, 2, 4), (1, 3)]
+    assert split(3, 3) == [(0,), (1,), (2,)]
+
+
+def test_version_checks_across_two_processes_lose_no_update(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="optimistic-locking", variant="version-check", threads=16, ops_per_client=4,
+                                processes=2), backend)
+    assert run.state is RunState.DONE, run.error
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
+    frame = run.history.snapshot()
+    assert sorted(frame["client"].unique()) == list(range(16))
+    assert (frame["outcome"] == "fail").any()  # the processes really raced for the same accounts
+    assert run.progress()["fraction"] == 1.0
+    assert not _children()
+
+
+def test_a_read_modify_write_race_across_processes_still_loses_increments(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="atomic-counters", variant="read-then-put", threads=16,
+                                ops_per_client=10, processes=2), backend)
+    assert run.state is RunState.DONE, run.error
+    count = next(inv for inv in run.invariants if inv.name == "final count = acknowledged increments")
+    assert not count.holds and count.observed < count.expected
+
+
+def test_a_client_crash_in_a_child_process_is_recorded(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="transactions", variant="separate-writes", threads=4, ops_per_client=4,
+                                processes=2, options={"crash_share": 1.0}), backend)
+    assert run.state is RunState.DONE, run.error
+    assert {e["client"] for e in run.worker_errors} == {0, 1, 2, 3}
+    assert all(e["kind"] == "crash" for e in run.worker_errors)
+
+
+def test_stop_reaches_every_process_within_two_seconds(backend: Backend) -> None:
+    run = Run(RunConfig(pattern="optimistic-locking", threads=8, duration_s=600, processes=2), backend).start()
+    deadline = time.monotonic() + 60
+    while run.progress()["calls"] < 50 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert run.progress()["state"] == "running"
+    asked = time.monotonic()
+    run.stop()
+    assert run.wait(15)
+    assert run.t_end_ns is not None and run.t_end_ns / 1e9 - asked < 2.5
+    assert run.state is RunState.STOPPED and all(inv.holds for inv in run.invariants)
+    assert not _children()
+
+
+def test_when_the_server_dies_the_run_ends_and_leaves_no_child_behind() -> None:
+    with Backend(BackendSpec()) as backend:
+        run = Run(RunConfig(pattern="optimistic-locking", threads=16, duration_s=600, processes=2), backend).start()
+        deadline = time.monotonic() + 60
+        while run.progress()["calls"] < 100 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        recorded = run.progress()["calls"]
+        killed = time.monotonic()
+        backend.server.kill()
+        assert run.wait(15)
+        assert time.monotonic() - killed < 5.0
+        assert run.state is RunState.FAILED and "stopped during the run" in str(run.error)
+        assert len(run.history) >= recorded
+    assert not _children()
+
+
+@pytest.mark.parametrize("config, message", [
+    (RunConfig(pattern="optimistic-locking", threads=2, processes=3), "at most one per thread"),
+    (RunConfig(pattern="optimistic-locking", processes=0), "processes must be from 1"),
+    (RunConfig(pattern="idempotency-keys", threads=8, processes=2), "must share one process"),
+    (RunConfig(pattern="distributed-locking", threads=8, processes=2), "must share one process"),
+])
+def test_impossible_process_counts_are_refused_with_a_fix(config: RunConfig, message: str) -> None:
+    with pytest.raises(BadInput) as e:
+        config.validated()
+    assert message in str(e.value) and e.value.fix
