@@ -274,7 +274,7 @@ class RunRecord:
         elapsed = float(s.get("duration_s") or 0.0) or self._span()
         return {**counts, "state": self.state, "elapsed_s": elapsed, "fraction": 1.0,
                 "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0,
-                "conflicts": conflicts(counts["errors"])}
+                "conflicts": conflicts(counts["errors"], counts["refusals"], _business_refusals(self.pattern))}
 
     def _span(self) -> float:
         with self.view() as view:
@@ -704,3 +704,10 @@ class Registry:
 def get_registry() -> Registry:
     """The process-wide registry (a Streamlit resource: shared by sessions, kept across reruns and refreshes)."""
     return Registry()
+
+
+def _business_refusals(pattern: str) -> dict[str, str]:
+    try:
+        return dict(get_pattern(pattern).business_refusals)
+    except BadInput:
+        return {}  # an imported history of a pattern this version does not know: count every refusal

@@ -132,6 +132,9 @@ class History:
         self._requests = _Interner(request_text_budget)
         self._outcome_counts = [0, 0, 0]
         self._error_counts: Counter[str] = Counter()
+        # (action, error) of every refused call, so live counters can tell a lost race from a sold-out refusal;
+        # a cancellation whose reasons name TransactionConflict is keyed by that, whatever the action.
+        self._refusals: Counter[tuple[str, str]] = Counter()
         self._retry_total = 0
 
     # -- writing -------------------------------------------------------------------------------------------
@@ -155,6 +158,8 @@ class History:
             self._outcome_counts[oc] += 1
             if call.error:
                 self._error_counts[call.error] += 1
+                collided = call.detail and "TransactionConflict" in call.detail.get("reasons", ())
+                self._refusals[(call.action, "TransactionConflict" if collided else call.error)] += 1
             self._retry_total += call.retries
 
     def extend(self, calls: Iterable[Call]) -> None:
@@ -176,6 +181,7 @@ class History:
                 "fail": fail,
                 "info": info,
                 "errors": dict(self._error_counts),
+                "refusals": dict(self._refusals),
                 "retries": self._retry_total,
             }
 

@@ -159,7 +159,7 @@ class Run:
             fraction = min(1.0, sum(self.shared["_ops_done"]) / planned)
         return {**counts, "state": self.state.value, "elapsed_s": elapsed,
                 "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0, "fraction": fraction,
-                "conflicts": conflicts(counts["errors"])}
+                "conflicts": conflicts(counts["errors"], counts["refusals"], self.pattern_cls.business_refusals)}
 
     # -- the run -------------------------------------------------------------------------------------------
 
@@ -278,11 +278,17 @@ def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | Non
     return None
 
 
-def conflicts(errors: Mapping[str, int]) -> int:
-    """Calls refused because another client got there first."""
-    return sum(n for code, n in errors.items()
-               if code in ("ConditionalCheckFailedException", "TransactionCanceledException",
-                           "TransactionConflictException"))
+def conflicts(errors: Mapping[str, int], refusals: Mapping[tuple[str, str], int] | None = None,
+              business: Mapping[str, str] | None = None) -> int:
+    """Calls refused because another client got there first: refused conditions and cancelled transactions,
+    less the pattern's business refusals (sold out, out of stock: `Pattern.business_refusals`) when the
+    refusals by action are known (History.counts()["refusals"])."""
+    total = sum(n for code, n in errors.items()
+                if code in ("ConditionalCheckFailedException", "TransactionCanceledException",
+                            "TransactionConflictException"))
+    if refusals and business:
+        total -= sum(n for (action, code), n in refusals.items() if business.get(action) == code)
+    return total
 
 
 def _as_lab_error(e: Exception, backend: Backend) -> LabError:

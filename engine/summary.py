@@ -31,7 +31,7 @@ def summary(run: Run) -> dict[str, Any]:
         "calls_per_s": round(counts["calls"] / duration, 1) if duration > 0 else 0.0,
         "outcomes": {"ok": counts["ok"], "fail": counts["fail"], "info": counts["info"]},
         "errors": dict(sorted(counts["errors"].items())),
-        "conflicts": conflicts(counts["errors"]),
+        "conflicts": conflicts(counts["errors"], counts["refusals"], run.pattern_cls.business_refusals),
         "retries": counts["retries"],
         "retry_policy": {"mode": cfg.retry.mode, "max_attempts": cfg.retry.max_attempts},
         "faults": {"lost_response_share": cfg.lost_response_share, "latency_ms": cfg.latency_ms},

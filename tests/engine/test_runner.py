@@ -86,3 +86,15 @@ def test_the_run_ends_with_a_clear_error_when_the_server_dies() -> None:
         assert time.monotonic() - killed < 5.0
         assert run.state is RunState.FAILED and "stopped during the run" in str(run.error)
         assert len(run.history) >= recorded
+
+
+def test_sold_out_refusals_are_outcomes_not_conflicts(backend: Backend) -> None:
+    # 8 clients buy 160 tickets of 100 with ADD: 60 refusals, all "sold out", none a race lost.
+    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=8, ops_per_client=20,
+                                options={"tickets": 100}), backend)
+    counts = run.history.counts()
+    assert counts["refusals"] == {("buy-ticket", "ConditionalCheckFailedException"): 60}
+    assert run.progress()["conflicts"] == 0
+    raced = run_pattern(RunConfig(pattern="optimistic-locking", threads=8, ops_per_client=5), backend)
+    refused = raced.history.counts()["errors"].get("ConditionalCheckFailedException", 0)
+    assert refused > 0 and raced.progress()["conflicts"] == refused
