@@ -10,7 +10,7 @@ import pytest
 from dashboard.registry import Registry, SweepState
 from dashboard.settings import LIMIT_DURATION, RunSettings, build_config
 from engine.backend import Backend, BackendSpec
-from engine.errors import AwsNotConfirmed, BackendUnavailable, BadInput, HistoryFileError
+from engine.errors import AwsNotConfirmed, BackendUnavailable, BadCredentials, BadInput, HistoryFileError
 from engine.runner import RunConfig
 from tests.dashboard.helpers import DATA
 
@@ -154,6 +154,24 @@ def test_an_unreachable_endpoint_fails_fast_and_keeps_the_runs(registry: Registr
     assert registry.records() == [kept]
     with pytest.raises(AwsNotConfirmed):
         BackendSpec.parse(None, aws=True, confirm_aws=False)
+
+
+def test_wrong_credentials_on_an_endpoint_are_named_and_nothing_is_lost() -> None:
+    from tests.engine.test_backend import refusing_endpoint
+
+    registry = Registry()  # a real one: the shared test registry always hands out the embedded server
+    try:
+        kept = registry.import_history("ok.jsonl", (DATA / "idempotency-keys-racy.jsonl").read_bytes())
+        with refusing_endpoint("UnrecognizedClientException",
+                               "The security token included in the request is invalid.") as (url, targets):
+            with pytest.raises(BadCredentials) as e:
+                registry.start(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=2),
+                               BackendSpec.parse(url))
+        assert "rejected the credentials" in e.value.problem and e.value.fix
+        assert targets == ["DynamoDB_20120810.ListTables"]  # the check, and nothing written
+        assert registry.records() == [kept]
+    finally:
+        registry.close()
 
 
 def test_when_the_server_dies_mid_run_the_run_says_so_keeps_its_calls_and_a_new_server_starts() -> None:
