@@ -21,7 +21,7 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
     if name == "server":
         from bench import server_profile as mod
 
-        result = mod.compare(rounds=1 if quick else 3, seconds=2.0 if quick else 4.0)
+        result = mod.compare(rounds=1 if quick else 3, seconds=2.0 if quick else 3.0)
     elif name == "engine":
         from bench import engine_overhead as mod
 
@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"machine": f"{platform.node()} {platform.machine()} py{platform.python_version()}",
                               "started": time.strftime("%Y-%m-%d %H:%M:%S"), "sections": {}, "verdicts": []}
     log: Callable[[str], None] = (lambda m: print(m, file=sys.stderr, flush=True))
+    began = time.perf_counter()
     for name in args.only or SECTIONS:
         log(f"[bench] {name} ...")
         started = time.perf_counter()
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             report["verdicts"].append({"section": name, **v})
             if not args.json:
                 log(f"        {'PASS' if v['pass'] else 'FAIL'}  {v['figure']}: {v['value']} (target {v['target']})")
+    report["seconds"] = round(time.perf_counter() - began, 1)
     if args.json:
         print(json.dumps(report, default=str))
     else:
@@ -67,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         for v in report["verdicts"]:
             print(f"{v['section']:<10} {v['figure']:<{width}} {v['value']!s:>10}  {v['target']:<8} "
                   f"{'PASS' if v['pass'] else 'FAIL'}")
+        print(f"\n{len(report['verdicts'])} figures in {report['seconds'] / 60:.1f} min")
     return 0
 
 
