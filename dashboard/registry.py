@@ -43,6 +43,9 @@ from engine.runner import AWS_DEFAULT_MAX_CALLS, Run, RunConfig, RunState, confl
 MAX_THREADS_PER_RUN = int(os.environ.get("DDBLAB_MAX_THREADS_PER_RUN", "256"))
 MAX_TOTAL_THREADS = int(os.environ.get("DDBLAB_MAX_TOTAL_THREADS", "512"))
 MAX_RUNS = int(os.environ.get("DDBLAB_MAX_RUNS", "40"))
+# Client processes (engine/pool.py) across every running run: each is a Python with boto3 (~130 MB) and wants a
+# core of its own, so more than the machine has cores only slows every run down.
+MAX_TOTAL_PROCESSES = int(os.environ.get("DDBLAB_MAX_TOTAL_PROCESSES", str(max(2, os.cpu_count() or 2))))
 # Calls across every run of every browser session since the dashboard started (spent calls never come back; a
 # restart starts a new budget). Local backends cost CPU and memory, not money: 10 million calls is an hour or more
 # of the embedded server at full speed, so this only stops a runaway (a forgotten tab, a dashboard left --expose'd).
@@ -449,8 +452,10 @@ class Registry:
 
     def __init__(self, *, max_threads_per_run: int = MAX_THREADS_PER_RUN, max_total_threads: int = MAX_TOTAL_THREADS,
                  max_runs: int = MAX_RUNS, max_total_calls: int = MAX_TOTAL_CALLS, max_aws_calls: int = MAX_AWS_CALLS,
+                 max_total_processes: int = MAX_TOTAL_PROCESSES,
                  backend_factory: Callable[[BackendSpec], Backend] = Backend) -> None:
         self.max_threads_per_run = max_threads_per_run
+        self.max_total_processes = max_total_processes
         self.max_total_threads = max_total_threads
         self.max_runs = max_runs
         self.calls = CallBudget(max_total_calls, "calls", "DDBLAB_MAX_TOTAL_CALLS")
@@ -506,12 +511,22 @@ class Registry:
             return (sum(r.threads for r in self._runs.values() if r.running)
                     + sum(s.threads_busy for s in self._sweeps.values() if s.running))
 
-    def _check_capacity(self, threads: int) -> None:
+    def processes_in_use(self) -> int:
+        with self._lock:
+            return sum(_children(r.run.config) for r in self._runs.values() if r.running and r.run is not None)
+
+    def _check_capacity(self, threads: int, children: int = 0) -> None:
         busy = self.threads_in_use()
         if busy + threads > self.max_total_threads:
             raise BadInput(f"{threads} more client threads would pass the dashboard's limit of "
                            f"{self.max_total_threads} at once ({busy} are busy in other runs)",
                            "wait for a run to finish, stop one, or use fewer threads")
+        running = self.processes_in_use()
+        if children and running + children > self.max_total_processes:
+            raise BadInput(f"{children} more client processes would pass the dashboard's limit of "
+                           f"{self.max_total_processes} at once ({running} are busy in other runs)",
+                           "use fewer client processes, wait for a run to finish, or raise "
+                           "DDBLAB_MAX_TOTAL_PROCESSES")
 
     def _validated(self, config: RunConfig, spec: BackendSpec | None = None) -> RunConfig:
         config = dataclasses.replace(config, max_threads=min(config.max_threads, self.max_threads_per_run))
@@ -568,7 +583,7 @@ class Registry:
         """Validate, check capacity and the call budgets, start the run in the background and register it."""
         config = self._validated(config, spec)
         with self._lock:
-            self._check_capacity(config.threads)
+            self._check_capacity(config.threads, _children(config))
             config, cap = self._budgeted(config, spec)
             backend = self.backend(spec)
             run = Run(config, backend)
@@ -589,7 +604,7 @@ class Registry:
         safe = self._validated(dataclasses.replace(config, variant=safe_name), spec)
         racy = self._validated(dataclasses.replace(config, variant=racy_name, options=racy_options), spec)
         with self._lock:
-            self._check_capacity(safe.threads + racy.threads)
+            self._check_capacity(safe.threads + racy.threads, _children(safe) + _children(racy))
             safe, cap = self._budgeted(safe, spec, share=2)
             racy = dataclasses.replace(racy, max_calls=safe.max_calls)  # one cap for both: a fair comparison
             backend = self.backend(spec)
@@ -711,3 +726,8 @@ def _business_refusals(pattern: str) -> dict[str, str]:
         return dict(get_pattern(pattern).business_refusals)
     except BadInput:
         return {}  # an imported history of a pattern this version does not know: count every refusal
+
+
+def _children(config: RunConfig) -> int:
+    """Client processes a run starts: none when its threads stay in the dashboard's own process."""
+    return config.processes if config.processes > 1 else 0

@@ -9,14 +9,15 @@ calls and ships them every SHIP_S, so live charts, verify and export see one run
 What stays the same: monotonic timestamps (one clock for the whole machine), client ids, seeds per client,
 faults (client-side, per process), the stop signal and the time limit. What differs: `ctx.shared` is per
 process, so a pattern whose clients meet in memory (a mailbox, a shared counter) says
-`process_pool = False` and runs in one process. The run-wide call budget is checked by the parent as the
-calls arrive, so it can be passed by up to one shipment of calls.
+`process_pool = False` and runs in one process. The run's call budget is split between the children, each
+stopping at its share, and the parent stops them all once the calls that arrived reach it.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -92,9 +93,12 @@ def run_clients(run: Run, base_seed: int) -> None:
         for ids in split(cfg.threads, cfg.processes):
             plan = ChildPlan(backend, cfg, run.options, run.table.name, run.table.spec, ids, base_seed)
             homes.append(_Home(run, plan))
-        _start_together(run, homes)
-        _watch(run, homes)
+        if _start_together(run, homes):
+            _watch(run, homes)
     finally:
+        for home in homes:  # first tell every child, then wait for them all: stopping takes one round
+            home.stop()
+            home.hang_up()
         for home in homes:
             home.close()
     if run.error is not None:
@@ -117,23 +121,37 @@ class _Home:
 
     def __init__(self, run: Run, plan: ChildPlan) -> None:
         self.run, self.ids = run, plan.client_ids
-        child_reads, parent_writes = os.pipe()
-        parent_reads, child_writes = os.pipe()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (ROOT, os.environ.get("PYTHONPATH"))))}
-        self.process = subprocess.Popen([sys.executable, "-m", "engine.pool", str(child_reads), str(child_writes)],
-                                        pass_fds=(child_reads, child_writes), env=env, stdin=subprocess.DEVNULL)
-        os.close(child_reads)
-        os.close(child_writes)  # the child holds the only writing end: its death is our EOF
-        self.down = Connection(parent_writes, readable=False)
-        self.up = Connection(parent_reads, writable=False)
-        self.down.send(plan)
         self.ready = threading.Event()
         self.failure: str | None = None  # why the child could not start its clients
         self.ops_done = dict.fromkeys(self.ids, 0)
         self.finished = False
         self.stopping = False
+        self.went = False  # told "go": from then on its death is its clients' crash
+        child_reads, parent_writes = os.pipe()
+        parent_reads, child_writes = os.pipe()
+        self.down = Connection(parent_writes, readable=False)
+        self.up = Connection(parent_reads, writable=False)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (ROOT, os.environ.get("PYTHONPATH"))))}
+        try:
+            # Its own session: a Ctrl-C in the terminal reaches the parent alone, which stops the run in order
+            # (the children finish their call and ship it) instead of killing the children mid-call.
+            self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-m", "engine.pool", str(child_reads), str(child_writes)],
+                pass_fds=(child_reads, child_writes), env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as e:
+            self.process = None
+            self.down.close()
+            self.up.close()
+            raise LabError(f"could not start a client process: {e}", "run with --processes 1") from None
+        finally:
+            os.close(child_reads)
+            os.close(child_writes)  # the child holds the only writing end: its death is our EOF
         self.thread = threading.Thread(target=self._receive, daemon=True, name=f"ddblab-home-{self.ids[0]}")
         self.thread.start()
+        try:
+            self.down.send(plan)
+        except OSError:
+            pass  # it died at once; _receive sees the end of its pipe and says so
 
     def tell(self, message: str) -> None:
         try:
@@ -165,48 +183,64 @@ class _Home:
                     return
         except (EOFError, OSError):
             if not self.finished and self.failure is None:
-                self.failure = f"client process {self.process.pid} ended unexpectedly"
-                for client in self.ids:
-                    self.run._worker_error_record({"client": client, "kind": "crash",
-                                                   "message": "its client process died", "trace": None})
+                self.failure = f"a client process (pid {self.pid}) ended before its clients had started"
+                if self.went:
+                    self.failure = f"client process {self.pid} ended unexpectedly"
+                    for client in self.ids:
+                        self.run._worker_error_record({"client": client, "kind": "crash",
+                                                       "message": "its client process died", "trace": None})
         finally:
             self.ready.set()  # never leave the parent waiting for a child that is gone
 
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process is not None else None
+
+    def hang_up(self) -> None:
+        self.down.close()  # EOF: a child still waiting for "go" gives up, one that runs stops
+
     def close(self) -> None:
-        self.stop()
-        self.down.close()  # EOF: a child still waiting for "go" gives up
+        self.hang_up()
         self.thread.join(10.0)
-        try:
-            self.process.wait(5.0)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(5.0)
+        if self.process is not None:
+            try:
+                self.process.wait(5.0)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5.0)
         self.up.close()
 
 
-def _start_together(run: Run, homes: list[_Home]) -> None:
+def _start_together(run: Run, homes: list[_Home]) -> bool:
+    """Wait until every child has its threads parked, then release them all; False when stopped first."""
     deadline = time.monotonic() + START_TIMEOUT_S
-    for home in homes:
-        home.ready.wait(max(0.0, deadline - time.monotonic()))
-        if home.failure is not None or not home.ready.is_set() or home.finished:
-            raise home_error(home)
+    while not all(home.ready.is_set() for home in homes):
+        if run._stop.is_set():
+            return False  # stopped while the children were starting: no call is made
+        if time.monotonic() > deadline:
+            raise home_error(next(home for home in homes if not home.ready.is_set()))
+        time.sleep(0.02)
+    failed = next((home for home in homes if home.failure is not None or home.finished), None)
+    if failed is not None:
+        raise home_error(failed)
     run.history.t0_ns = time.monotonic_ns()
-    for home in homes:  # every child has its threads parked: all clients start within a pipe write
+    for home in homes:  # all clients start within a pipe write of each other
+        home.went = True
         home.tell("go")
     run.started_at = time.time()
     run.t_start_ns = run.history.t0_ns
+    return True
 
 
 def home_error(home: _Home) -> LabError:
-    why = home.failure or f"client process {home.process.pid} did not start within {START_TIMEOUT_S:.0f} s"
+    why = home.failure or f"client process {home.pid} did not start within {START_TIMEOUT_S:.0f} s"
     return LabError(why, "run with --processes 1, or fewer processes")
 
 
 def _watch(run: Run, homes: list[_Home]) -> None:
     cfg = run.config
     while any(home.thread.is_alive() for home in homes):
-        for home in homes:
-            home.thread.join(0.05)
+        time.sleep(0.05)  # one pass for all children: stop and the call budget react within it
         run.shared["_ops_done"] = _ops_done(homes, cfg.threads)
         stop = run._stop.is_set() or (cfg.max_calls is not None and len(run.history) >= cfg.max_calls)
         if not run.backend.alive() and run.error is None:
@@ -234,14 +268,20 @@ def child_main(down: Connection, up: Connection) -> None:
     """A child process: make its clients, wait for "go", run, ship every call home."""
     from engine.runner import client_failure  # the runner imports this module
 
-    plan: ChildPlan = down.recv()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us in order, whatever the terminal says
+    try:
+        plan: ChildPlan = down.recv()
+    except (EOFError, OSError):
+        return  # the parent gave up before sending the plan
     go, stop = threading.Event(), threading.Event()
 
     def listen() -> None:
         try:
             while True:
                 (message,) = down.recv()
-                (go if message == "go" else stop).set()
+                if message != "go":
+                    stop.set()  # a stop before "go" releases the clients too: they see it and end at once
+                go.set()
         except (EOFError, OSError):
             stop.set()  # the parent is gone, or done with us
             go.set()
@@ -260,7 +300,7 @@ def child_main(down: Connection, up: Connection) -> None:
             variant=plan.options.variant, threads=cfg.threads, ops_per_client=cfg.ops_per_client, deadline=None,
             stop=stop, shared=shared, rng=random.Random(plan.base_seed * 1000 + i),
             lost_response_share=cfg.lost_response_share or 0.0, record_requests=cfg.record_requests,
-            max_calls=cfg.max_calls) for i in plan.client_ids]
+            max_calls=_share(cfg.max_calls, cfg.processes)) for i in plan.client_ids]
     except Exception as e:  # noqa: BLE001 - the parent reports it; a child must not die silently
         up.send(("failed", f"a client process could not start: {e}"))
         up.close()
@@ -268,8 +308,10 @@ def child_main(down: Connection, up: Connection) -> None:
     errors: list[dict[str, Any]] = []
     errors_lock = threading.Lock()
 
+    started = threading.Event()  # set once the deadlines are: no client's first op may miss its time limit
+
     def work(ctx: ClientContext) -> None:
-        go.wait()
+        started.wait()
         failure = client_failure(pattern, ctx)
         if failure is not None:
             with errors_lock:
@@ -283,6 +325,7 @@ def child_main(down: Connection, up: Connection) -> None:
     deadline = time.monotonic() + cfg.duration_s if cfg.duration_s else None
     for ctx in contexts:
         ctx.deadline = deadline
+    started.set()
     while any(t.is_alive() for t in threads):
         time.sleep(SHIP_S)
         _ship(up, outbox, contexts, errors, errors_lock)
@@ -291,6 +334,11 @@ def child_main(down: Connection, up: Connection) -> None:
     client.close()
     up.send(("done",))
     up.close()
+
+
+def _share(max_calls: int | None, processes: int) -> int | None:
+    """Each child's part of the run's call budget, so together they stop near it even between shipments."""
+    return None if max_calls is None else max(1, -(-max_calls // processes))
 
 
 def _ship(conn: Connection, outbox: _Outbox, contexts: list[ClientContext], errors: list[dict[str, Any]],

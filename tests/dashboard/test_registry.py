@@ -282,3 +282,13 @@ def test_a_sweep_draws_from_the_budget_and_ends_with_the_message_when_it_is_spen
     assert job.state is SweepState.FAILED and "budget of 60 calls is spent" in str(job.error)
     assert "DDBLAB_MAX_TOTAL_CALLS" in job.error.fix and len(job.rows) < job.total
     assert 60 <= registry.calls.used() <= 60 + 4 * 8
+
+
+def test_client_processes_are_capped_across_sessions() -> None:
+    registry = Registry(max_total_processes=2)
+    try:
+        with pytest.raises(BadInput, match="limit of 2") as e:
+            registry.start(RunConfig(pattern="atomic-counters", threads=8, ops_per_client=1, processes=3), SPEC)
+        assert "DDBLAB_MAX_TOTAL_PROCESSES" in e.value.fix and registry.records() == []
+    finally:
+        registry.close()

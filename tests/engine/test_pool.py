@@ -102,3 +102,38 @@ def test_impossible_process_counts_are_refused_with_a_fix(config: RunConfig, mes
     with pytest.raises(BadInput) as e:
         config.validated()
     assert message in str(e.value) and e.value.fix
+
+
+def test_a_stop_while_the_children_start_makes_no_call(backend: Backend) -> None:
+    run = Run(RunConfig(pattern="optimistic-locking", threads=8, duration_s=600, processes=2), backend).start()
+    time.sleep(0.2)  # the children are still importing boto3
+    run.stop()
+    assert run.wait(30)
+    assert run.state is RunState.STOPPED and len(run.history) == 0 and not run.worker_errors
+    assert not _children()
+
+
+def test_the_call_budget_holds_across_processes(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="atomic-counters", threads=16, duration_s=600, processes=4, max_calls=300),
+                      backend)
+    assert run.state is RunState.DONE
+    # Each child stops at its quarter; a client's op in flight may add its own few calls.
+    assert 300 <= len(run.history) <= 300 + 16 * 3
+
+
+def test_ctrl_c_stops_a_run_in_processes_in_order_and_the_safe_variant_still_holds(tmp_path) -> None:
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    cli = subprocess.Popen([sys.executable, "-m", "engine", "run", "optimistic-locking", "--threads", "8",
+                            "--processes", "2", "--duration", "120", "--json"], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, start_new_session=True, text=True)
+    time.sleep(12)  # the embedded server and two client processes start, and the clients run a while
+    os.killpg(cli.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+    out, _ = cli.communicate(timeout=60)
+    summary = json.loads(out)
+    assert summary["state"] == "stopped" and summary["calls"] > 0
+    assert summary["client_crashes"] == 0  # the children were not killed mid-call
+    assert all(inv["holds"] for inv in summary["invariants"]), summary["invariants"]
