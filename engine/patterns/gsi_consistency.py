@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from engine.calls import Ambiguous, CallError, ClientContext
 from engine.history import History
@@ -112,7 +113,10 @@ class GsiConsistency(Pattern):
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
         frame = history.snapshot(detail=True)
         ok = frame["outcome"] == "ok"
-        writes = frame[(frame["action"] == "write") & ok]
+        # Acknowledged writes: ok, and those answered after a retry whose first attempt's answer was lost (info:
+        # applied once or twice). The client reads back both.
+        answered = ok | pd.Series([bool(d.get("ambiguous_retry")) for d in frame["detail"]], index=frame.index)
+        writes = frame[(frame["action"] == "write") & answered]
         reads = frame[(frame["action"] == "read-back") & ok]
         lag_ms = int(options["gsi_lag_ms"])
         bound_ms = lag_ms + MARGIN_MS

@@ -127,3 +127,12 @@ def test_walkthrough_ends_with_two_users_sharing_one_email(walkthrough_text: str
         "    item:       {PK: 'USER#2', SK: 'PROFILE', GSI1PK: 'EMAIL#a@x.com', GSI1SK: 'USER#2'}\n\n"
         ">>> Query ddblab-p28-gsi-consistency\n    key:        GSI1PK = 'EMAIL#a@x.com'\n    IndexName:  GSI1\n\n"
         "=== Two users with the same email in the GSI ===\n[\n  \"USER#1\",\n  \"USER#2\"\n]\n\n")
+
+
+def test_writes_answered_after_a_lost_response_are_read_back_and_counted(backend: Backend) -> None:
+    # A write whose first answer was lost and whose retry answered is acknowledged (info: applied once or
+    # twice): the client reads it back, and verify counts it among the writes it waits to see.
+    run = run_pattern(RunConfig(pattern="gsi-consistency", variant="base-table-read", threads=8, ops_per_client=5,
+                                lost_response_share=0.3, seed=7), backend)
+    assert run.history.counts()["info"] > 0
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
