@@ -142,6 +142,9 @@ class Run:
 
     # -- reading -------------------------------------------------------------------------------------------
 
+    def invariants_by_name(self) -> dict[str, Invariant]:
+        return {inv.name: inv for inv in self.invariants}
+
     def elapsed_s(self) -> float:
         if self.t_start_ns is None:
             return 0.0

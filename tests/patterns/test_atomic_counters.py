@@ -8,16 +8,12 @@ from engine.walkthrough import run_walkthrough
 from tests.patterns.printed import printed_result
 
 
-def _by_name(run):
-    return {inv.name: inv for inv in run.invariants}
-
-
 def test_add_keeps_every_increment_sequence_and_ticket_floor_at_64_threads(backend: Backend) -> None:
     run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=64, ops_per_client=3,
                                 options={"tickets": 100}), backend)
     assert run.state is RunState.DONE
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
-    inv = _by_name(run)
+    inv = run.invariants_by_name()
     assert inv["final count = acknowledged increments"].observed == 64 * 3
     assert inv["sequence numbers unique and gap-free"].expected == "192 distinct numbers 1..192"
 
@@ -25,7 +21,7 @@ def test_add_keeps_every_increment_sequence_and_ticket_floor_at_64_threads(backe
 def test_tickets_sell_out_exactly_under_the_floor(backend: Backend) -> None:
     run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=16, ops_per_client=5,
                                 options={"tickets": 30, "sequence": 0}), backend)
-    inv = _by_name(run)
+    inv = run.invariants_by_name()
     assert inv["tickets never oversold"].holds and inv["tickets never oversold"].observed == "sold 30, remaining 0"
     assert run.history.counts()["errors"]["ConditionalCheckFailedException"] == 16 * 5 - 30
 
@@ -33,7 +29,7 @@ def test_tickets_sell_out_exactly_under_the_floor(backend: Backend) -> None:
 def test_read_then_put_loses_increments_duplicates_numbers_and_oversells(backend: Backend) -> None:
     run = run_pattern(RunConfig(pattern="atomic-counters", variant="read-then-put", threads=16,
                                 ops_per_client=10, options={"tickets": 40}), backend)
-    inv = _by_name(run)
+    inv = run.invariants_by_name()
     count = inv["final count = acknowledged increments"]
     assert not count.holds and count.observed < count.expected and count.violations > 0 and count.calls
     assert not inv["sequence numbers unique and gap-free"].holds

@@ -7,17 +7,12 @@ import pytest
 from engine.backend import Backend
 from engine.calls import Caller, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant
 from engine.runner import Run, RunConfig, RunState, run_pattern
 from engine.tables import TableSpec, drop_table, open_table
 from engine.walkthrough import run_walkthrough
 
 ALL = ("one winner per new user", "balance never below zero", "spends add up to credits taken",
        "update-if-exists creates no ghost", "PENDING → PAID exactly once", "refusals return the item as it was")
-
-
-def _invariants(run: Run) -> dict[str, Invariant]:
-    return {inv.name: inv for inv in run.invariants}
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +50,7 @@ def unguarded(backend: Backend) -> Run:
 
 def test_guarded_writes_keep_every_invariant_at_64_threads(guarded: Run, item_on_refusal: None) -> None:
     assert guarded.state is RunState.DONE
-    assert set(_invariants(guarded)) == set(ALL)
+    assert set(guarded.invariants_by_name()) == set(ALL)
     assert all(inv.holds for inv in guarded.invariants), [i.as_dict() for i in guarded.invariants if not i.holds]
 
 
@@ -69,7 +64,7 @@ def test_many_clients_create_the_same_user_and_exactly_one_wins(guarded: Run) ->
 
 
 def test_spends_never_overdraw_and_add_up_to_the_credits_taken(guarded: Run, item_on_refusal: None) -> None:
-    inv = _invariants(guarded)
+    inv = guarded.invariants_by_name()
     assert inv["balance never below zero"].observed >= 0
     ledger = inv["spends add up to credits taken"]
     assert ledger.expected == ledger.observed > 0
@@ -85,7 +80,7 @@ def test_a_refused_write_keeps_the_item_as_it_was(guarded: Run, item_on_refusal:
     assert refused["request"].str.contains("ReturnValuesOnConditionCheckFailure: ALL_OLD").all()
     taken = refused[refused["action"] == "create-user"]
     assert all(d["old_item"]["PK"] == key for d, key in zip(taken["detail"], taken["key"]))
-    inv = _invariants(guarded)["refusals return the item as it was"]
+    inv = guarded.invariants_by_name()["refusals return the item as it was"]
     assert inv.expected == inv.observed == len(refused)
 
 
@@ -94,7 +89,7 @@ def test_renaming_a_closed_member_creates_no_ghost(guarded: Run) -> None:
     renames = frame[frame["action"] == "rename"]
     assert (renames["outcome"] == "fail").any()  # some renames came after the member was closed
     assert all(d.get("old_item") is None for d in renames.loc[renames["outcome"] == "fail", "detail"])
-    assert _invariants(guarded)["update-if-exists creates no ghost"].observed == 0
+    assert guarded.invariants_by_name()["update-if-exists creates no ghost"].observed == 0
 
 
 def test_each_order_goes_from_pending_to_paid_exactly_once(guarded: Run) -> None:
@@ -105,34 +100,34 @@ def test_each_order_goes_from_pending_to_paid_exactly_once(guarded: Run) -> None
 
 
 def test_unguarded_creates_overwrite_each_other_and_are_counted(unguarded: Run) -> None:
-    inv = _invariants(unguarded)["one winner per new user"]
+    inv = unguarded.invariants_by_name()["one winner per new user"]
     assert not inv.holds and inv.violations == 3 * 15 and len(inv.calls) == 40
 
 
 def test_unguarded_spends_overdraw_after_checking_in_code(unguarded: Run) -> None:
-    inv = _invariants(unguarded)["balance never below zero"]
+    inv = unguarded.invariants_by_name()["balance never below zero"]
     assert not inv.holds and inv.observed < 0 and inv.violations > 0
     frame = unguarded.history.snapshot(detail=True)
     assert all(d["credits_after"] < 0 for d in frame.loc[frame["seq"].isin(inv.calls), "detail"])
 
 
 def test_unguarded_overwrites_reset_credits_so_spends_no_longer_add_up(unguarded: Run) -> None:
-    inv = _invariants(unguarded)["spends add up to credits taken"]
+    inv = unguarded.invariants_by_name()["spends add up to credits taken"]
     assert not inv.holds and inv.violations > 0 and "overwrote the user" in inv.explanation
 
 
 def test_unguarded_updates_of_closed_members_create_ghosts(unguarded: Run) -> None:
-    inv = _invariants(unguarded)["update-if-exists creates no ghost"]
+    inv = unguarded.invariants_by_name()["update-if-exists creates no ghost"]
     assert not inv.holds and inv.violations > 0
 
 
 def test_unguarded_orders_are_paid_more_than_once(unguarded: Run) -> None:
-    inv = _invariants(unguarded)["PENDING → PAID exactly once"]
+    inv = unguarded.invariants_by_name()["PENDING → PAID exactly once"]
     assert not inv.holds and inv.violations > 0
 
 
 def test_unguarded_refuses_nothing(unguarded: Run) -> None:
-    inv = _invariants(unguarded)["refusals return the item as it was"]
+    inv = unguarded.invariants_by_name()["refusals return the item as it was"]
     assert inv.holds and inv.expected == 0 and "nothing was guarded" in inv.explanation
 
 

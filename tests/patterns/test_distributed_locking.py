@@ -18,10 +18,6 @@ COUNTER = "protected counter = acknowledged writes"
 ZOMBIES = {"lease_ms": 300, "pause_share": 0.3}
 
 
-def _invariants(run) -> dict[str, object]:
-    return {inv.name: inv for inv in run.invariants}
-
-
 def _calls(run, action: str, outcome: str | None = None):
     frame = run.history.snapshot(detail=True)
     mask = frame["action"] == action
@@ -40,7 +36,7 @@ def test_fenced_leases_keep_every_invariant_at_64_threads(backend: Backend) -> N
 def test_a_paused_workers_write_is_refused_by_the_fencing_token(backend: Backend) -> None:
     run = run_pattern(RunConfig(pattern="distributed-locking", variant="lease-fenced", threads=6,
                                 ops_per_client=2, options=ZOMBIES), backend)
-    inv = _invariants(run)
+    inv = run.invariants_by_name()
     assert all(i.holds for i in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
     refused = _calls(run, "write", "fail")
     paused = [d for d in refused["detail"] if d["paused"]]
@@ -65,7 +61,7 @@ def test_fencing_tokens_grow_by_one_with_every_acquisition(backend: Backend) -> 
 def test_a_plain_lease_lets_the_paused_workers_stale_write_land(backend: Backend) -> None:
     run = run_pattern(RunConfig(pattern="distributed-locking", variant="lease", threads=6, ops_per_client=2,
                                 options=ZOMBIES), backend)
-    inv = _invariants(run)
+    inv = run.invariants_by_name()
     assert inv[ONE_HOLDER].holds  # the leases themselves never overlapped ...
     stale = inv[NO_STALE]  # ... but a worker paused past its lease did not know its lease was gone
     assert not stale.holds and stale.violations >= 1 and stale.calls
@@ -80,7 +76,7 @@ def test_a_plain_lease_lets_the_paused_workers_stale_write_land(backend: Backend
 def test_without_a_lock_workers_overlap_and_lose_updates(backend: Backend) -> None:
     run = run_pattern(RunConfig(pattern="distributed-locking", variant="no-lock", threads=8, ops_per_client=1,
                                 options={"work_ms": 200, "pause_share": 0.0}), backend)
-    inv = _invariants(run)
+    inv = run.invariants_by_name()
     overlap = inv["at most one worker in the critical section at a time"]
     assert not overlap.holds and overlap.violations >= 1 and overlap.calls
     assert not inv[COUNTER].holds and inv[COUNTER].observed < 8
@@ -96,7 +92,7 @@ def test_a_holder_that_crashes_is_taken_over_once_its_lease_expires(backend: Bac
     # Each takeover waited out the crashed holder's lease, which began before that holder's acquire was sent.
     waits_ms = (acquired["complete_ns"].to_numpy()[1:] - acquired["invoke_ns"].to_numpy()[:-1]) / 1e6
     assert (waits_ms >= 300).all()
-    assert _invariants(run)[ONE_HOLDER].holds
+    assert run.invariants_by_name()[ONE_HOLDER].holds
 
 
 def test_a_lease_that_ran_out_before_its_answer_arrived_is_no_overlap() -> None:

@@ -19,22 +19,18 @@ WITHIN_LAG = "every write is visible within lag + margin"
 CONVERGES = "the GSI converges to the table after lag + margin"
 
 
-def _invariants(run) -> dict[str, object]:
-    return {inv.name: inv for inv in run.invariants}
-
-
 def test_base_table_reads_see_every_write_at_64_threads_despite_the_lag(embedded: Backend) -> None:
     run = run_pattern(RunConfig(pattern="gsi-consistency", variant="base-table-read", threads=64,
                                 ops_per_client=2), embedded)
     assert run.state is RunState.DONE
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
-    assert _invariants(run)[READ_YOUR_WRITES].observed == "0 stale of 128 reads"
+    assert run.invariants_by_name()[READ_YOUR_WRITES].observed == "0 stale of 128 reads"
 
 
 def test_gsi_reads_right_after_a_write_are_stale_and_the_retry_finds_them(embedded: Backend) -> None:
     run = run_pattern(RunConfig(pattern="gsi-consistency", variant="gsi-read", threads=4, ops_per_client=2,
                                 options={"gsi_lag_ms": 400}), embedded)
-    inv = _invariants(run)
+    inv = run.invariants_by_name()
     stale = inv[READ_YOUR_WRITES]
     assert not stale.holds and stale.violations >= 4 and stale.calls  # most first reads miss the write
     frame = run.history.snapshot(detail=True)
@@ -66,9 +62,9 @@ def test_with_no_lag_the_gsi_read_finds_the_write_first_time(embedded: Backend) 
 def test_a_write_never_seen_within_the_attempts_breaks_the_visibility_bound(embedded: Backend) -> None:
     run = run_pattern(RunConfig(pattern="gsi-consistency", variant="gsi-read", threads=2, ops_per_client=1,
                                 options={"gsi_lag_ms": 1500, "read_attempts": 2}), embedded)
-    within = _invariants(run)[WITHIN_LAG]
+    within = run.invariants_by_name()[WITHIN_LAG]
     assert not within.holds and within.observed == "no write seen; 2 never seen" and within.violations == 2
-    assert _invariants(run)[CONVERGES].holds  # given time, the index still catches up
+    assert run.invariants_by_name()[CONVERGES].holds  # given time, the index still catches up
 
 
 def test_the_cli_flag_sets_the_simulated_lag() -> None:

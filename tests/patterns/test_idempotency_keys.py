@@ -9,7 +9,6 @@ import time
 import pytest
 
 from engine.backend import Backend
-from engine.patterns.base import Invariant
 from engine.patterns.idempotency_keys import (CLAIM_CONDITION, COMPLETED, IN_PROGRESS, REFUSED, judge, payload_hash,
                                               record_key)
 from engine.runner import Run, RunConfig, RunState, run_pattern
@@ -19,10 +18,6 @@ from engine.walkthrough import run_walkthrough
 ONCE = "exactly one charge per logical request"
 SAME = "every reply to a key is the same"
 REUSE = "a key reused with another payload is refused"
-
-
-def _invariants(run: Run) -> dict[str, Invariant]:
-    return {inv.name: inv for inv in run.invariants}
 
 
 def _run(backend: Backend, variant: str, threads: int, ops: int, *, lost: float | None = None, seed: int | None = None,
@@ -87,7 +82,7 @@ def test_the_card_was_charged_50_and_20_only(walk_text: str) -> None:
 
 def test_with_key_keeps_every_invariant_at_64_threads(with_key: Run) -> None:
     assert with_key.state is RunState.DONE
-    assert set(_invariants(with_key)) == {ONCE, SAME, REUSE}
+    assert set(with_key.invariants_by_name()) == {ONCE, SAME, REUSE}
     assert all(inv.holds for inv in with_key.invariants), [i.as_dict() for i in with_key.invariants if not i.holds]
 
 
@@ -109,7 +104,7 @@ def test_retries_replay_and_reused_keys_are_refused(with_key: Run) -> None:
 def test_without_a_key_retries_and_duplicates_charge_again(backend: Backend) -> None:
     run = _run(backend, "without-key", 8, 4, seed=3, duplicate_share=0.5, resend_share=0.5, reuse_share=0.3)
     assert run.state is RunState.DONE
-    verdicts = _invariants(run)
+    verdicts = run.invariants_by_name()
     for name in (ONCE, SAME, REUSE):
         assert not verdicts[name].holds and verdicts[name].violations > 0, verdicts[name].as_dict()
     assert verdicts[ONCE].calls and "charged more than once" in verdicts[ONCE].explanation

@@ -14,10 +14,6 @@ from engine.walkthrough import run_walkthrough
 from tests.patterns.printed import printed_result
 
 
-def _invariants(run) -> dict[str, object]:
-    return {inv.name: inv for inv in run.invariants}
-
-
 def test_version_checks_lose_no_update_at_64_threads(backend: Backend) -> None:
     run = run_pattern(RunConfig(pattern="optimistic-locking", variant="version-check", threads=64,
                                 ops_per_client=3, options={"accounts": 4}), backend)
@@ -29,9 +25,9 @@ def test_version_checks_lose_no_update_at_64_threads(backend: Backend) -> None:
 def test_blind_writes_lose_updates_and_say_how_many(backend: Backend) -> None:
     run = run_pattern(RunConfig(pattern="optimistic-locking", variant="blind-write", threads=16,
                                 ops_per_client=10), backend)
-    lost = _invariants(run)["no lost update"]
+    lost = run.invariants_by_name()["no lost update"]
     assert not lost.holds and lost.violations > 0 and lost.calls
-    version = _invariants(run)["version = 1 + successful writes"]
+    version = run.invariants_by_name()["version = 1 + successful writes"]
     assert version.observed < version.expected
 
 

@@ -13,7 +13,6 @@ from botocore.awsrequest import AWSResponse
 
 from engine.backend import Backend
 from engine.patterns import get_pattern
-from engine.patterns.base import Invariant
 from engine.patterns.transactions import MAX_ATTEMPTS
 from engine.runner import Run, RunConfig, RunState, run_pattern
 from engine.walkthrough import run_walkthrough
@@ -22,10 +21,6 @@ STOCK = "stock never negative"
 BALANCE = "orders written = stock taken = orderCount"
 LEAK = "no order item from a cancelled or unfinished placement"
 RESEND = "a resent order applies once"
-
-
-def _invariants(run: Run) -> dict[str, Invariant]:
-    return {inv.name: inv for inv in run.invariants}
 
 
 def _run(backend: Backend, variant: str, threads: int, ops: int, **options: float) -> Run:
@@ -41,7 +36,7 @@ def transact(backend: Backend) -> Run:
 
 def test_transactions_keep_every_invariant_at_64_threads(transact: Run) -> None:
     assert transact.state is RunState.DONE
-    assert set(_invariants(transact)) == {STOCK, BALANCE, LEAK, RESEND}
+    assert set(transact.invariants_by_name()) == {STOCK, BALANCE, LEAK, RESEND}
     assert all(inv.holds for inv in transact.invariants), [i.as_dict() for i in transact.invariants if not i.holds]
 
 
@@ -50,7 +45,7 @@ def test_out_of_stock_orders_are_cancelled_with_the_stock_check_named(transact: 
     cancelled = frame[frame["error"] == "TransactionCanceledException"]
     assert len(cancelled) > 0
     assert all(d["reasons"] == ["None", "ConditionalCheckFailed", "None"] for d in cancelled["detail"])
-    assert _invariants(transact)[STOCK].observed >= 0
+    assert transact.invariants_by_name()[STOCK].observed >= 0
 
 
 def test_the_snapshot_shows_a_cancelled_order_as_null(transact: Run) -> None:
@@ -64,7 +59,7 @@ def test_the_snapshot_shows_a_cancelled_order_as_null(transact: Run) -> None:
 
 
 def test_orders_written_match_stock_taken_and_order_count(transact: Run) -> None:
-    inv = _invariants(transact)[BALANCE]
+    inv = transact.invariants_by_name()[BALANCE]
     units, orders = inv.expected.split(" units in ")
     assert inv.observed == f"stock taken {units}, orderCount {orders.split()[0]}"
     assert int(units) > 0
@@ -74,7 +69,7 @@ def test_a_transaction_resent_with_the_same_token_applies_once(transact: Run) ->
     frame = transact.history.snapshot(detail=True)
     resends = frame[frame["action"] == "resend-order"]
     assert len(resends) > 0 and (resends["outcome"] == "ok").all()  # the token answers: no attribute_not_exists failure
-    inv = _invariants(transact)[RESEND]
+    inv = transact.invariants_by_name()[RESEND]
     assert inv.holds and inv.expected == f"{resends['key'].nunique()} resent orders counted once"
 
 
@@ -94,7 +89,7 @@ def test_separate_writes_crash_by_default_and_the_share_is_settable() -> None:
 def test_separate_writes_checked_in_code_drive_the_stock_negative(backend: Backend) -> None:
     # No crashes, no resends: only the race between reading the stock and taking it (measured: 10 of 10).
     run = _run(backend, "separate-writes", 16, 3, stock=20, crash_share=0.0, resend_share=0.0)
-    inv = _invariants(run)
+    inv = run.invariants_by_name()
     assert not inv[STOCK].holds and inv[STOCK].observed < 0 and inv[STOCK].violations > 0
     frame = run.history.snapshot(detail=True)
     assert all(d["stock_after"] < 0 for d in frame.loc[frame["seq"].isin(inv[STOCK].calls), "detail"])
@@ -104,7 +99,7 @@ def test_separate_writes_checked_in_code_drive_the_stock_negative(backend: Backe
 def test_a_client_crashing_between_separate_writes_leaves_half_an_order(backend: Backend) -> None:
     run = _run(backend, "separate-writes", 4, 2, stock=1000, crash_share=1.0, resend_share=0.0)
     assert Counter(e["kind"] for e in run.worker_errors) == {"crash": 4}
-    inv = _invariants(run)
+    inv = run.invariants_by_name()
     assert not inv[LEAK].holds and inv[LEAK].observed == 4 and len(inv[LEAK].calls) == 4
     assert not inv[BALANCE].holds
     # Every crash left either an order without stock taken, or stock taken without the order counted.
@@ -114,7 +109,7 @@ def test_a_client_crashing_between_separate_writes_leaves_half_an_order(backend:
 
 def test_separate_writes_resent_after_a_lost_response_take_the_stock_twice(backend: Backend) -> None:
     run = _run(backend, "separate-writes", 4, 3, stock=1000, crash_share=0.0, resend_share=1.0)
-    inv = _invariants(run)
+    inv = run.invariants_by_name()
     assert not inv[RESEND].holds and inv[RESEND].violations == 12
     assert inv[RESEND].observed == "0 once, 12 twice"
     assert not inv[BALANCE].holds

@@ -9,7 +9,7 @@ import pytest
 
 from engine.backend import Backend
 from engine.history import Call, History, Outcome
-from engine.patterns.base import Invariant, RunOptions
+from engine.patterns.base import RunOptions
 from engine.patterns.unique_constraints import UniqueConstraints
 from engine.runner import Run, RunConfig, RunState, run_pattern
 from engine.tables import TableSpec, drop_table, open_table
@@ -19,10 +19,6 @@ SHARED = "no two users share an email"
 SENTINEL = "one sentinel per user email"
 ORPHAN = "no orphan sentinel"
 REFUSED = "a refused change deletes nothing"
-
-
-def _invariants(run: Run) -> dict[str, Invariant]:
-    return {inv.name: inv for inv in run.invariants}
 
 
 def _result(text: str, title: str) -> object:
@@ -74,9 +70,9 @@ def test_the_final_scan_is_the_seed_table_so_the_failed_change_deleted_nothing(w
 
 def test_sentinels_keep_every_invariant_at_64_threads(sentinel: Run) -> None:
     assert sentinel.state is RunState.DONE
-    assert set(_invariants(sentinel)) == {SHARED, SENTINEL, ORPHAN, REFUSED}
+    assert set(sentinel.invariants_by_name()) == {SHARED, SENTINEL, ORPHAN, REFUSED}
     assert all(inv.holds for inv in sentinel.invariants), [i.as_dict() for i in sentinel.invariants if not i.holds]
-    users = _invariants(sentinel)[SENTINEL].observed
+    users = sentinel.invariants_by_name()[SENTINEL].observed
     assert 0 < users <= 48  # never more users than emails
 
 
@@ -95,7 +91,7 @@ def test_check_then_write_lets_two_users_share_an_email(backend: Backend) -> Non
     run = run_pattern(RunConfig(pattern="unique-constraints", variant="check-then-write", threads=16,
                                 ops_per_client=3, options={"emails": 8, "gsi_lag_ms": 200}), backend)
     assert run.state is RunState.DONE
-    shared = _invariants(run)[SHARED]
+    shared = run.invariants_by_name()[SHARED]
     assert not shared.holds and shared.violations >= 8
     assert shared.calls  # the sign-ups that took an email someone had
     assert f"{shared.violations} users took an email someone already had" in shared.explanation
