@@ -92,7 +92,9 @@ def test_check_then_write_lets_two_users_share_an_email(backend: Backend) -> Non
                                 ops_per_client=3, options={"emails": 8, "gsi_lag_ms": 200}), backend)
     assert run.state is RunState.DONE
     shared = run.invariants_by_name()[SHARED]
-    assert not shared.holds and shared.violations >= 8
+    # The embedded server keeps the index stale for 200 ms, so at least every second sign-up gets in; on
+    # DynamoDB Local the index is instant and only the clients' own overlap lets them in (6-10 of 40 seen).
+    assert not shared.holds and shared.violations >= (8 if backend.embedded else 1)
     assert shared.calls  # the sign-ups that took an email someone had
     assert f"{shared.violations} users took an email someone already had" in shared.explanation
 
