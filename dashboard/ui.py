@@ -4,7 +4,7 @@ cards, the call log and the export buttons. The pages compose these; charts come
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -135,6 +135,19 @@ def budget_notice(registry: Registry, spec: BackendSpec) -> bool:
             st.caption(f"{left:,} {budget.what} left of the dashboard's budget of {budget.limit:,} (shared by every "
                        "browser session): a run stops when it is spent.")
     return False
+
+
+def start_and_remember(start: Callable[[], str], state_key: str, param: str) -> None:
+    """A Start click: start() what the page starts, keep its id in the session and the URL (so a refresh or a
+    bookmark brings it back) and redraw; a refusal shows its problem and fix instead."""
+    try:
+        started = start()
+    except LabError as e:
+        show_error(e)
+        return
+    st.session_state[state_key] = started
+    st.query_params[param] = started
+    st.rerun()
 
 
 class _nothing:

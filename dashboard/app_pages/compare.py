@@ -5,7 +5,6 @@ import streamlit as st
 from dashboard import live, ui
 from dashboard.registry import get_registry
 from dashboard.settings import build_config
-from engine.errors import LabError
 
 registry = get_registry()
 st.title("Compare safe vs racy")
@@ -20,14 +19,8 @@ spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared 
 group = st.session_state.get("compare_group") or st.query_params.get("group")
 records = registry.group(group)
 if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):
-    try:
-        pair = registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run),
-                                   ui.current_spec())
-        st.session_state["compare_group"] = pair[0].group
-        st.query_params["group"] = pair[0].group
-        st.rerun()
-    except LabError as e:
-        ui.show_error(e)
+    ui.start_and_remember(lambda: registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run),
+                                                      ui.current_spec())[0].group, "compare_group", "group")
 if records and any(r.running for r in records) and st.button("Stop both", icon=":material/stop:", key="compare-stop"):
     for r in records:
         if r.run is not None:

@@ -5,7 +5,6 @@ import streamlit as st
 from dashboard import live, ui
 from dashboard.registry import get_registry
 from dashboard.settings import build_config
-from engine.errors import LabError
 
 registry = get_registry()
 st.title("Run a pattern")
@@ -19,13 +18,8 @@ record = registry.get(st.session_state.get("run_id") or st.query_params.get("run
 start_col, stop_col, _ = st.columns([1, 1, 4])
 if start_col.button("Start", icon=":material/play_arrow:", type="primary", key="run-start", width="stretch",
                     disabled=spent):
-    try:
-        record = registry.start(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec())
-        st.session_state["run_id"] = record.id
-        st.query_params["run"] = record.id
-        st.rerun()
-    except LabError as e:
-        ui.show_error(e)
+    ui.start_and_remember(lambda: registry.start(build_config(settings, max_threads=registry.max_threads_per_run),
+                                                 ui.current_spec()).id, "run_id", "run")
 running = record is not None and record.running
 if stop_col.button("Stop", icon=":material/stop:", key="run-stop", disabled=not running, width="stretch"):
     record.run.stop()

@@ -4,7 +4,6 @@ import streamlit as st
 
 from dashboard import live, ui
 from dashboard.registry import get_registry
-from engine.errors import LabError
 
 THREAD_CHOICES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 
@@ -23,13 +22,8 @@ job = registry.sweep(st.session_state.get("sweep_id") or st.query_params.get("sw
 b1, b2, _ = st.columns([1, 1, 4])
 if b1.button("Start sweep", icon=":material/play_arrow:", type="primary", key="sweep-start", width="stretch",
              disabled=spent):
-    try:
-        job = registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec())
-        st.session_state["sweep_id"] = job.id
-        st.query_params["sweep"] = job.id
-        st.rerun()
-    except LabError as e:
-        ui.show_error(e)
+    ui.start_and_remember(lambda: registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec()).id,
+                          "sweep_id", "sweep")
 if b2.button("Stop", icon=":material/stop:", key="sweep-stop", disabled=not (job and job.running), width="stretch"):
     job.stop()
 

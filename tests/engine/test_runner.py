@@ -10,6 +10,7 @@ from engine.backend import Backend, BackendSpec
 from engine.errors import BadInput
 from engine.runner import Run, RunConfig, RunState, run_pattern
 from engine.tables import PREFIX
+from tests.engine.test_pool import pool_children
 
 
 def test_every_client_makes_its_ops_and_the_table_is_dropped(backend: Backend, client) -> None:
@@ -73,10 +74,12 @@ def test_the_thread_cap_can_be_raised() -> None:
     RunConfig(pattern="optimistic-locking", threads=300, max_threads=512).validated()
 
 
-def test_the_run_ends_with_a_clear_error_when_the_server_dies() -> None:
+@pytest.mark.parametrize("processes", [1, 2])
+def test_the_run_ends_with_a_clear_error_when_the_server_dies(processes: int) -> None:
     with Backend(BackendSpec()) as backend:
-        run = Run(RunConfig(pattern="optimistic-locking", threads=32, duration_s=600), backend).start()
-        deadline = time.monotonic() + 30
+        run = Run(RunConfig(pattern="optimistic-locking", threads=32, duration_s=600, processes=processes),
+                  backend).start()
+        deadline = time.monotonic() + 60
         while run.progress()["calls"] < 100 and time.monotonic() < deadline:
             time.sleep(0.05)
         recorded = run.progress()["calls"]
@@ -86,6 +89,7 @@ def test_the_run_ends_with_a_clear_error_when_the_server_dies() -> None:
         assert time.monotonic() - killed < 5.0
         assert run.state is RunState.FAILED and "stopped during the run" in str(run.error)
         assert len(run.history) >= recorded
+    assert not pool_children()  # and no client process is left behind
 
 
 def test_sold_out_refusals_are_outcomes_not_conflicts(backend: Backend) -> None:
