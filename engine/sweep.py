@@ -12,6 +12,7 @@ from engine.history import History
 from engine.patterns import get_pattern
 from engine.runner import Run, RunConfig, conflicts
 
+
 def sweep(backend: Backend, pattern: str, thread_counts: Sequence[int], *, ops_per_client: int = 20,
           variants: Sequence[str] | None = None, progress: Callable[[str], None] | None = None,
           stop: Callable[[], bool] | None = None) -> pd.DataFrame:
