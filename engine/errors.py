@@ -78,3 +78,9 @@ class HistoryFileError(LabError):
     """An imported history file is not a lab history (truncated, not JSONL, wrong fields)."""
 
     exit_code = 2
+
+
+def server_died() -> ServerDied:
+    """The embedded server went away during a run: one message wherever the run notices."""
+    return ServerDied("the embedded DynamoDB stopped during the run",
+                      "the calls recorded so far are kept; start a new run")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.calls import ClientContext
-from engine.errors import LabError, ServerDied
+from engine.errors import LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import Call
 from engine.patterns import RunOptions, get_pattern
@@ -244,8 +244,7 @@ def _watch(run: Run, homes: list[_Home]) -> None:
         run.shared["_ops_done"] = _ops_done(homes, cfg.threads)
         stop = run._stop.is_set() or (cfg.max_calls is not None and len(run.history) >= cfg.max_calls)
         if not run.backend.alive() and run.error is None:
-            run.error = ServerDied("the embedded DynamoDB stopped during the run",
-                                   "the calls recorded so far are kept; start a new run")
+            run.error = server_died()
             stop = True
         if stop:
             for home in homes:

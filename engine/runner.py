@@ -18,7 +18,7 @@ from typing import Any
 from engine import pool
 from engine.backend import Backend, RetryPolicy
 from engine.calls import CallError, ClientContext, ClientCrash
-from engine.errors import BadInput, LabError, ServerDied
+from engine.errors import BadInput, LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
 from engine.patterns import Invariant, Pattern, RunOptions, get_pattern
@@ -181,8 +181,7 @@ class Run:
             self._run_clients(client)
             self.state = RunState.VERIFYING
             if not self.backend.alive():
-                raise ServerDied("the embedded DynamoDB stopped during the run",
-                                 "the calls recorded so far are kept; start a new run")
+                raise server_died()
             self.invariants = self.pattern.verify(self.table, self.history, self.options)
             self.state = RunState.STOPPED if self._stop.is_set() else RunState.DONE
         except LabError as e:
@@ -244,8 +243,7 @@ class Run:
                 t.join(0.1)
             self.shared["_ops_done"] = [ctx.ops_done for ctx in contexts]
             if not self.backend.alive() and not self._stop.is_set():
-                self.error = ServerDied("the embedded DynamoDB stopped during the run",
-                                        "the calls recorded so far are kept; start a new run")
+                self.error = server_died()
                 self._stop.set()
         self.shared["_ops_done"] = [ctx.ops_done for ctx in contexts]
         self.t_end_ns = time.monotonic_ns()
@@ -298,8 +296,7 @@ def _as_lab_error(e: Exception, backend: Backend) -> LabError:
     from botocore.exceptions import BotoCoreError, ClientError
 
     if not backend.alive():
-        return ServerDied("the embedded DynamoDB stopped during the run",
-                          "the calls recorded so far are kept; start a new run")
+        return server_died()
     if isinstance(e, CallError):
         return LabError(f"{e.call.op} failed during setup or verification: {e.code}",
                         "check the backend; the calls recorded so far are kept")
