@@ -2,7 +2,8 @@
 
 Both drive the same embedded server through a client built the same way (Backend.client). The lab run is
 atomic-counters/add with sequence numbers off: each op is an ADD on the views counter and a conditional
-ticket sale; the bare loop makes exactly those two calls. Passes alternate; the ratio is of medians.
+ticket sale; the bare loop makes exactly those two calls. Passes come in pairs, measured seconds apart; the
+ratio is the median of the pairs' ratios (`pass_ratios`: their spread is this machine's noise).
 """
 
 from __future__ import annotations
@@ -61,16 +62,26 @@ def _engine(backend: Backend, threads: int, ops: int) -> float:
     return len(run.history) / run.elapsed_s()
 
 
-def measure(threads: int = 16, ops: int = 40, passes: int = 5) -> dict[str, Any]:
-    bare, engine = [], []
+def measure(threads: int = 16, ops: int = 40, passes: int = 7) -> dict[str, Any]:
+    """Pairs of passes, the order flipped each pair (bare first, then engine first) so that a machine getting
+    busier or quieter during the run favours neither; the figure is the median of the pairs' ratios, each pair
+    measured within seconds of itself."""
+    bare, engine, ratios = [], [], []
     with Backend() as backend:
         _bare(backend, threads, 5)  # warm-up: imports, connections
-        for _ in range(passes):
-            bare.append(_bare(backend, threads, ops))
-            engine.append(_engine(backend, threads, ops))
+        for i in range(passes):
+            if i % 2:
+                e = _engine(backend, threads, ops)
+                b = _bare(backend, threads, ops)
+            else:
+                b = _bare(backend, threads, ops)
+                e = _engine(backend, threads, ops)
+            bare.append(b)
+            engine.append(e)
+            ratios.append(e / b)
     return {"threads": threads, "ops_per_client": ops, "bare_calls_per_s": statistics.median(bare),
-            "engine_calls_per_s": statistics.median(engine),
-            "ratio": statistics.median(engine) / statistics.median(bare), "passes": passes}
+            "engine_calls_per_s": statistics.median(engine), "ratio": statistics.median(ratios),
+            "pass_ratios": [round(r, 3) for r in ratios], "passes": passes}
 
 
 def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
