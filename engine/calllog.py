@@ -152,8 +152,8 @@ def _body(op: str, params: Mapping[str, Any], indent: str) -> list[str]:
     for label, key in _LABELLED:
         value = params.get(key)
         if value is not None:
-            lines.append(_label(label, format_value(value) if key == "Item" else inline_expression(value, names, values),
-                                indent))
+            text = format_value(value) if key == "Item" else inline_expression(value, names, values)
+            lines.append(_label(label, text, indent))
     # Most calls carry none of the extras: look them up only when the call has some.
     extras = [k for k in _EXTRAS if k in params] if not _EXTRA_SET.isdisjoint(params) else []
     rest = [k for k in params if k not in _HIDDEN and k not in _EXTRA_SET]

@@ -102,7 +102,6 @@ class Caller:
         flags.attempts = attempts = []
         request = format_request(op, params) if self.record_requests else None
         response: dict[str, Any] | None = None
-        error: CallError | None = None
         code: str | None = None
         outcome = Outcome.OK
         error_response: dict[str, Any] = {}
