@@ -337,8 +337,8 @@ def details(frame: pd.DataFrame) -> list[Mapping[str, Any]]:
     return [d if d.__class__ is dict else (d if isinstance(d, Mapping) else {}) for d in frame["detail"].tolist()]
 
 
-# Numeric detail fields the views read on every refresh. The registry extracts them once per call as it arrives
-# (columns "detail.<name>", NaN when absent), so a 100k-call refresh never walks 100k dicts.
+# Numeric detail fields the views read. A whole-run frame (RunRecord.frame) carries them as columns
+# "detail.<name>" (NaN when absent), extracted in one pass; a live refresh reads them from the new calls' details.
 DETAIL_FIELDS = ("version", "read_version", "read", "number", "amount", "token", "taken", "op", "hold", "attempt",
                  "stale", "paused", "now", "expiresAt")
 

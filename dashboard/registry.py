@@ -16,7 +16,6 @@ import dataclasses
 import functools
 import io
 import itertools
-from array import array
 import json
 import os
 import threading
@@ -62,53 +61,43 @@ class Source(StrEnum):
 
 
 class _Frames:
-    """The calls of a run as frames, each call's details parsed once: a History only grows, so what was parsed
-    is kept. `rows(start, stop)` is what the run's aggregates (dashboard.aggregates.RunView) take in as calls
-    arrive; `frame()` is every call (the call log, tests), cached once the run has ended.
+    """The calls of a run as frames. Details are parsed from the History when a frame asks for them and not kept:
+    a parsed detail map costs several times its JSON (about 800 MB at a million calls), and each call reaches the
+    charts once (`rows`, as it arrives), so keeping them saved nothing on a live page.
+
+    `rows(start, stop)` is what the run's aggregates (dashboard.aggregates.RunView) take in as calls arrive;
+    `frame()` is every call (the call log, tests), its cheap columns cached once the run has ended.
     """
 
     def __init__(self, history: History) -> None:
         self.history = history
-        self.details: list[Any] = []
-        self.fields = {name: array("d") for name in DETAIL_FIELDS}  # filled up to where frame() last looked
-        self.lock = threading.RLock()
+        self.lock = threading.Lock()
         self.final: pd.DataFrame | None = None
-
-    def _extend(self, n: int) -> None:
-        start = len(self.details)
-        if start < n:
-            self.details.extend(self.history.details(range(start, n)))
 
     def rows(self, start: int, stop: int) -> pd.DataFrame:
         """Calls [start, stop) with `request` and `detail`."""
-        with self.lock:
-            self._extend(stop)
-            frame = self.history.snapshot(start, stop, requests=True)
-            frame["detail"] = self.details[start:start + len(frame)]
-            return frame
+        frame = self.history.snapshot(start, stop, requests=True)
+        frame["detail"] = self.history.details(range(start, start + len(frame)))
+        return frame
 
-    def _fields(self, n: int) -> None:
-        done = len(self.fields[DETAIL_FIELDS[0]])
-        if done >= n:
-            return
-        columns = numeric_fields(self.details[done:n], DETAIL_FIELDS)
-        for name, values in zip(DETAIL_FIELDS, columns):
-            self.fields[name].frombytes(values.tobytes())
-
-    def frame(self, final: bool) -> pd.DataFrame:
+    def frame(self, final: bool, details: bool) -> pd.DataFrame:
         with self.lock:
-            if self.final is not None:
-                return self.final
-            frame = self.history.snapshot(requests=True)
-            n = len(frame)
-            self._extend(n)
-            self._fields(n)
-            frame["detail"] = self.details[:n] if len(self.details) != n else self.details
-            for name, values in self.fields.items():
-                frame[f"detail.{name}"] = np.frombuffer(values, dtype=np.float64, count=n).copy()
-            if final:
-                self.final = frame
-            return frame
+            frame = self.final
+            if frame is None:
+                frame = self.history.snapshot(requests=True)
+                if final:
+                    self.final = frame
+        return with_details(frame, self.history) if details else frame.copy(deep=False)
+
+
+def with_details(frame: pd.DataFrame, history: History) -> pd.DataFrame:
+    """These calls (a frame of History rows) with `detail` (the maps) and the numeric `detail.<name>` columns."""
+    frame = frame.copy(deep=False)
+    ds = history.details(frame["seq"].tolist())
+    frame["detail"] = ds
+    for name, values in zip(DETAIL_FIELDS, numeric_fields(ds, DETAIL_FIELDS)):
+        frame[f"detail.{name}"] = values
+    return frame
 
 
 class CallBudget:
@@ -313,11 +302,16 @@ class RunRecord:
             self._frames = _Frames(self.history)
         return self._frames
 
-    def frame(self) -> pd.DataFrame:
-        """Every call so far, with `detail` and `request` (details parsed once); cached once the run has ended.
+    def frame(self, *, details: bool = True) -> pd.DataFrame:
+        """Every call so far, with `request`, and with `detail` and the numeric `detail.<name>` columns unless
+        `details=False` (then `with_details(rows)` adds them to the rows you keep: the call log's last 150).
 
-        Costs a pass over every call: the charts draw from `view()` instead."""
-        return self._calls().frame(final=not self.running)
+        Costs a pass over every call (and a parse of every detail): the charts draw from `view()` instead."""
+        return self._calls().frame(final=not self.running, details=details)
+
+    def with_details(self, rows: pd.DataFrame) -> pd.DataFrame:
+        """Rows of `frame(details=False)` with their details."""
+        return with_details(rows, self.history)
 
     def view(self) -> RunView:
         """The aggregates the charts draw from. `with record.view() as view:` brings them up to date with the

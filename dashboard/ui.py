@@ -352,12 +352,13 @@ CALL_LOG_LIMIT = 150
 def call_log_panel(record: RunRecord, key: str) -> None:
     """The seed-format log, filterable by client and outcome; the last calls shown, the whole log downloadable.
 
-    Behind a toggle, so a live refresh does not read every call (record.frame) for a log nobody is reading.
+    Behind a toggle, so a live refresh does not read every call (record.frame) for a log nobody is reading; the
+    calls are filtered on their columns, and only the ones printed have their details parsed.
     """
     st.markdown("### Call log")
     if not st.toggle("Show the call log (the seed's format)", key=f"{key}-log-on"):
         return
-    frame = record.frame()
+    frame = record.frame(details=False)
     invariants = record.invariants()
     with st.container(border=True):
         if frame.empty:
@@ -381,9 +382,10 @@ def call_log_panel(record: RunRecord, key: str) -> None:
         shown = min(len(rows), CALL_LOG_LIMIT)
         st.caption(f"{len(rows):,} matching calls" + (f"; the last {shown} shown, download for all" if len(rows) > shown
                                                       else ""))
-        st.code(an.call_log(rows, limit=CALL_LOG_LIMIT) or "(no matching calls)", language=None, height=420)
-        st.download_button("Download this log (.txt)", data=lambda: an.call_log(rows).encode(), file_name="calls.log",
-                           mime="text/plain", key=f"{key}-log-dl")
+        last = rows.sort_values("start_s", kind="stable").tail(CALL_LOG_LIMIT)
+        st.code(an.call_log(record.with_details(last)) or "(no matching calls)", language=None, height=420)
+        st.download_button("Download this log (.txt)", data=lambda: an.call_log(record.with_details(rows)).encode(),
+                           file_name="calls.log", mime="text/plain", key=f"{key}-log-dl")
 
 
 # -- export ---------------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from dashboard import analysis as an
 from dashboard.registry import Registry, SweepState
 from dashboard.settings import LIMIT_DURATION, RunSettings, build_config
 from engine.backend import Backend, BackendSpec
@@ -59,6 +60,17 @@ def test_export_then_import_round_trip(registry: Registry) -> None:
     csv = record.export_csv().decode()
     assert csv.splitlines()[0].startswith("seq,client,action,op,key")
     assert len(csv.splitlines()) > len(record.history)
+
+
+def test_the_call_log_parses_the_details_of_the_calls_it_prints_only(registry: Registry) -> None:
+    record = registry.import_history("t.jsonl", (DATA / "transactions-safe.jsonl").read_bytes())
+    cheap = record.frame(details=False)
+    assert "detail" not in cheap and len(cheap) == len(record.history)
+    cancelled = cheap[cheap["error"] == "TransactionCanceledException"].tail(5)
+    rows = record.with_details(cancelled)
+    full = record.frame()
+    assert rows["detail"].tolist() == full.loc[cancelled.index, "detail"].tolist()
+    assert an.call_log(rows).count("reasons: [") == len(rows) > 0
 
 
 def test_import_a_recorded_file(registry: Registry) -> None:
