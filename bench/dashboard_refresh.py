@@ -16,11 +16,16 @@ What is measured, per size N:
   every call read once into the aggregates, then the charts. Paid once per run and dashboard process (a page
   opened late, an imported file); a finished run keeps its aggregates, nothing is re-read.
 - bytes_sent: the figures' JSON of one refresh.
+- kept_bytes_per_call (at 100k): what the page keeps in memory once drawn, beyond the History itself (its
+  aggregates and caches), per call: measured with tracemalloc after the page was opened on the run, apart from
+  the timings (tracemalloc slows every allocation).
 """
 
 from __future__ import annotations
 
+import gc
 import time
+import tracemalloc
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -30,6 +35,7 @@ from dashboard.registry import RunRecord, Source
 from engine.history import Call, History, read_jsonl
 
 SIZES = (10_000, 100_000, 1_000_000)
+KEPT_AT = 100_000
 NEW_SHARE = 0.01
 RECORDED = Path(__file__).resolve().parents[1] / "tests" / "data" / "optimistic-locking-racy.jsonl"
 
@@ -78,6 +84,22 @@ def refresh(record: RunRecord) -> tuple[float, float, int]:
     return time.perf_counter() - started, time.process_time() - cpu, sent
 
 
+def kept_bytes_per_call(recorded: Recorded, n_calls: int) -> float:
+    """Bytes still allocated once the page of a run of n_calls was drawn (every call read in), per call."""
+    history = History(t0_ns=0)
+    recorded.extend(history, n_calls)
+    record = running_record(history, recorded.summary)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        refresh(record)
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return kept / n_calls
+
+
 def measure(repeats: int = 3) -> list[dict[str, Any]]:
     recorded = Recorded()
     records: dict[int, RunRecord] = {}
@@ -93,8 +115,10 @@ def measure(repeats: int = 3) -> list[dict[str, Any]]:
         for n, record in records.items():
             recorded.extend(record.history, len(record.history) + rows[n]["new_calls"])  # 1 % more calls arrive
             rows[n]["timings"].append(refresh(record))
+    assert all(len(record.history) == n for n, record in records.items())
+    records.clear()  # their memory would blur the next measure
+    rows[KEPT_AT]["kept_bytes_per_call"] = kept_bytes_per_call(recorded, KEPT_AT)
     for n, row in rows.items():
-        assert len(records[n].history) == n
         timings = row.pop("timings")
         row.update(refresh_s=min(t[0] for t in timings), refresh_cpu_s=min(t[1] for t in timings),
                    bytes_sent=max(t[2] for t in timings))
@@ -105,6 +129,7 @@ def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     by_n = {r["calls"]: r for r in rows}
     at_100k, at_1m = by_n[100_000]["refresh_s"], by_n[1_000_000]["refresh_s"]
     worst_bytes = max(r["bytes_sent"] for r in rows)
+    kept = by_n[KEPT_AT]["kept_bytes_per_call"]
     return [
         {"figure": "refresh of every chart at 100k calls, 1k new (s)", "value": round(at_100k, 3),
          "target": "≤ 0.5", "pass": at_100k <= 0.5},
@@ -112,6 +137,8 @@ def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
          "target": "≤ 2.0", "pass": at_1m <= 2 * at_100k},
         {"figure": "bytes sent per refresh (max, MB)", "value": round(worst_bytes / 1e6, 2), "target": "≤ 5",
          "pass": worst_bytes <= 5e6},
+        {"figure": "memory the page keeps per call at 100k (B, beyond the History)", "value": round(kept),
+         "target": "≤ 200", "pass": kept <= 200},
     ]
 
 
