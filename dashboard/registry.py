@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
