@@ -122,7 +122,15 @@ class Run:
 
     def start(self) -> Run:
         self._thread = threading.Thread(target=self._run, name=f"run-{self.config.pattern}", daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except RuntimeError:
+            # End it as failed, so whoever holds it (the dashboard's caps and call budgets) sees it finished.
+            self.error = LabError("could not start a thread for the run: this process has too many",
+                                  "stop some runs, or restart the dashboard")
+            self.state = RunState.FAILED
+            self._done.set()
+            raise self.error from None
         return self
 
     def stop(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -11,7 +12,7 @@ from dashboard import analysis as an
 from dashboard.registry import Registry, SweepState
 from dashboard.settings import LIMIT_DURATION, RunSettings, build_config
 from engine.backend import Backend, BackendSpec
-from engine.errors import AwsNotConfirmed, BackendUnavailable, BadCredentials, BadInput, HistoryFileError
+from engine.errors import AwsNotConfirmed, BackendUnavailable, BadCredentials, BadInput, HistoryFileError, LabError
 from engine.runner import RunConfig
 from tests.dashboard.helpers import DATA
 
@@ -265,6 +266,27 @@ def test_a_run_gets_max_calls_clamped_to_what_is_left(backend: Backend) -> None:
     config, cap = budgeted(backend, 10_000_000)._budgeted(
         registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws), aws)
     assert config.max_calls == 20_000 and cap is None
+
+
+def test_a_run_whose_thread_cannot_start_ends_failed_and_frees_its_threads_and_budget(
+        backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    registry = budgeted(backend, 400)
+    start = threading.Thread.start
+
+    def refuse_runs(thread: threading.Thread) -> None:
+        if thread.name.startswith("run-"):
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", refuse_runs)
+    with pytest.raises(LabError) as e:
+        registry.start(RunConfig(pattern="atomic-counters", threads=4, ops_per_client=5), SPEC)
+    assert "could not start a thread" in str(e.value) and e.value.fix
+    record = registry.records()[0]
+    assert not record.running and record.state == "failed"
+    assert registry.threads_in_use() == 0 and registry.calls_left(SPEC) == 400
+    monkeypatch.setattr(threading.Thread, "start", start)
+    wait([registry.start(RunConfig(pattern="atomic-counters", threads=4, ops_per_client=5), SPEC)])
 
 
 def test_two_sessions_share_one_budget_and_parallel_runs_stop_together(backend: Backend) -> None:
