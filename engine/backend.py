@@ -236,7 +236,7 @@ class Backend:
         endpoint, missing or rejected credentials and a missing permission each fail here, once, with a fix."""
         if self.spec.kind is BackendKind.AWS:
             self._account = self._verify_identity()
-        where = f"DynamoDB at {self.endpoint_url or f'AWS {self.spec.region}'}"
+        where = self._where()
         try:
             client = self._make_client(retry=RetryPolicy("standard", 1), connect_timeout=2.0, read_timeout=5.0)
             client.list_tables(Limit=1)
@@ -250,6 +250,14 @@ class Backend:
                 f"cannot reach {where}: {type(e).__name__}",
                 "start the server there, or fix --endpoint-url (or leave it out to use the embedded server)") from None
         self._checked = True
+
+    def refusal(self, e: ClientError) -> LabError | None:
+        """A call's error as rejected credentials or a denied permission, one message with its fix (None for any
+        other error): what a run ends with when a session token expires, or a permission goes, after the check."""
+        return _refused(e, self.spec.kind, self._where())
+
+    def _where(self) -> str:
+        return f"DynamoDB at {self.endpoint_url or f'AWS {self.spec.region}'}"
 
     def _verify_identity(self) -> str:
         """The masked account of the credentials in use. STS GetCallerIdentity needs no permission and

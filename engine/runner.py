@@ -306,8 +306,13 @@ def _as_lab_error(e: Exception, backend: Backend) -> LabError:
     if not backend.alive():
         return server_died()
     if isinstance(e, CallError):
-        return LabError(f"{e.call.op} failed during setup or verification: {e.code}",
-                        "check the backend; the calls recorded so far are kept")
+        return (backend.refusal(ClientError(dict(e.response), e.call.op))
+                or LabError(f"{e.call.op} failed during setup or verification: {e.code}",
+                            "check the backend; the calls recorded so far are kept"))
+    if isinstance(e, ClientError):
+        refused = backend.refusal(e)  # e.g. a session token that expired while the run went on
+        if refused is not None:
+            return refused
     if isinstance(e, (BotoCoreError, ClientError)):
         return LabError(f"DynamoDB call failed: {e}", "check the backend and try again")
     return LabError(f"internal error: {type(e).__name__}: {e}", "please report it with the run's history export")

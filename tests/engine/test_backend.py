@@ -27,6 +27,7 @@ from engine.errors import (
 )
 from engine.runner import RunConfig, RunState, run_pattern
 from engine.tables import TableSpec, drop_table, open_table
+from tests.canned import error_answer
 
 
 def test_no_endpoint_means_the_embedded_server() -> None:
@@ -317,6 +318,45 @@ def test_a_run_on_an_unopened_backend_that_rejects_the_credentials_makes_no_tabl
     assert "rejected the credentials" in str(run.error)
     assert len(run.history) == 0 and run.table is None
     assert targets == ["DynamoDB_20120810.ListTables"]  # no DescribeTable, no CreateTable
+
+
+class _TokenExpires:
+    """The test's backend, whose clients' session token expires after `calls` sends: later sends are answered
+    with the error DynamoDB gives an expired token (a botocore before-send hook; the earlier ones reach the
+    server)."""
+
+    def __init__(self, backend: Backend, calls: int) -> None:
+        self._backend = backend
+        self._left = calls
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+    def client(self, **kwargs: Any) -> Any:
+        client = self._backend.client(**kwargs)
+        client.meta.events.register("before-send.dynamodb", self._expire)
+        return client
+
+    def _expire(self, request: Any, **_: Any) -> Any:
+        with self._lock:
+            self._left -= 1
+            if self._left >= 0:
+                return None
+        return error_answer(request, "com.amazon.coral.service#ExpiredTokenException",
+                            "The security token included in the request is expired")
+
+
+def test_a_token_that_expires_during_a_run_ends_it_with_the_credentials_message_and_keeps_the_calls(
+        backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="optimistic-locking", threads=4, ops_per_client=50),
+                      _TokenExpires(backend, calls=60))  # type: ignore[arg-type]
+    assert run.state is RunState.FAILED and isinstance(run.error, BadCredentials)
+    assert "rejected the credentials: the session token has expired (ExpiredTokenException)" in run.error.problem
+    assert_one_clear_line(run.error)
+    errors = run.history.counts()["errors"]
+    assert errors.get("ExpiredTokenException", 0) >= 1 and len(run.history) >= 40  # what was called is kept
+    assert all("ExpiredTokenException" in e["message"] for e in run.worker_errors)
 
 
 def test_an_endpoint_that_denies_a_permission_names_it_without_arns() -> None:
