@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections import Counter
 from typing import Any
 
 import pytest
-from botocore.awsrequest import AWSResponse
 
 from engine.backend import Backend
 from engine.patterns import get_pattern
 from engine.patterns.transactions import MAX_ATTEMPTS
 from engine.runner import Run, RunConfig, RunState, run_pattern
 from engine.walkthrough import run_walkthrough
+from tests.canned import error_answer
 
 STOCK = "stock never negative"
 BALANCE = "orders written = stock taken = orderCount"
@@ -170,28 +169,19 @@ class _SnapshotsCollide:
         client.meta.events.register("before-send.dynamodb.TransactGetItems", self._collide)
         return client
 
-    def _collide(self, request: Any, **_: Any) -> AWSResponse | None:
+    def _collide(self, request: Any, **_: Any) -> Any:
         if self._order not in request.body:
             return None
         with self._lock:
             self._sends[request.body] += 1  # a retry sends the same body: the same snapshot
             if self._sends[request.body] > self._times:
                 return None
-        body = json.dumps({
-            "__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
-            "Message": "Transaction cancelled, please refer cancellation reasons for specific reasons "
-                       "[TransactionConflict, None, None]",
-            "CancellationReasons": [{"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"},
-                                    {"Code": "None"}, {"Code": "None"}]}).encode()
-        return AWSResponse(request.url, 400, {"Content-Type": "application/x-amz-json-1.0"}, _Raw(body))
-
-
-class _Raw:
-    def __init__(self, body: bytes) -> None:
-        self._body = body
-
-    def stream(self, **_: Any) -> Any:
-        yield self._body
+        return error_answer(
+            request, "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+            "Transaction cancelled, please refer cancellation reasons for specific reasons "
+            "[TransactionConflict, None, None]",
+            CancellationReasons=[{"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"},
+                                 {"Code": "None"}, {"Code": "None"}])
 
 
 def test_a_snapshot_colliding_with_a_transaction_is_retried_not_a_crash(backend: Backend) -> None:

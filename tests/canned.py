@@ -1,0 +1,24 @@
+"""A DynamoDB error answered on the client's side, for the few answers no local server can be made to give
+(a transaction conflict on a snapshot, an expired session token): a botocore before-send hook returns it, and
+botocore parses it exactly as it would the real one."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.awsrequest import AWSResponse
+
+
+def error_answer(request: Any, type_: str, message: str, **fields: Any) -> AWSResponse:
+    """HTTP 400 with DynamoDB's JSON error body: `type_` as `__type` (e.g. ...#ExpiredTokenException)."""
+    body = json.dumps({"__type": type_, "message": message, **fields}).encode()
+    return AWSResponse(request.url, 400, {"Content-Type": "application/x-amz-json-1.0"}, _Raw(body))
+
+
+class _Raw:
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self._body
