@@ -103,12 +103,13 @@ def inline_expression(expression: Any, names: Mapping[str, str] | None = None,
     names, values = names or {}, values or {}
     parts = _split_expression(expression)
     if len(parts) == 1:
-        return expression
+        return parts[0]  # a plain str, even for a str subclass (whose __format__ may print something else)
     out = list(parts)
     for i in range(1, len(parts), 2):
         token = parts[i]
         if token[0] == "#":
-            out[i] = names.get(token, token)
+            name = names.get(token, token)
+            out[i] = "" if name is None else name
         elif token in values:
             out[i] = format_value(values[token])
     return "".join(out)

@@ -4,6 +4,7 @@ Every expected block below is copied verbatim from the seed; the params are the
 boto3 keyword arguments the seed's code would pass to produce it.
 """
 
+import enum
 import io
 from decimal import Decimal
 
@@ -317,6 +318,10 @@ def test_inline_expression_is_token_aware():
     assert inline_expression("ADD #v :one", {"#v": "views"}, {":one": 1}) == "ADD views 1"
     # substituted text is not re-scanned, unknown placeholders stay put
     assert inline_expression("PK = :pk AND #x = :y", {"#x": "x"}, {":pk": "USER#v :y"}) == "PK = 'USER#v :y' AND x = :y"
+    # an expression without placeholders comes back as plain text, even from a str subclass (an Enum's value)
+    condition = enum.Enum("Condition", [("EXISTS", "attribute_exists(PK)")], type=str).EXISTS
+    assert format_request("PutItem", {"TableName": "t", "ConditionExpression": condition}) == \
+        ">>> PutItem t\n    condition:  attribute_exists(PK)"
 
 
 def test_format_result():
