@@ -606,8 +606,18 @@ class Registry:
             records = tuple(self._record(run, backend, spec, group, cap) for run in runs)
             for record in records:
                 self._add(record)
-            for run in runs:
-                run.start()
+            started: list[Run] = []
+            try:
+                for run in runs:
+                    run.start()
+                    started.append(run)
+            except LabError as e:
+                for run in runs:  # half a comparison compares nothing: stop the side that started
+                    if run in started:
+                        run.stop()
+                    elif not run.finished:
+                        run.fail(e)
+                raise
         return records  # type: ignore[return-value]
 
     def import_history(self, name: str, data: bytes) -> RunRecord:

@@ -124,14 +124,19 @@ class Run:
         self._thread = threading.Thread(target=self._run, name=f"run-{self.config.pattern}", daemon=True)
         try:
             self._thread.start()
-        except RuntimeError:
-            # End it as failed, so whoever holds it (the dashboard's caps and call budgets) sees it finished.
-            self.error = LabError("could not start a thread for the run: this process has too many",
-                                  "stop some runs, or restart the dashboard")
-            self.state = RunState.FAILED
-            self._done.set()
-            raise self.error from None
+        except RuntimeError as e:
+            error = LabError(f"could not start a thread for the run ({e})", "stop some runs, or restart the dashboard")
+            self.fail(error)
+            raise error from None
         return self
+
+    def fail(self, error: LabError) -> None:
+        """End a run that never started as FAILED with `error`, so whoever holds it (the dashboard's thread caps
+        and call budgets) sees it finished."""
+        self.error = error
+        self.state = RunState.FAILED
+        self._stop.set()
+        self._done.set()
 
     def stop(self) -> None:
         """Ask every client to finish its current call and stop; the run then verifies and ends."""

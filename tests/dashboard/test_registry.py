@@ -285,6 +285,11 @@ def test_a_run_whose_thread_cannot_start_ends_failed_and_frees_its_threads_and_b
     record = registry.records()[0]
     assert not record.running and record.state == "failed"
     assert registry.threads_in_use() == 0 and registry.calls_left(SPEC) == 400
+    # A compare pair whose first run cannot start: the second is never left waiting as "running".
+    with pytest.raises(LabError):
+        registry.start_pair(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=5), SPEC)
+    assert not any(r.running for r in registry.records()) and registry.threads_in_use() == 0
+    assert registry.calls_left(SPEC) == 400
     monkeypatch.setattr(threading.Thread, "start", start)
     wait([registry.start(RunConfig(pattern="atomic-counters", threads=4, ops_per_client=5), SPEC)])
 
