@@ -25,7 +25,7 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
     elif name == "engine":
         from bench import engine_overhead as mod
 
-        result = mod.measure(passes=3 if quick else 7)
+        result = mod.measure(passes=4 if quick else 8)
     elif name == "history":
         from bench import history_scale as mod
 

@@ -16,9 +16,10 @@ What is measured, per size N:
   every call read once into the aggregates, then the charts. Paid once per run and dashboard process (a page
   opened late, an imported file); a finished run keeps its aggregates, nothing is re-read.
 - bytes_sent: the figures' JSON of one refresh.
-- kept_bytes_per_call (at 100k): what the page keeps in memory once drawn, beyond the History itself (its
-  aggregates and caches), per call: measured with tracemalloc after the page was opened on the run, apart from
-  the timings (tracemalloc slows every allocation).
+- kept_bytes_per_call (at 100k): what the page's charts keep in memory once drawn, beyond the History itself
+  (their aggregates), per call, measured with tracemalloc after the page was opened on the run, apart from the
+  timings (tracemalloc slows every allocation). Not in it: a finished run whose call log was opened also caches
+  its columns, about 100 B a call.
 """
 
 from __future__ import annotations
