@@ -102,8 +102,11 @@ def _free_port() -> int:
 
 def test_serve_runs_the_embedded_server_for_any_boto3_script_until_ctrl_c() -> None:
     port = _free_port()
+    # SIGINT as a terminal leaves it, even where the tests run with it ignored (a background job of a
+    # non-interactive shell is started so, and a Python started so never turns Ctrl-C into KeyboardInterrupt).
     proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = proc.stdout.readline()
         assert f"http://127.0.0.1:{port}" in line

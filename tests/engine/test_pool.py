@@ -113,7 +113,8 @@ def test_ctrl_c_stops_a_run_in_processes_in_order_and_the_safe_variant_still_hol
 
     cli = subprocess.Popen([sys.executable, "-m", "engine", "run", "optimistic-locking", "--threads", "8",
                             "--processes", "2", "--duration", "120", "--json"], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, start_new_session=True, text=True)
+                           stderr=subprocess.DEVNULL, start_new_session=True, text=True,
+                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal has it
     time.sleep(12)  # the embedded server and two client processes start, and the clients run a while
     os.killpg(cli.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
     out, _ = cli.communicate(timeout=60)
