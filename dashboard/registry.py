@@ -264,6 +264,7 @@ class RunRecord:
         s = self.imported_summary or {}
         elapsed = float(s.get("duration_s") or 0.0) or self._span()
         return {**counts, "state": self.state, "elapsed_s": elapsed, "fraction": 1.0,
+                "client_cpu": list(s.get("client_cpu_cores") or []),
                 "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0,
                 "conflicts": conflicts(counts["errors"], counts["refusals"], _business_refusals(self.pattern))}
 

@@ -18,8 +18,9 @@ from dashboard.settings import (DEFAULT_THREADS, LIMIT_DURATION, LIMIT_OPS, RunS
                                 variant_label)
 from engine.backend import RETRY_MODES, BackendKind, BackendSpec
 from engine.errors import BadInput, LabError
-from engine.runner import AWS_DEFAULT_MAX_CALLS
 from engine.patterns import Pattern, all_patterns
+from engine.runner import AWS_DEFAULT_MAX_CALLS
+from engine.summary import SATURATED, client_cpu_text
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"], "responsive": True}
 BACKEND_KEY = "backend_spec"
@@ -278,13 +279,23 @@ def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[s
     metrics = [("calls", f"{p['calls']:,}"), ("ok", f"{p['ok']:,}"), ("fail", f"{p['fail']:,}"),
                ("info", f"{p['info']:,}"), ("conflicts", f"{p['conflicts']:,}"),
                ("calls/s", f"{p['calls_per_s']:,.0f}")]
+    cores = p.get("client_cpu") or []
     if not compact:
         metrics.append(("retries", f"{p['retries']:,}"))
+        if cores:
+            metrics.append(("client CPU", " · ".join(f"{c:.2f}" for c in cores)))
     per_row = 3 if compact else len(metrics)  # half a page wide: two rows, so the numbers are never cut
     for start in range(0, len(metrics), per_row):
         for col, (label, value) in zip(st.columns(per_row), metrics[start:start + per_row]):
-            col.metric(label, value, border=True)
+            col.metric(label, value, border=True, help=CLIENT_CPU_HELP if label == "client CPU" else None)
+    if cores and max(cores) >= SATURATED and p["calls"] >= 100:
+        st.caption(f"Client CPU: {client_cpu_text(cores)}. More threads will not add calls here; client processes "
+                   "spread the threads over more cores, where the machine has them.")
     return p
+
+
+CLIENT_CPU_HELP = ("Cores the run's client threads used, per client process. Python runs one thread at a time per "
+                   "process, so near 1.00 the clients' own work (botocore's, mostly) sets the pace, not DynamoDB.")
 
 
 def run_messages(record: RunRecord) -> None:

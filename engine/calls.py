@@ -186,6 +186,7 @@ class ClientContext(Caller):
         self.stop_event = stop
         self.shared = shared  # per-run state a pattern wants all its clients to see (under its own lock)
         self.ops_done = 0
+        self.cpu_s = 0.0  # CPU this client's thread has used in its ops so far (time.thread_time)
 
     @property
     def stopped(self) -> bool:
@@ -195,10 +196,12 @@ class ClientContext(Caller):
     def ops(self) -> Iterator[int]:
         """Op indices until the op count, the time limit or a stop, whichever comes first."""
         i = 0
+        started = time.thread_time()
         while not self.stopped and (self.ops_per_client is None or i < self.ops_per_client):
             yield i
             i += 1
             self.ops_done = i
+            self.cpu_s = time.thread_time() - started
 
     def sleep(self, seconds: float) -> bool:
         """Sleep unless stopped; True when the full sleep happened. Never past the run's time limit."""

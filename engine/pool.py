@@ -124,6 +124,7 @@ class _Home:
         self.ready = threading.Event()
         self.failure: str | None = None  # why the child could not start its clients
         self.ops_done = dict.fromkeys(self.ids, 0)
+        self.cpu_s = 0.0  # the child's CPU since its clients were released, as last shipped
         self.finished = False
         self.stopping = False
         self.went = False  # told "go": from then on its death is its clients' crash
@@ -173,9 +174,10 @@ class _Home:
                 elif kind == "failed":
                     self.failure = payload[0]
                 elif kind == "calls":
-                    calls, ops_done, errors = payload
+                    calls, ops_done, errors, cpu_s = payload
                     self.run.history.extend(calls)
                     self.ops_done.update(ops_done)
+                    self.cpu_s = cpu_s
                     for error in errors:
                         self.run._worker_error_record(error)
                 elif kind == "done":
@@ -242,6 +244,7 @@ def _watch(run: Run, homes: list[_Home]) -> None:
     while any(home.thread.is_alive() for home in homes):
         time.sleep(0.05)  # one pass for all children: stop and the call budget react within it
         run.shared["_ops_done"] = _ops_done(homes, cfg.threads)
+        run.shared["_client_cpu_s"] = [home.cpu_s for home in homes]
         stop = run._stop.is_set() or (cfg.max_calls is not None and len(run.history) >= cfg.max_calls)
         if not run.backend.alive() and run.error is None:
             run.error = server_died()
@@ -250,6 +253,7 @@ def _watch(run: Run, homes: list[_Home]) -> None:
             for home in homes:
                 home.stop()
     run.shared["_ops_done"] = _ops_done(homes, cfg.threads)
+    run.shared["_client_cpu_s"] = [home.cpu_s for home in homes]
     run.t_end_ns = time.monotonic_ns()
 
 
@@ -321,14 +325,15 @@ def child_main(down: Connection, up: Connection) -> None:
         t.start()
     up.send(("ready",))
     go.wait()
+    cpu_at_go = time.process_time()
     deadline = time.monotonic() + cfg.duration_s if cfg.duration_s else None
     for ctx in contexts:
         ctx.deadline = deadline
     started.set()
     while any(t.is_alive() for t in threads):
         time.sleep(SHIP_S)
-        _ship(up, outbox, contexts, errors, errors_lock)
-    _ship(up, outbox, contexts, errors, errors_lock)
+        _ship(up, outbox, contexts, errors, errors_lock, time.process_time() - cpu_at_go)
+    _ship(up, outbox, contexts, errors, errors_lock, time.process_time() - cpu_at_go)
     injector.close()
     client.close()
     up.send(("done",))
@@ -341,10 +346,10 @@ def _share(max_calls: int | None, processes: int) -> int | None:
 
 
 def _ship(conn: Connection, outbox: _Outbox, contexts: list[ClientContext], errors: list[dict[str, Any]],
-          lock: threading.Lock) -> None:
+          lock: threading.Lock, cpu_s: float) -> None:
     with lock:
         sent_errors, errors[:] = list(errors), []
-    conn.send(("calls", outbox.take(), {ctx.client_id: ctx.ops_done for ctx in contexts}, sent_errors))
+    conn.send(("calls", outbox.take(), {ctx.client_id: ctx.ops_done for ctx in contexts}, sent_errors, cpu_s))
 
 
 if __name__ == "__main__":

@@ -164,6 +164,15 @@ class Run:
         end = self.t_end_ns or time.monotonic_ns()
         return (end - self.t_start_ns) / 1e9
 
+    def client_cpu(self) -> list[float]:
+        """Cores the clients used while they ran, one figure per client process (one, without --processes).
+
+        Python runs one thread at a time per process (the GIL), so a figure near 1.0 means the clients' own CPU
+        (botocore's, mostly) sets the pace there, not DynamoDB: more threads will not add calls."""
+        elapsed = self.elapsed_s()
+        cpu = self.shared.get("_client_cpu_s") or []
+        return [round(c / elapsed, 2) for c in cpu] if elapsed > 0 else [0.0 for _ in cpu]
+
     def progress(self) -> dict[str, Any]:
         counts = self.history.counts()
         elapsed = self.elapsed_s()
@@ -173,7 +182,7 @@ class Run:
             fraction = min(1.0, elapsed / self.config.duration_s)
         elif planned and self.shared.get("_ops_done") is not None:
             fraction = min(1.0, sum(self.shared["_ops_done"]) / planned)
-        return {**counts, "state": self.state.value, "elapsed_s": elapsed,
+        return {**counts, "state": self.state.value, "elapsed_s": elapsed, "client_cpu": self.client_cpu(),
                 "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0, "fraction": fraction,
                 "conflicts": conflicts(counts["errors"], counts["refusals"], self.pattern_cls.business_refusals)}
 
@@ -255,10 +264,12 @@ class Run:
             for t in threads:
                 t.join(0.1)
             self.shared["_ops_done"] = [ctx.ops_done for ctx in contexts]
+            self.shared["_client_cpu_s"] = [sum(ctx.cpu_s for ctx in contexts)]
             if not self.backend.alive() and not self._stop.is_set():
                 self.error = server_died()
                 self._stop.set()
         self.shared["_ops_done"] = [ctx.ops_done for ctx in contexts]
+        self.shared["_client_cpu_s"] = [sum(ctx.cpu_s for ctx in contexts)]
         self.t_end_ns = time.monotonic_ns()
         if self.error is not None:
             raise self.error

@@ -29,6 +29,7 @@ def summary(run: Run) -> dict[str, Any]:
         "duration_s": round(duration, 3),
         "calls": counts["calls"],
         "calls_per_s": round(counts["calls"] / duration, 1) if duration > 0 else 0.0,
+        "client_cpu_cores": run.client_cpu(),  # per client process: near 1.0, its Python sets the pace
         "outcomes": {"ok": counts["ok"], "fail": counts["fail"], "info": counts["info"]},
         "errors": dict(sorted(counts["errors"].items())),
         "conflicts": conflicts(counts["errors"], counts["refusals"], run.pattern_cls.business_refusals),
@@ -55,6 +56,8 @@ def render_text(data: dict[str, Any]) -> str:
         out.append(f"ERROR: {data['error']}")
     o = data["outcomes"]
     out.append(f"calls      {data['calls']} in {data['duration_s']:.2f} s ({data['calls_per_s']:.0f} calls/s)")
+    if data.get("client_cpu_cores"):
+        out.append(f"client CPU {client_cpu_text(data['client_cpu_cores'])}")
     out.append(f"outcomes   ok {o['ok']}   fail {o['fail']}   info {o['info']} (unknown: response lost)")
     out.append(f"conflicts  {data['conflicts']}   retries (botocore) {data['retries']}   "
                f"retry policy {data['retry_policy']['mode']}/{data['retry_policy']['max_attempts']}")
@@ -79,3 +82,15 @@ def render_text(data: dict[str, Any]) -> str:
 def _short(value: Any) -> str:
     text = value if isinstance(value, str) else dumps(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+SATURATED = 0.85  # of a core: a client process that busy has little left to start another call with
+
+
+def client_cpu_text(cores: list[float]) -> str:
+    """"0.97 of a core", or "0.95, 0.97 of a core each (2 processes)", and what a saturated process means."""
+    text = (f"{cores[0]:.2f} of a core" if len(cores) == 1 else
+            f"{', '.join(f'{c:.2f}' for c in cores)} of a core each ({len(cores)} processes)")
+    if max(cores) >= SATURATED:
+        text += ": the clients' own Python (one core per process) set the pace, not DynamoDB"
+    return text

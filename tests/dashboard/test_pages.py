@@ -49,7 +49,7 @@ def test_run_page_starts_a_real_run_and_shows_the_verdicts() -> None:
     body = text(at)
     assert "DONE" in body and "### Invariants" in body and "final count = acknowledged increments" in body
     assert len(at.get("plotly_chart")) >= 5  # timeline, outcomes, latency, counter view, final state
-    assert {m.label for m in at.metric} >= {"calls", "ok", "fail", "info", "conflicts", "calls/s"}
+    assert {m.label for m in at.metric} >= {"calls", "ok", "fail", "info", "conflicts", "calls/s", "client CPU"}
     assert len(at.get("download_button")) >= 3  # history, summary, CSV (and the call log)
     next(t for t in at.toggle if t.label.startswith("Show the call log")).set_value(True).run()
     log = [c.value for c in at.code if ">>> " in c.value][-1]  # after the evidence of the broken invariants

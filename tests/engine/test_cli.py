@@ -27,7 +27,8 @@ from tests.engine.test_backend import (  # noqa: F401 - no_network and no_dynamo
 
 SCHEMA = {"pattern": str, "variant": str, "threads": int, "ops_per_client": int, "backend": str,
           "endpoint_url": (str, type(None)), "table": str, "duration_s": float, "calls": int,
-          "calls_per_s": float, "outcomes": dict, "errors": dict, "retries": int, "invariants": list}
+          "calls_per_s": float, "outcomes": dict, "errors": dict, "retries": int, "invariants": list,
+          "client_cpu_cores": list}
 
 
 def engine(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -51,6 +52,8 @@ def test_run_json_prints_one_object_with_the_stable_schema() -> None:
     assert set(data["outcomes"]) == {"ok", "fail", "info"}
     assert data["backend"] == "embedded" and data["threads"] == 16 and data["ops_per_client"] == 5
     assert data["calls"] == sum(data["outcomes"].values())
+    [cores] = data["client_cpu_cores"]  # one client process, its threads' CPU over the run, in cores
+    assert 0 < cores <= (os.cpu_count() or 1) + 0.2
     for inv in data["invariants"]:
         assert set(inv) >= {"name", "holds", "expected", "observed", "explanation"} and inv["holds"]
 
@@ -62,6 +65,7 @@ def test_run_prints_a_readable_summary_and_exports_the_history(backend, tmp_path
     out = capsys.readouterr().out
     assert code == 0
     assert "calls " in out and "outcomes   ok" in out and "conflicts" in out and "calls/s" in out
+    assert "client CPU " in out and "of a core" in out
     assert "FAIL  final count = acknowledged increments" in out
     assert len(path.read_text().splitlines()) > 100
 

@@ -43,6 +43,7 @@ def test_version_checks_across_two_processes_lose_no_update(backend: Backend) ->
     assert sorted(frame["client"].unique()) == list(range(16))
     assert (frame["outcome"] == "fail").any()  # the processes really raced for the same accounts
     assert run.progress()["fraction"] == 1.0
+    assert len(run.client_cpu()) == 2 and all(cores > 0 for cores in run.client_cpu())  # each child's own CPU
     assert not pool_children()
 
 

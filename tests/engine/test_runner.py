@@ -9,6 +9,7 @@ import pytest
 from engine.backend import Backend, BackendSpec
 from engine.errors import BadInput
 from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.summary import client_cpu_text
 from engine.tables import PREFIX
 from tests.engine.test_pool import pool_children
 
@@ -102,3 +103,12 @@ def test_sold_out_refusals_are_outcomes_not_conflicts(backend: Backend) -> None:
     raced = run_pattern(RunConfig(pattern="optimistic-locking", threads=8, ops_per_client=5), backend)
     refused = raced.history.counts()["errors"].get("ConditionalCheckFailedException", 0)
     assert refused > 0 and raced.progress()["conflicts"] == refused
+
+
+def test_the_client_cpu_figure_says_when_the_clients_own_python_sets_the_pace(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="atomic-counters", threads=4, ops_per_client=5), backend)
+    [cores] = run.progress()["client_cpu"]  # one process: its client threads' CPU over the run
+    assert cores > 0
+    assert client_cpu_text([0.42]) == "0.42 of a core"
+    assert client_cpu_text([0.95, 0.5]) == ("0.95, 0.50 of a core each (2 processes): the clients' own Python "
+                                            "(one core per process) set the pace, not DynamoDB")
