@@ -159,7 +159,7 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
 
 SWEEP_COLUMNS = {"variant": "variant", "threads": "threads", "calls": "calls", "conflict_rate": "conflict rate",
                  "retries_per_success": "retries / success", "calls_per_s": "calls/s", "p95_ms": "p95 ms",
-                 "invariants_broken": "invariants broken", "state": "state"}
+                 "client_cpu": "client CPU", "invariants_broken": "invariants broken", "state": "state"}
 
 
 def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -184,7 +184,8 @@ def sweep_view(job: SweepJob, key: str) -> None:
                 "conflict rate": st.column_config.NumberColumn(format="percent"),
                 "retries / success": st.column_config.NumberColumn(format="%.2f"),
                 "calls/s": st.column_config.NumberColumn(format="%.0f"),
-                "p95 ms": st.column_config.NumberColumn(format="%.1f")})
+                "p95 ms": st.column_config.NumberColumn(format="%.1f"),
+                "client CPU": st.column_config.NumberColumn(format="%.2f", help=ui.CLIENT_CPU_HELP)})
             st.download_button("Sweep table (.csv)", data=rows.to_csv(index=False).encode(),
                                file_name=f"sweep-{job.pattern}-{job.id}.csv", mime="text/csv", key=f"{key}-csv")
 
