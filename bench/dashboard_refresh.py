@@ -91,13 +91,17 @@ def kept_bytes_per_call(recorded: Recorded, n_calls: int) -> float:
     recorded.extend(history, n_calls)
     record = running_record(history, recorded.summary)
     gc.collect()
-    tracemalloc.start()
+    ours = not tracemalloc.is_tracing()  # leave a trace someone else started running
+    if ours:
+        tracemalloc.start()
     try:
+        before = tracemalloc.get_traced_memory()[0]
         refresh(record)
         gc.collect()
-        kept = tracemalloc.get_traced_memory()[0]
+        kept = tracemalloc.get_traced_memory()[0] - before
     finally:
-        tracemalloc.stop()
+        if ours:
+            tracemalloc.stop()
     return kept / n_calls
 
 

@@ -73,18 +73,21 @@ def _curve(client: Any, table: str, seconds: float, threads_list: tuple[int, ...
         rate, cpu_ms = _rate(client, table, threads, seconds)
         base = base or rate
         rows.append({"threads": threads, "calls_per_s": rate, "linear": base * threads,
-                     "of_linear": rate / (base * threads), "client_cpu_ms_per_call": cpu_ms})
+                     "of_linear": rate / (base * threads) if base else 0.0, "client_cpu_ms_per_call": cpu_ms})
     injector.close()
     return rows
 
 
 def _remote_like(latency_ms: float, seconds: float, threads: tuple[int, ...] = THREADS) -> list[dict[str, Any]]:
     proc, port = standin_server.start(latency_ms)
+    client = None
     try:
         remote = Backend(BackendSpec.parse(f"http://127.0.0.1:{port}"))
         client = remote.client(threads=max(threads), retry=RetryPolicy("standard", 1))
         return _curve(client, "remote-like", seconds, threads)
     finally:
+        if client is not None:
+            client.close()
         proc.kill()
         proc.wait()
 

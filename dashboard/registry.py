@@ -264,7 +264,7 @@ class RunRecord:
         s = self.imported_summary or {}
         elapsed = float(s.get("duration_s") or 0.0) or self._span()
         return {**counts, "state": self.state, "elapsed_s": elapsed, "fraction": 1.0,
-                "client_cpu": list(s.get("client_cpu_cores") or []),
+                "client_cpu": _cores(s.get("client_cpu_cores")),
                 "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0,
                 "conflicts": conflicts(counts["errors"], counts["refusals"], _business_refusals(self.pattern))}
 
@@ -735,3 +735,10 @@ def _business_refusals(pattern: str) -> dict[str, str]:
 def _children(config: RunConfig) -> int:
     """Client processes a run starts: none when its threads stay in the dashboard's own process."""
     return config.processes if config.processes > 1 else 0
+
+
+def _cores(value: Any) -> list[float]:
+    """An imported summary's client_cpu_cores, if it is a list of numbers (a hand-edited file may say anything)."""
+    if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return [float(v) for v in value]
+    return []

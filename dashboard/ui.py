@@ -284,18 +284,21 @@ def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[s
         metrics.append(("retries", f"{p['retries']:,}"))
         if cores:
             metrics.append(("client CPU", " · ".join(f"{c:.2f}" for c in cores)))
-    per_row = 3 if compact else len(metrics)  # half a page wide: two rows, so the numbers are never cut
+    per_row = 3 if compact else 4  # rows of a few, so the numbers are never cut (half a page wide: of three)
     for start in range(0, len(metrics), per_row):
         for col, (label, value) in zip(st.columns(per_row), metrics[start:start + per_row]):
             col.metric(label, value, border=True, help=CLIENT_CPU_HELP if label == "client CPU" else None)
     if cores and max(cores) >= SATURATED and p["calls"] >= 100:
-        st.caption(f"Client CPU: {client_cpu_text(cores)}. More threads will not add calls here; client processes "
-                   "spread the threads over more cores, where the machine has them.")
+        more = (" Client processes spread the threads over more cores, where the server and the machine have room."
+                if getattr(all_patterns().get(record.pattern), "process_pool", False) else "")
+        st.caption(f"Client CPU: {client_cpu_text(cores)}.{more}")
     return p
 
 
-CLIENT_CPU_HELP = ("Cores the run's client threads used, per client process. Python runs one thread at a time per "
-                   "process, so near 1.00 the clients' own work (botocore's, mostly) sets the pace, not DynamoDB.")
+CLIENT_CPU_HELP = ("Cores the run's client threads used (per client process, with several). Python runs one thread "
+                   "at a time per process, so near 1.00 the clients are CPU-bound (botocore's work, mostly) and more "
+                   "threads add few calls. It can pass 1.00 a little (system calls run outside that lock); in the "
+                   "dashboard, the page and other runs share the process, so it may be busy before this reaches 1.00.")
 
 
 def run_messages(record: RunRecord) -> None:

@@ -186,7 +186,8 @@ class ClientContext(Caller):
         self.stop_event = stop
         self.shared = shared  # per-run state a pattern wants all its clients to see (under its own lock)
         self.ops_done = 0
-        self.cpu_s = 0.0  # CPU this client's thread has used in its ops so far (time.thread_time)
+        self.cpu_s = 0.0  # CPU this client's thread has used so far (time.thread_time), kept current per call
+        self._cpu_from: float | None = None
 
     @property
     def stopped(self) -> bool:
@@ -196,12 +197,23 @@ class ClientContext(Caller):
     def ops(self) -> Iterator[int]:
         """Op indices until the op count, the time limit or a stop, whichever comes first."""
         i = 0
-        started = time.thread_time()
         while not self.stopped and (self.ops_per_client is None or i < self.ops_per_client):
             yield i
             i += 1
             self.ops_done = i
-            self.cpu_s = time.thread_time() - started
+
+    def call(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        try:
+            return super().call(*args, **kwargs)
+        finally:
+            self.count_cpu()
+
+    def count_cpu(self) -> None:
+        """Bring `cpu_s` up to date; called on the client's own thread (the first call starts the count)."""
+        now = time.thread_time()
+        if self._cpu_from is None:
+            self._cpu_from = now
+        self.cpu_s = now - self._cpu_from
 
     def sleep(self, seconds: float) -> bool:
         """Sleep unless stopped; True when the full sleep happened. Never past the run's time limit."""

@@ -165,10 +165,12 @@ class Run:
         return (end - self.t_start_ns) / 1e9
 
     def client_cpu(self) -> list[float]:
-        """Cores the clients used while they ran, one figure per client process (one, without --processes).
+        """Cores the clients used while they ran: one figure per client process, or, without --processes, the
+        CPU of the run's client threads (not of the rest of their process: a dashboard's page, other runs).
 
-        Python runs one thread at a time per process (the GIL), so a figure near 1.0 means the clients' own CPU
-        (botocore's, mostly) sets the pace there, not DynamoDB: more threads will not add calls."""
+        Python runs one thread at a time per process (the GIL), so near 1.0 the clients are CPU-bound (botocore's
+        work, mostly): more threads add few calls; more processes help where the server and the machine have
+        room. It can pass 1.0 a little: system calls and TLS run outside the GIL."""
         elapsed = self.elapsed_s()
         cpu = self.shared.get("_client_cpu_s") or []
         return [round(c / elapsed, 2) for c in cpu] if elapsed > 0 else [0.0 for _ in cpu]
@@ -292,6 +294,7 @@ class Run:
 
 def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | None:
     """Run one client to its end; how it failed (kind, message, trace), or None when it did not."""
+    ctx.count_cpu()  # from here: the whole client, up to its last op, crash or return included
     try:
         pattern.client(ctx)
     except ClientCrash as e:
@@ -300,6 +303,8 @@ def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | Non
         return {"kind": "error", "message": f"{e.call.op} {e.code}", "trace": None}
     except Exception as e:  # noqa: BLE001 - recorded and shown; the other clients go on
         return {"kind": "error", "message": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=4)}
+    finally:
+        ctx.count_cpu()
     return None
 
 

@@ -29,7 +29,7 @@ def summary(run: Run) -> dict[str, Any]:
         "duration_s": round(duration, 3),
         "calls": counts["calls"],
         "calls_per_s": round(counts["calls"] / duration, 1) if duration > 0 else 0.0,
-        "client_cpu_cores": run.client_cpu(),  # per client process: near 1.0, its Python sets the pace
+        "client_cpu_cores": run.client_cpu(),  # per client process: near 1.0, it is CPU-bound
         "outcomes": {"ok": counts["ok"], "fail": counts["fail"], "info": counts["info"]},
         "errors": dict(sorted(counts["errors"].items())),
         "conflicts": conflicts(counts["errors"], counts["refusals"], run.pattern_cls.business_refusals),
@@ -92,5 +92,5 @@ def client_cpu_text(cores: list[float]) -> str:
     text = (f"{cores[0]:.2f} of a core" if len(cores) == 1 else
             f"{', '.join(f'{c:.2f}' for c in cores)} of a core each ({len(cores)} processes)")
     if max(cores) >= SATURATED:
-        text += ": the clients' own Python (one core per process) set the pace, not DynamoDB"
+        text += ": CPU-bound (Python runs one thread at a time per process), so more threads add few calls"
     return text

@@ -11,11 +11,11 @@ def test_engine_overhead_is_measured_in_pairs_of_passes() -> None:
     result = engine_overhead.measure(threads=2, ops=3, passes=2)
     assert len(result["pass_ratios"]) == 2 and result["bare_calls_per_s"] > 0 and result["engine_calls_per_s"] > 0
     [verdict] = engine_overhead.verdicts(result)
-    assert verdict["value"] == round(result["ratio"], 3) and verdict["pass"] == (result["ratio"] >= 0.95)
+    assert verdict["value"] == round(result["ratio"], 3) and verdict["target"] == "≥ 0.95"
 
 
 def test_the_latency_curve_runs_against_the_stand_in_server_in_its_own_process() -> None:
-    rows = latency_scaling._remote_like(10.0, 0.3, threads=(1, 4))
+    rows = latency_scaling._remote_like(10.0, 1.0, threads=(1, 4))
     assert [row["threads"] for row in rows] == [1, 4]
     assert all(row["calls_per_s"] > 0 and row["client_cpu_ms_per_call"] > 0 for row in rows)
     assert rows[1]["linear"] == 4 * rows[0]["calls_per_s"]

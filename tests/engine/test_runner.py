@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import random
+import threading
 import time
 
 import pytest
 
 from engine.backend import Backend, BackendSpec
+from engine.calls import ClientContext, ClientCrash
 from engine.errors import BadInput
-from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.history import History
+from engine.runner import Run, RunConfig, RunState, client_failure, run_pattern
 from engine.summary import client_cpu_text
 from engine.tables import PREFIX
 from tests.engine.test_pool import pool_children
@@ -105,10 +109,25 @@ def test_sold_out_refusals_are_outcomes_not_conflicts(backend: Backend) -> None:
     assert refused > 0 and raced.progress()["conflicts"] == refused
 
 
-def test_the_client_cpu_figure_says_when_the_clients_own_python_sets_the_pace(backend: Backend) -> None:
+def test_the_client_cpu_figure_says_when_the_clients_are_cpu_bound(backend: Backend) -> None:
     run = run_pattern(RunConfig(pattern="atomic-counters", threads=4, ops_per_client=5), backend)
     [cores] = run.progress()["client_cpu"]  # one process: its client threads' CPU over the run
     assert cores > 0
     assert client_cpu_text([0.42]) == "0.42 of a core"
-    assert client_cpu_text([0.95, 0.5]) == ("0.95, 0.50 of a core each (2 processes): the clients' own Python "
-                                            "(one core per process) set the pace, not DynamoDB")
+    assert client_cpu_text([0.95, 0.5]) == ("0.95, 0.50 of a core each (2 processes): CPU-bound (Python runs one "
+                                            "thread at a time per process), so more threads add few calls")
+
+
+def test_a_clients_cpu_counts_to_its_end_even_when_it_crashes_mid_operation() -> None:
+    class BurnsThenCrashes:
+        def client(self, ctx: ClientContext) -> None:
+            busy_until = time.thread_time() + 0.05
+            while time.thread_time() < busy_until:
+                pass
+            raise ClientCrash("the process died mid-operation")
+
+    ctx = ClientContext(client=None, history=History(), client_id=0, table=None, options={}, variant="v", threads=1,
+                        ops_per_client=1, deadline=None, stop=threading.Event(), shared={}, rng=random.Random(0))
+    failure = client_failure(BurnsThenCrashes(), ctx)  # type: ignore[arg-type]
+    assert failure is not None and failure["kind"] == "crash"
+    assert ctx.cpu_s >= 0.05  # the op it crashed in is counted, though it never finished
