@@ -1,6 +1,6 @@
 """A DynamoDB error answered on the client's side, for the few answers no local server can be made to give
 (a transaction conflict on a snapshot, an expired session token): a botocore before-send hook returns it, and
-botocore parses it exactly as it would the real one."""
+botocore parses it exactly as it would the real one. `Answering` is a backend whose clients carry that hook."""
 
 from __future__ import annotations
 
@@ -22,3 +22,24 @@ class _Raw:
 
     def stream(self, **_: Any) -> Any:
         yield self._body
+
+
+class Answering:
+    """The test's backend (wrapping a real one), whose clients send `event`'s requests to `answer` first: it
+    returns an answer (`error_answer`), or None to let the request go on to the server."""
+
+    event = "before-send.dynamodb"
+
+    def __init__(self, backend: Any) -> None:
+        self._backend = backend
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+    def client(self, **kwargs: Any) -> Any:
+        client = self._backend.client(**kwargs)
+        client.meta.events.register(self.event, self.answer)
+        return client
+
+    def answer(self, request: Any, **_: Any) -> AWSResponse | None:
+        return None

@@ -27,7 +27,7 @@ from engine.errors import (
 )
 from engine.runner import RunConfig, RunState, run_pattern
 from engine.tables import TableSpec, drop_table, open_table
-from tests.canned import error_answer
+from tests.canned import Answering, error_answer
 
 
 def test_no_endpoint_means_the_embedded_server() -> None:
@@ -320,25 +320,17 @@ def test_a_run_on_an_unopened_backend_that_rejects_the_credentials_makes_no_tabl
     assert targets == ["DynamoDB_20120810.ListTables"]  # no DescribeTable, no CreateTable
 
 
-class _TokenExpires:
+class _TokenExpires(Answering):
     """The test's backend, whose clients' session token expires after `calls` sends: later sends are answered
     with the error DynamoDB gives an expired token (a botocore before-send hook; the earlier ones reach the
     server)."""
 
     def __init__(self, backend: Backend, calls: int) -> None:
-        self._backend = backend
+        super().__init__(backend)
         self._left = calls
         self._lock = threading.Lock()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-    def client(self, **kwargs: Any) -> Any:
-        client = self._backend.client(**kwargs)
-        client.meta.events.register("before-send.dynamodb", self._expire)
-        return client
-
-    def _expire(self, request: Any, **_: Any) -> Any:
+    def answer(self, request: Any, **_: Any) -> Any:
         with self._lock:
             self._left -= 1
             if self._left >= 0:

@@ -14,7 +14,7 @@ from engine.patterns import get_pattern
 from engine.patterns.transactions import MAX_ATTEMPTS
 from engine.runner import Run, RunConfig, RunState, run_pattern
 from engine.walkthrough import run_walkthrough
-from tests.canned import error_answer
+from tests.canned import Answering, error_answer
 
 STOCK = "stock never negative"
 BALANCE = "orders written = stock taken = orderCount"
@@ -143,7 +143,7 @@ def test_walkthrough_o1_succeeds_o2_is_cancelled_and_the_snapshot_shows_stock_1_
 
 # -- a snapshot that collides with a transaction ----------------------------------------------------------------
 
-class _SnapshotsCollide:
+class _SnapshotsCollide(Answering):
     """The test's backend, whose clients see each snapshot collide with a transaction `times` before it reads.
 
     DynamoDB cancels a TransactGetItems that overlaps a TransactWriteItems on the same item (reason
@@ -154,22 +154,16 @@ class _SnapshotsCollide:
     it as it would the real one, and later sends go to the server.
     """
 
+    event = "before-send.dynamodb.TransactGetItems"
+
     def __init__(self, backend: Backend, times: int, order: str | None = None) -> None:
-        self._backend = backend
+        super().__init__(backend)
         self._times = times
         self._order = f"ORDER#{order}".encode() if order else b""
         self._sends: Counter[bytes] = Counter()
         self._lock = threading.Lock()
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-    def client(self, **kwargs: Any) -> Any:
-        client = self._backend.client(**kwargs)
-        client.meta.events.register("before-send.dynamodb.TransactGetItems", self._collide)
-        return client
-
-    def _collide(self, request: Any, **_: Any) -> Any:
+    def answer(self, request: Any, **_: Any) -> Any:
         if self._order not in request.body:
             return None
         with self._lock:
