@@ -272,12 +272,15 @@ def call_block(row: Mapping[str, Any]) -> str:
     return f"{request}\n\n{title}\n{result_value(str(row['outcome']), str(row.get('error') or ''))}{extra}"
 
 
+def last_calls(frame: pd.DataFrame, limit: int | None = None) -> pd.DataFrame:
+    """These calls in the order they were invoked; the last `limit` when capped."""
+    sub = frame.sort_values("start_s", kind="stable")
+    return sub.tail(limit) if limit is not None and len(sub) > limit else sub
+
+
 def call_log(frame: pd.DataFrame, limit: int | None = None) -> str:
     """The seed-format log of these calls, in the order they were invoked; the last `limit` when capped."""
-    sub = frame.sort_values("start_s", kind="stable")
-    if limit is not None and len(sub) > limit:
-        sub = sub.tail(limit)
-    return "\n\n".join(call_block(row) for row in sub.to_dict("records"))
+    return "\n\n".join(call_block(row) for row in last_calls(frame, limit).to_dict("records"))
 
 
 _MAX_HOVER_LINES = 12

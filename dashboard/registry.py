@@ -35,7 +35,7 @@ from dashboard.analysis import DETAIL_FIELDS, numeric_fields
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.errors import BadInput, HistoryFileError, LabError
 from engine.history import History, dumps, read_jsonl
-from engine.patterns import get_pattern
+from engine.patterns import Pattern, get_pattern
 from engine.runner import AWS_DEFAULT_MAX_CALLS, Run, RunConfig, RunState, conflicts
 
 MAX_THREADS_PER_RUN = int(os.environ.get("DDBLAB_MAX_THREADS_PER_RUN", "256"))
@@ -725,11 +725,17 @@ def get_registry() -> Registry:
     return Registry()
 
 
-def _business_refusals(pattern: str) -> dict[str, str]:
+def known_pattern(name: str) -> type[Pattern] | None:
+    """The pattern of that name; None for one this version does not know (an imported history may name it)."""
     try:
-        return dict(get_pattern(pattern).business_refusals)
+        return get_pattern(name)
     except BadInput:
-        return {}  # an imported history of a pattern this version does not know: count every refusal
+        return None
+
+
+def _business_refusals(pattern: str) -> dict[str, str]:
+    cls = known_pattern(pattern)
+    return dict(cls.business_refusals) if cls else {}  # an unknown pattern: count every refusal
 
 
 def _children(config: RunConfig) -> int:

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import analysis as an
-from dashboard.registry import Registry, RunRecord
+from dashboard.registry import Registry, RunRecord, known_pattern
 from dashboard.settings import (DEFAULT_THREADS, LIMIT_DURATION, LIMIT_OPS, RunSettings, option_kind, pattern_label,
                                 variant_label)
 from engine.backend import RETRY_MODES, BackendKind, BackendSpec
@@ -290,7 +290,7 @@ def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[s
             col.metric(label, value, border=True, help=CLIENT_CPU_HELP if label == "client CPU" else None)
     if cores and max(cores) >= SATURATED and p["calls"] >= 100:
         more = (" Client processes spread the threads over more cores, where the server and the machine have room."
-                if getattr(all_patterns().get(record.pattern), "process_pool", False) else "")
+                if getattr(known_pattern(record.pattern), "process_pool", False) else "")
         st.caption(f"Client CPU: {client_cpu_text(cores)}.{more}")
     return p
 
@@ -396,7 +396,7 @@ def call_log_panel(record: RunRecord, key: str) -> None:
         shown = min(len(rows), CALL_LOG_LIMIT)
         st.caption(f"{len(rows):,} matching calls" + (f"; the last {shown} shown, download for all" if len(rows) > shown
                                                       else ""))
-        last = rows.sort_values("start_s", kind="stable").tail(CALL_LOG_LIMIT)
+        last = an.last_calls(rows, CALL_LOG_LIMIT)
         st.code(an.call_log(record.with_details(last)) or "(no matching calls)", language=None, height=420)
         st.download_button("Download this log (.txt)", data=lambda: an.call_log(record.with_details(rows)).encode(),
                            file_name="calls.log", mime="text/plain", key=f"{key}-log-dl")

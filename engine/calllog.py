@@ -58,7 +58,7 @@ def format_value(value: Any) -> str:
     # (an isinstance against the Mapping ABC costs more than the rest of a small key).
     kind = value.__class__
     if kind is str:
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return _quote(value)
     if kind is int:
         return str(value)
     if kind is dict:
@@ -66,7 +66,7 @@ def format_value(value: Any) -> str:
     if value is None or kind is bool:
         return str(value)
     if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return _quote(value)
     if isinstance(value, Decimal):
         if not value.is_finite():
             return str(value)
@@ -81,6 +81,10 @@ def format_value(value: Any) -> str:
     if isinstance(value, (bytes, bytearray)):
         return repr(bytes(value))
     return repr(value) if isinstance(value, float) else str(value)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _sorted(values: Any) -> list[Any]:

@@ -243,8 +243,7 @@ def _watch(run: Run, homes: list[_Home]) -> None:
     cfg = run.config
     while any(home.thread.is_alive() for home in homes):
         time.sleep(0.05)  # one pass for all children: stop and the call budget react within it
-        run.shared["_ops_done"] = _ops_done(homes, cfg.threads)
-        run.shared["_client_cpu_s"] = [home.cpu_s for home in homes]
+        run.publish_progress(_ops_done(homes, cfg.threads), [home.cpu_s for home in homes])
         stop = run._stop.is_set() or (cfg.max_calls is not None and len(run.history) >= cfg.max_calls)
         if not run.backend.alive() and run.error is None:
             run.error = server_died()
@@ -252,8 +251,7 @@ def _watch(run: Run, homes: list[_Home]) -> None:
         if stop:
             for home in homes:
                 home.stop()
-    run.shared["_ops_done"] = _ops_done(homes, cfg.threads)
-    run.shared["_client_cpu_s"] = [home.cpu_s for home in homes]
+    run.publish_progress(_ops_done(homes, cfg.threads), [home.cpu_s for home in homes])
     run.t_end_ns = time.monotonic_ns()
 
 

@@ -265,13 +265,11 @@ class Run:
         while any(t.is_alive() for t in threads):
             for t in threads:
                 t.join(0.1)
-            self.shared["_ops_done"] = [ctx.ops_done for ctx in contexts]
-            self.shared["_client_cpu_s"] = [sum(ctx.cpu_s for ctx in contexts)]
+            self.publish_progress([ctx.ops_done for ctx in contexts], [sum(ctx.cpu_s for ctx in contexts)])
             if not self.backend.alive() and not self._stop.is_set():
                 self.error = server_died()
                 self._stop.set()
-        self.shared["_ops_done"] = [ctx.ops_done for ctx in contexts]
-        self.shared["_client_cpu_s"] = [sum(ctx.cpu_s for ctx in contexts)]
+        self.publish_progress([ctx.ops_done for ctx in contexts], [sum(ctx.cpu_s for ctx in contexts)])
         self.t_end_ns = time.monotonic_ns()
         if self.error is not None:
             raise self.error
@@ -285,6 +283,12 @@ class Run:
         failure = client_failure(self.pattern, ctx)
         if failure is not None:
             self._worker_error_record({"client": ctx.client_id, **failure})
+
+    def publish_progress(self, ops_done: list[int], cpu_s: list[float]) -> None:
+        """What the clients have done so far, for progress() and client_cpu(): ops per client, CPU seconds per
+        client process (one entry for this process's threads)."""
+        self.shared["_ops_done"] = ops_done
+        self.shared["_client_cpu_s"] = cpu_s
 
     def _worker_error_record(self, error: dict[str, Any]) -> None:
         """A client crashed or met an unexpected error (from this process, or shipped from a client process)."""

@@ -51,7 +51,7 @@ def sweep_row(run: Run) -> dict[str, object]:
         "retries_per_success": refused / applied if applied else float("nan"),
         "calls_per_s": calls / duration if duration > 0 else 0.0,
         "p95_ms": float(frame["latency_ms"].quantile(0.95)) if calls else float("nan"),
-        # Where calls/s stops growing with threads, this near 1.0 says the client's Python is why, not DynamoDB.
+        # Where calls/s stops growing with threads, this near 1.0 says the client process is CPU-bound.
         "client_cpu": max(run.client_cpu(), default=0.0),
         "invariants_broken": sum(1 for inv in run.invariants if not inv.holds),
         "state": run.state.value,
