@@ -1,6 +1,6 @@
 """Throughput of the embedded DynamoDB, side by side with dynalite, plus the race checks it must keep passing.
 
-    python -m bench.server_profile                 # embedded vs dynalite, 3 rounds, 1 and 16 threads
+    python -m bench.server_profile                 # embedded vs dynalite, 3 rounds, 1, 4 and 16 threads
     python -m bench.server_profile --check         # the race checks only (exit 1 on a failure)
     python -m bench.server_profile --only embedded --only plain --rounds 1   # what the fast path is worth
     python -m bench.server_profile --profile update_add --threads 16   # cProfile of the server process
@@ -440,7 +440,7 @@ def profile_server(kind: str, threads: int, seconds: float, top: int = 30) -> No
     stats.sort_stats("tottime").print_stats(top)
 
 
-def compare(*, rounds: int = 3, seconds: float = 3.0, threads: list[int] | tuple[int, ...] = (1, 16),
+def compare(*, rounds: int = 3, seconds: float = 3.0, threads: list[int] | tuple[int, ...] = (1, 4, 16),
             workloads: list[str] | tuple[str, ...] = WORKLOADS, names: list[str] | None = None,
             progress: Callable[[str], Any] | None = None) -> dict[str, Any]:
     """Embedded vs dynalite (when node is there), servers alternating round by round; medians per cell."""
@@ -473,16 +473,18 @@ def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
         return [{"figure": "embedded / dynalite at 16 threads", "value": "n/a", "target": "≥ 1.0",
                  "pass": False, "note": "npm/node missing: dynalite could not be installed"}]
     top = max(row["threads"] for row in result["rows"])
-    return [{"figure": f"embedded / dynalite, {row['workload']}, {top} threads", "value": round(row["ratio"], 2),
-             "target": "≥ 1.0", "pass": row["ratio"] >= 1.0}
-            for row in result["rows"] if row["threads"] == top]
+    # The target is at the top thread count; fewer threads are shown as they are (one client is latency-bound).
+    return [{"figure": f"embedded / dynalite, {row['workload']}, {row['threads']} threads",
+             "value": round(row["ratio"], 2), "target": "≥ 1.0" if row["threads"] == top else "info",
+             "pass": row["ratio"] >= 1.0 if row["threads"] == top else True}
+            for row in result["rows"]]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.server_profile")
     parser.add_argument("--check", action="store_true", help="only run the race checks against the embedded server")
     parser.add_argument("--only", choices=sorted(SERVERS), action="append")
-    parser.add_argument("--threads", type=int, nargs="+", default=[1, 16])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 4, 16])
     parser.add_argument("--workloads", nargs="+", choices=WORKLOADS, default=list(WORKLOADS))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0)
