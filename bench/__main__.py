@@ -11,7 +11,6 @@ import json
 import platform
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 SECTIONS = ("server", "engine", "history", "dashboard", "latency")
@@ -47,9 +46,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer and shorter passes (noisier)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    report: dict[str, Any] = {"machine": f"{platform.node()} {platform.machine()} py{platform.python_version()}",
-                              "started": time.strftime("%Y-%m-%d %H:%M:%S"), "sections": {}, "verdicts": []}
-    log: Callable[[str], None] = (lambda m: print(m, file=sys.stderr, flush=True))
+    report: dict[str, Any] = {
+        "machine": f"{platform.node()} {platform.machine()} py{platform.python_version()}",
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "sections": {},
+        "verdicts": [],
+    }
+
+    def log(m: str) -> None:
+        print(m, file=sys.stderr, flush=True)
+
     began = time.perf_counter()
     for name in args.only or SECTIONS:
         log(f"[bench] {name} ...")
@@ -67,8 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         width = max(len(v["figure"]) for v in report["verdicts"])
         print(f"\n{'section':<10} {'figure':<{width}} {'value':>10}  {'target':<8} verdict")
         for v in report["verdicts"]:
-            print(f"{v['section']:<10} {v['figure']:<{width}} {v['value']!s:>10}  {v['target']:<8} "
-                  f"{'PASS' if v['pass'] else 'FAIL'}")
+            print(
+                f"{v['section']:<10} {v['figure']:<{width}} {v['value']!s:>10}  {v['target']:<8} "
+                f"{'PASS' if v['pass'] else 'FAIL'}"
+            )
         print(f"\n{len(report['verdicts'])} figures in {report['seconds'] / 60:.1f} min")
     return 0
 

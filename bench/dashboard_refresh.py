@@ -56,9 +56,21 @@ class Recorded:
             i = len(history)
             c = self.calls[i % len(self.calls)]
             shift = (i // len(self.calls)) * self.span
-            history.append(Call(client=c.client, action=c.action, op=c.op, key=c.key, invoke_ns=c.invoke_ns + shift,
-                                complete_ns=c.complete_ns + shift, outcome=c.outcome, error=c.error,
-                                retries=c.retries, detail=c.detail, request=c.request))
+            history.append(
+                Call(
+                    client=c.client,
+                    action=c.action,
+                    op=c.op,
+                    key=c.key,
+                    invoke_ns=c.invoke_ns + shift,
+                    complete_ns=c.complete_ns + shift,
+                    outcome=c.outcome,
+                    error=c.error,
+                    retries=c.retries,
+                    detail=c.detail,
+                    request=c.request,
+                )
+            )
 
 
 def scaled(n_calls: int) -> tuple[History, dict[str, Any]]:
@@ -70,11 +82,20 @@ def scaled(n_calls: int) -> tuple[History, dict[str, Any]]:
 
 def running_record(history: History, summary: dict[str, Any]) -> RunRecord:
     """A record whose run is still going (a stand-in Run: not finished, no verdicts yet, no options)."""
-    run = SimpleNamespace(finished=False, invariants=[], options=SimpleNamespace(values={}),
-                          state=SimpleNamespace(value="running"))
-    return RunRecord(id=f"bench-{len(history)}", source=Source.LIVE, pattern=summary["pattern"],
-                     variant=summary["variant"], threads=summary["threads"], ops_per_client=None, duration_s=None,
-                     history=history, run=run)  # type: ignore[arg-type]
+    run = SimpleNamespace(
+        finished=False, invariants=[], options=SimpleNamespace(values={}), state=SimpleNamespace(value="running")
+    )
+    return RunRecord(
+        id=f"bench-{len(history)}",
+        source=Source.LIVE,
+        pattern=summary["pattern"],
+        variant=summary["variant"],
+        threads=summary["threads"],
+        ops_per_client=None,
+        duration_s=None,
+        history=history,
+        run=run,
+    )  # type: ignore[arg-type]
 
 
 def refresh(record: RunRecord) -> tuple[float, float, int]:
@@ -114,8 +135,13 @@ def measure(repeats: int = 3) -> list[dict[str, Any]]:
         recorded.extend(history, n - repeats * max(1, int(n * NEW_SHARE)))
         records[n] = running_record(history, recorded.summary)
         wall, cpu, _ = refresh(records[n])  # the page opens: every call so far read once
-        rows[n] = {"calls": n, "new_calls": max(1, int(n * NEW_SHARE)), "first_build_s": wall,
-                   "first_build_cpu_s": cpu, "timings": []}
+        rows[n] = {
+            "calls": n,
+            "new_calls": max(1, int(n * NEW_SHARE)),
+            "first_build_s": wall,
+            "first_build_cpu_s": cpu,
+            "timings": [],
+        }
     for _ in range(repeats):  # the sizes take turns, so a busy moment of the machine hits them alike
         for n, record in records.items():
             recorded.extend(record.history, len(record.history) + rows[n]["new_calls"])  # 1 % more calls arrive
@@ -123,10 +149,13 @@ def measure(repeats: int = 3) -> list[dict[str, Any]]:
     assert all(len(record.history) == n for n, record in records.items())
     records.clear()  # their memory would blur the next measure
     rows[KEPT_AT]["kept_bytes_per_call"] = kept_bytes_per_call(recorded, KEPT_AT)
-    for n, row in rows.items():
+    for row in rows.values():
         timings = row.pop("timings")
-        row.update(refresh_s=min(t[0] for t in timings), refresh_cpu_s=min(t[1] for t in timings),
-                   bytes_sent=max(t[2] for t in timings))
+        row.update(
+            refresh_s=min(t[0] for t in timings),
+            refresh_cpu_s=min(t[1] for t in timings),
+            bytes_sent=max(t[2] for t in timings),
+        )
     return [rows[n] for n in SIZES]
 
 
@@ -136,14 +165,30 @@ def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     worst_bytes = max(r["bytes_sent"] for r in rows)
     kept = by_n[KEPT_AT]["kept_bytes_per_call"]
     return [
-        {"figure": "refresh of every chart at 100k calls, 1k new (s)", "value": round(at_100k, 3),
-         "target": "≤ 0.5", "pass": at_100k <= 0.5},
-        {"figure": "refresh at 1M (10k new) / at 100k (1k new)", "value": round(at_1m / at_100k, 2),
-         "target": "≤ 2.0", "pass": at_1m <= 2 * at_100k},
-        {"figure": "bytes sent per refresh (max, MB)", "value": round(worst_bytes / 1e6, 2), "target": "≤ 5",
-         "pass": worst_bytes <= 5e6},
-        {"figure": "memory the page keeps per call at 100k (B, beyond the History)", "value": round(kept),
-         "target": "≤ 200", "pass": kept <= 200},
+        {
+            "figure": "refresh of every chart at 100k calls, 1k new (s)",
+            "value": round(at_100k, 3),
+            "target": "≤ 0.5",
+            "pass": at_100k <= 0.5,
+        },
+        {
+            "figure": "refresh at 1M (10k new) / at 100k (1k new)",
+            "value": round(at_1m / at_100k, 2),
+            "target": "≤ 2.0",
+            "pass": at_1m <= 2 * at_100k,
+        },
+        {
+            "figure": "bytes sent per refresh (max, MB)",
+            "value": round(worst_bytes / 1e6, 2),
+            "target": "≤ 5",
+            "pass": worst_bytes <= 5e6,
+        },
+        {
+            "figure": "memory the page keeps per call at 100k (B, beyond the History)",
+            "value": round(kept),
+            "target": "≤ 200",
+            "pass": kept <= 200,
+        },
     ]
 
 

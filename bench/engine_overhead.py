@@ -41,12 +41,21 @@ def _bare(backend: Backend, threads: int, ops: int) -> Pass:
         barrier.wait()
         started = time.thread_time()
         for _ in range(ops):
-            client.update_item(TableName=table.name, Key=VIEWS, UpdateExpression="ADD #v :one",
-                               ExpressionAttributeNames={"#v": "views"}, ExpressionAttributeValues={":one": 1})
+            client.update_item(
+                TableName=table.name,
+                Key=VIEWS,
+                UpdateExpression="ADD #v :one",
+                ExpressionAttributeNames={"#v": "views"},
+                ExpressionAttributeValues={":one": 1},
+            )
             try:
-                client.update_item(TableName=table.name, Key=TICKETS, UpdateExpression="ADD remaining :minus",
-                                   ConditionExpression="remaining > :zero",
-                                   ExpressionAttributeValues={":minus": -1, ":zero": 0})
+                client.update_item(
+                    TableName=table.name,
+                    Key=TICKETS,
+                    UpdateExpression="ADD remaining :minus",
+                    ConditionExpression="remaining > :zero",
+                    ExpressionAttributeValues={":minus": -1, ":zero": 0},
+                )
             except ClientError:
                 pass
             calls[i] += 2
@@ -65,8 +74,16 @@ def _bare(backend: Backend, threads: int, ops: int) -> Pass:
 
 
 def _engine(backend: Backend, threads: int, ops: int) -> Pass:
-    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=threads, ops_per_client=ops,
-                                options={"sequence": 0, "tickets": 100}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="atomic-counters",
+            variant="add",
+            threads=threads,
+            ops_per_client=ops,
+            options={"sequence": 0, "tickets": 100},
+        ),
+        backend,
+    )
     calls, elapsed = len(run.history), run.elapsed_s()
     return Pass(calls / elapsed, 1e6 * sum(run.client_cpu()) * elapsed / calls)
 
@@ -89,19 +106,25 @@ def measure(threads: int = 16, ops: int = 40, passes: int = 8) -> dict[str, Any]
             bare.append(b)
             engine.append(e)
     ratios = [e.calls_per_s / b.calls_per_s for b, e in zip(bare, engine)]
-    return {"threads": threads, "ops_per_client": ops,
-            "bare_calls_per_s": statistics.median(p.calls_per_s for p in bare),
-            "engine_calls_per_s": statistics.median(p.calls_per_s for p in engine),
-            "ratio": statistics.median(ratios), "pass_ratios": [round(r, 3) for r in ratios], "passes": passes,
-            # Where the difference goes: the client threads' CPU per call on each side (noisy too, but not
-            # moved by how the machine schedules the two processes).
-            "bare_cpu_us_per_call": statistics.median(p.cpu_us_per_call for p in bare),
-            "engine_cpu_us_per_call": statistics.median(p.cpu_us_per_call for p in engine)}
+    return {
+        "threads": threads,
+        "ops_per_client": ops,
+        "bare_calls_per_s": statistics.median(p.calls_per_s for p in bare),
+        "engine_calls_per_s": statistics.median(p.calls_per_s for p in engine),
+        "ratio": statistics.median(ratios),
+        "pass_ratios": [round(r, 3) for r in ratios],
+        "passes": passes,
+        # Where the difference goes: the client threads' CPU per call on each side (noisy too, but not
+        # moved by how the machine schedules the two processes).
+        "bare_cpu_us_per_call": statistics.median(p.cpu_us_per_call for p in bare),
+        "engine_cpu_us_per_call": statistics.median(p.cpu_us_per_call for p in engine),
+    }
 
 
 def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
     figure = f"engine / bare boto3 calls/s at {result['threads']} threads"
     cpu = f"{result['engine_cpu_us_per_call']:.0f} / {result['bare_cpu_us_per_call']:.0f}"
-    return [{"figure": figure, "value": round(result["ratio"], 3), "target": "≥ 0.95", "pass": result["ratio"] >= 0.95},
-            {"figure": "client threads' CPU per call, engine / bare (µs)", "value": cpu, "target": "info",
-             "pass": True}]
+    return [
+        {"figure": figure, "value": round(result["ratio"], 3), "target": "≥ 0.95", "pass": result["ratio"] >= 0.95},
+        {"figure": "client threads' CPU per call, engine / bare (µs)", "value": cpu, "target": "info", "pass": True},
+    ]

@@ -45,9 +45,16 @@ def _rate(client: Any, table: str, threads: int, seconds: float) -> tuple[float,
         barrier.wait()
         while not stop.is_set():
             try:
-                caller.call("increment", "UpdateItem", key="views", TableName=table,
-                            Key={"PK": "POST#hello-world", "SK": "STATS"}, UpdateExpression="ADD #v :one",
-                            ExpressionAttributeNames={"#v": "views"}, ExpressionAttributeValues={":one": 1})
+                caller.call(
+                    "increment",
+                    "UpdateItem",
+                    key="views",
+                    TableName=table,
+                    Key={"PK": "POST#hello-world", "SK": "STATS"},
+                    UpdateExpression="ADD #v :one",
+                    ExpressionAttributeNames={"#v": "views"},
+                    ExpressionAttributeValues={":one": 1},
+                )
             except CallError:
                 pass  # recorded in the history like any call; only the rate matters here
 
@@ -72,8 +79,15 @@ def _curve(client: Any, table: str, seconds: float, threads_list: tuple[int, ...
     for threads in threads_list:
         rate, cpu_ms = _rate(client, table, threads, seconds)
         base = base or rate
-        rows.append({"threads": threads, "calls_per_s": rate, "linear": base * threads,
-                     "of_linear": rate / (base * threads) if base else 0.0, "client_cpu_ms_per_call": cpu_ms})
+        rows.append(
+            {
+                "threads": threads,
+                "calls_per_s": rate,
+                "linear": base * threads,
+                "of_linear": rate / (base * threads) if base else 0.0,
+                "client_cpu_ms_per_call": cpu_ms,
+            }
+        )
     injector.close()
     return rows
 
@@ -93,8 +107,18 @@ def _remote_like(latency_ms: float, seconds: float, threads: tuple[int, ...] = T
 
 
 def _engine_rate(backend: Backend, threads: int, processes: int, seconds: float) -> float:
-    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=threads, duration_s=seconds,
-                                latency_ms=LATENCY_MS, processes=processes, options={"sequence": 0}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="atomic-counters",
+            variant="add",
+            threads=threads,
+            duration_s=seconds,
+            latency_ms=LATENCY_MS,
+            processes=processes,
+            options={"sequence": 0},
+        ),
+        backend,
+    )
     return len(run.history) / run.elapsed_s()
 
 
@@ -103,8 +127,15 @@ def _engine_runs(backend: Backend, seconds: float) -> list[dict[str, Any]]:
     rows = []
     for processes in sorted({1, max(2, os.cpu_count() or 2)}):
         rate = _engine_rate(backend, 64, processes, seconds)
-        rows.append({"threads": 64, "processes": processes, "calls_per_s": rate, "linear": 64 * base,
-                     "of_linear": rate / (64 * base)})
+        rows.append(
+            {
+                "threads": 64,
+                "processes": processes,
+                "calls_per_s": rate,
+                "linear": 64 * base,
+                "of_linear": rate / (64 * base),
+            }
+        )
     return rows
 
 
@@ -122,8 +153,12 @@ def measure(seconds: float = 2.0) -> dict[str, Any]:
         lab_config(backend.endpoint_url, latency_ms=0)
         drop_table(table)
         engine_rows = _engine_runs(backend, seconds)
-    return {"remote_like": remote_rows, "client_ceiling": ceiling, "embedded": embedded_rows,
-            "engine_runs": engine_rows}
+    return {
+        "remote_like": remote_rows,
+        "client_ceiling": ceiling,
+        "embedded": embedded_rows,
+        "engine_runs": engine_rows,
+    }
 
 
 def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -131,13 +166,32 @@ def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
     ceiling = result["client_ceiling"]
     # The second figure is context, not a relaxed target: it says whether the curve stops at the client
     # process's own ceiling (botocore's CPU per call on one GIL) or below it.
-    return [{"figure": "engine throughput at 64 threads, 10 ms latency (of linear)",
-             "value": round(at_64["of_linear"], 3), "target": "≥ 0.8", "pass": at_64["of_linear"] >= 0.8},
-            {"figure": "same, of min(linear, one client process's 0 ms ceiling)",
-             "value": round(at_64["of_reachable"], 3), "target": "≥ 0.8", "pass": at_64["of_reachable"] >= 0.8},
-            *({"figure": f"engine run, 64 threads in {row['processes']} process(es), 10 ms (of linear)",
-               "value": round(row["of_linear"], 3), "target": "≥ 0.8", "pass": row["of_linear"] >= 0.8}
-              for row in result["engine_runs"]),
-            {"figure": "client ceiling: calls/s of one process at 0 ms (CPU ms per call)",
-             "value": f"{ceiling['calls_per_s']:.0f} ({ceiling['client_cpu_ms_per_call']:.2f})",
-             "target": "info", "pass": True}]
+    return [
+        {
+            "figure": "engine throughput at 64 threads, 10 ms latency (of linear)",
+            "value": round(at_64["of_linear"], 3),
+            "target": "≥ 0.8",
+            "pass": at_64["of_linear"] >= 0.8,
+        },
+        {
+            "figure": "same, of min(linear, one client process's 0 ms ceiling)",
+            "value": round(at_64["of_reachable"], 3),
+            "target": "≥ 0.8",
+            "pass": at_64["of_reachable"] >= 0.8,
+        },
+        *(
+            {
+                "figure": f"engine run, 64 threads in {row['processes']} process(es), 10 ms (of linear)",
+                "value": round(row["of_linear"], 3),
+                "target": "≥ 0.8",
+                "pass": row["of_linear"] >= 0.8,
+            }
+            for row in result["engine_runs"]
+        ),
+        {
+            "figure": "client ceiling: calls/s of one process at 0 ms (CPU ms per call)",
+            "value": f"{ceiling['calls_per_s']:.0f} ({ceiling['client_cpu_ms_per_call']:.2f})",
+            "target": "info",
+            "pass": True,
+        },
+    ]

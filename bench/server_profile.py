@@ -41,15 +41,23 @@ WORKLOADS = ("update_add", "put_distinct", "cond_put")
 
 def client(endpoint: str) -> Any:
     return boto3.client(
-        "dynamodb", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x",
-        config=Config(max_pool_connections=32, retries={"max_attempts": 1, "mode": "standard"}))
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="x",
+        config=Config(max_pool_connections=32, retries={"max_attempts": 1, "mode": "standard"}),
+    )
 
 
 def create_table(ddb: Any) -> str:
     name = "bench-" + uuid.uuid4().hex[:8]
-    ddb.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
-                     KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+    ddb.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+    )
     for _ in range(200):  # dynalite keeps a new table CREATING for --createTableMs
         if ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE":
             break
@@ -58,6 +66,7 @@ def create_table(ddb: Any) -> str:
 
 
 # -- servers -------------------------------------------------------------------------------------------------
+
 
 @contextmanager
 def embedded() -> Iterator[tuple[str, int]]:
@@ -90,8 +99,11 @@ def dynalite() -> Iterator[tuple[str, int]]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen(["node", str(cli), "--host", "127.0.0.1", "--port", str(port), "--createTableMs", "0"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["node", str(cli), "--host", "127.0.0.1", "--port", str(port), "--createTableMs", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         for _ in range(200):
             try:
@@ -110,12 +122,19 @@ SERVERS: dict[str, Callable[[], Any]] = {"embedded": embedded, "dynalite": dynal
 
 # -- workloads: each returns a function one thread calls repeatedly; one call = one op ----------------------
 
+
 def workload(kind: str, ddb: Any, table: str, thread: int) -> Callable[[], bool]:
     if kind == "update_add":
+
         def op() -> bool:
-            ddb.update_item(TableName=table, Key={"pk": {"S": "counter"}}, UpdateExpression="ADD n :one",
-                            ExpressionAttributeValues={":one": {"N": "1"}})
+            ddb.update_item(
+                TableName=table,
+                Key={"pk": {"S": "counter"}},
+                UpdateExpression="ADD n :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
             return True
+
         return op
     if kind == "put_distinct":
         counter = iter(range(10**9))
@@ -123,28 +142,38 @@ def workload(kind: str, ddb: Any, table: str, thread: int) -> Callable[[], bool]
         def op() -> bool:
             ddb.put_item(TableName=table, Item={"pk": {"S": f"t{thread}-{next(counter)}"}, "v": {"N": "1"}})
             return True
+
         return op
     if kind == "cond_put":
+
         def op() -> bool:  # one read-check-write attempt (a GetItem and a PutItem); True when the put won
             item = ddb.get_item(TableName=table, Key={"pk": {"S": "doc"}}, ConsistentRead=True).get("Item")
             version = int(item["version"]["N"]) if item else 0
             try:
                 if item:
-                    ddb.put_item(TableName=table, Item={"pk": {"S": "doc"}, "version": {"N": str(version + 1)}},
-                                 ConditionExpression="version = :v",
-                                 ExpressionAttributeValues={":v": {"N": str(version)}})
+                    ddb.put_item(
+                        TableName=table,
+                        Item={"pk": {"S": "doc"}, "version": {"N": str(version + 1)}},
+                        ConditionExpression="version = :v",
+                        ExpressionAttributeValues={":v": {"N": str(version)}},
+                    )
                 else:
-                    ddb.put_item(TableName=table, Item={"pk": {"S": "doc"}, "version": {"N": "1"}},
-                                 ConditionExpression="attribute_not_exists(pk)")
+                    ddb.put_item(
+                        TableName=table,
+                        Item={"pk": {"S": "doc"}, "version": {"N": "1"}},
+                        ConditionExpression="attribute_not_exists(pk)",
+                    )
             except ddb.exceptions.ConditionalCheckFailedException:
                 return False
             return True
+
         return op
     raise ValueError(kind)
 
 
-def run_threads(ops: list[Callable[[], bool]], *, seconds: float | None = None,
-                count: int | None = None) -> tuple[float, int, int]:
+def run_threads(
+    ops: list[Callable[[], bool]], *, seconds: float | None = None, count: int | None = None
+) -> tuple[float, int, int]:
     """Run each op in its own thread, for `seconds` or `count` calls each. Returns (elapsed, calls, successes)."""
     calls = [0] * len(ops)
     wins = [0] * len(ops)
@@ -194,6 +223,7 @@ def measure(endpoint: str, pid: int, kind: str, threads: int, seconds: float) ->
 
 # -- race checks ---------------------------------------------------------------------------------------------
 
+
 def check(endpoint: str) -> list[str]:
     """The atomicity and idempotency the embedded server promises. Returns the failures."""
     ddb = client(endpoint)
@@ -210,8 +240,16 @@ def check(endpoint: str) -> list[str]:
     if version != wins:
         failures.append(f"conditional puts: version {version} after {wins} successful puts")
 
-    items = [{"Update": {"TableName": table, "Key": {"pk": {"S": "tx"}}, "UpdateExpression": "ADD n :one",
-                         "ExpressionAttributeValues": {":one": {"N": "1"}}}}]
+    items = [
+        {
+            "Update": {
+                "TableName": table,
+                "Key": {"pk": {"S": "tx"}},
+                "UpdateExpression": "ADD n :one",
+                "ExpressionAttributeValues": {":one": {"N": "1"}},
+            }
+        }
+    ]
     token = uuid.uuid4().hex
     ddb.transact_write_items(TransactItems=items, ClientRequestToken=token)
     ddb.transact_write_items(TransactItems=items, ClientRequestToken=token)
@@ -219,8 +257,9 @@ def check(endpoint: str) -> list[str]:
     if n != 1:
         failures.append(f"TransactWriteItems with one token twice applied {n} times")
     try:
-        ddb.transact_write_items(TransactItems=[*items, {"Put": {"TableName": table, "Item": {"pk": {"S": "x"}}}}],
-                                 ClientRequestToken=token)
+        ddb.transact_write_items(
+            TransactItems=[*items, {"Put": {"TableName": table, "Item": {"pk": {"S": "x"}}}}], ClientRequestToken=token
+        )
         failures.append("same token with other parameters did not fail")
     except ddb.exceptions.IdempotentParameterMismatchException:
         pass
@@ -274,47 +313,87 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
     def put(item: dict[str, Any], **params: Any) -> tuple[str, dict[str, Any]]:
         return call("put_item", TableName=t, Item=item, **params)
 
-    def update(key: dict[str, Any], expression: str, values: dict[str, Any],
-               **params: Any) -> tuple[str, dict[str, Any]]:
-        return call("update_item", TableName=t, Key=key, UpdateExpression=expression, ExpressionAttributeValues=values,
-                    **params)
+    def update(
+        key: dict[str, Any], expression: str, values: dict[str, Any], **params: Any
+    ) -> tuple[str, dict[str, Any]]:
+        return call(
+            "update_item", TableName=t, Key=key, UpdateExpression=expression, ExpressionAttributeValues=values, **params
+        )
 
     schema = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
-    gsi = {"IndexName": "gix", "Projection": {"ProjectionType": "ALL"},
-           "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}]}
-    simple = {"TableName": h, "BillingMode": "PAY_PER_REQUEST",
-              "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
-              "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}
+    gsi = {
+        "IndexName": "gix",
+        "Projection": {"ProjectionType": "ALL"},
+        "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+    }
+    simple = {
+        "TableName": h,
+        "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+    }
     set_expression = "SET #a = if_not_exists(#a, :z) + :one, l = list_append(l, :l) REMOVE m"
     put_t1 = {"TableName": t, "Item": k("t1"), "ConditionExpression": "attribute_not_exists(pk)"}
     calls = [
-        call("create_table", TableName=t, BillingMode="PAY_PER_REQUEST", KeySchema=schema, GlobalSecondaryIndexes=[gsi],
-             AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")]),
+        call(
+            "create_table",
+            TableName=t,
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=schema,
+            GlobalSecondaryIndexes=[gsi],
+            AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")],
+        ),
         call("create_table", **simple),
         call("create_table", **simple),
         call("list_tables"),
-        put({**k("a"), "n": n(5), "g": {"S": "x"}, "l": {"L": [{"S": "q"}]}, "m": {"M": {"z": {"BOOL": True}}},
-             "ss": {"SS": ["b", "a"]}}),
+        put(
+            {
+                **k("a"),
+                "n": n(5),
+                "g": {"S": "x"},
+                "l": {"L": [{"S": "q"}]},
+                "m": {"M": {"z": {"BOOL": True}}},
+                "ss": {"SS": ["b", "a"]},
+            }
+        ),
         put({**k("a"), "n": n(6), "g": {"S": "x"}}, ReturnValues="ALL_OLD"),
         put(k("a"), ConditionExpression="attribute_not_exists(pk)"),
         put({**k("a"), "n": n(6), "v": n(2)}, ConditionExpression="n = :v", ExpressionAttributeValues={":v": n(6)}),
-        put(k("a"), ConditionExpression="v = :v", ExpressionAttributeValues={":v": n(9)},
-            ReturnValuesOnConditionCheckFailure="ALL_OLD"),
+        put(
+            k("a"),
+            ConditionExpression="v = :v",
+            ExpressionAttributeValues={":v": n(9)},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        ),
         put(k("a"), ConditionExpression="v = :v AND", ExpressionAttributeValues={":v": n(9)}),
         put(k("a"), ConditionExpression="v = :v", ExpressionAttributeValues={":v": n(9), ":unused": n(1)}),
         call("put_item", TableName="missing", Item={"pk": {"S": "a"}}),
         put(k("")),
         call("get_item", TableName=t, Key=k("a"), ConsistentRead=True),
-        call("get_item", TableName=t, Key=k("a"), ProjectionExpression="#n, l[0]",
-             ExpressionAttributeNames={"#n": "n"}),
+        call(
+            "get_item", TableName=t, Key=k("a"), ProjectionExpression="#n, l[0]", ExpressionAttributeNames={"#n": "n"}
+        ),
         call("get_item", TableName=t, Key=k("zz"), ReturnConsumedCapacity="TOTAL"),
         call("get_item", TableName=t, Key={"pk": {"S": "zz"}}),
         update(k("a"), "ADD n :one", one),
         update(k("a"), "ADD n :one", one, ReturnValues="ALL_NEW"),
-        *[update(k("a"), set_expression, {**one, ":z": n(0), ":l": {"L": [n(1)]}}, ReturnValues=rv,
-                 ExpressionAttributeNames={"#a": "cnt"}) for rv in ("UPDATED_OLD", "UPDATED_NEW", "ALL_OLD")],
-        update(k("a"), "SET n = n + :one", {**one, ":big": n(100)}, ConditionExpression="n > :big",
-               ReturnValuesOnConditionCheckFailure="ALL_OLD"),
+        *[
+            update(
+                k("a"),
+                set_expression,
+                {**one, ":z": n(0), ":l": {"L": [n(1)]}},
+                ReturnValues=rv,
+                ExpressionAttributeNames={"#a": "cnt"},
+            )
+            for rv in ("UPDATED_OLD", "UPDATED_NEW", "ALL_OLD")
+        ],
+        update(
+            k("a"),
+            "SET n = n + :one",
+            {**one, ":big": n(100)},
+            ConditionExpression="n > :big",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        ),
         update(k("a"), "SET n = n + :one ADD", one),
         update(k("a"), "SET ss = ss + :one", one),
         update(k("new"), "ADD n :one", one, ReturnValues="ALL_NEW"),
@@ -322,28 +401,62 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
         call("delete_item", TableName=t, Key=k("new"), ReturnValues="ALL_OLD"),
         call("delete_item", TableName=t, Key=k("new"), ConditionExpression="attribute_exists(pk)"),
         call("query", TableName=t, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}}),
-        call("query", TableName=t, IndexName="gix", KeyConditionExpression="g = :p",
-             ExpressionAttributeValues={":p": {"S": "x"}}),
-        call("query", TableName=t, KeyConditionExpression="pk = :p AND begins_with(sk, :s)", FilterExpression="n > :n",
-             ExpressionAttributeValues={":p": {"S": "a"}, ":s": {"S": "1"}, ":n": n(1)}, Limit=1),
+        call(
+            "query",
+            TableName=t,
+            IndexName="gix",
+            KeyConditionExpression="g = :p",
+            ExpressionAttributeValues={":p": {"S": "x"}},
+        ),
+        call(
+            "query",
+            TableName=t,
+            KeyConditionExpression="pk = :p AND begins_with(sk, :s)",
+            FilterExpression="n > :n",
+            ExpressionAttributeValues={":p": {"S": "a"}, ":s": {"S": "1"}, ":n": n(1)},
+            Limit=1,
+        ),
         call("scan", TableName=t),
-        call("scan", TableName=t, FilterExpression="size(l) > :n", ExpressionAttributeValues={":n": n(0)},
-             Select="COUNT"),
+        call(
+            "scan", TableName=t, FilterExpression="size(l) > :n", ExpressionAttributeValues={":n": n(0)}, Select="COUNT"
+        ),
         call("batch_write_item", RequestItems={t: [{"PutRequest": {"Item": k(f"b{i}")}} for i in range(5)]}),
         call("batch_get_item", RequestItems={t: {"Keys": [k(f"b{i}") for i in range(3)]}}),
-        call("transact_write_items", TransactItems=[{"Put": put_t1}, {"Update": {
-            "TableName": t, "Key": k("a"), "UpdateExpression": "ADD n :one", "ExpressionAttributeValues": one}}]),
+        call(
+            "transact_write_items",
+            TransactItems=[
+                {"Put": put_t1},
+                {
+                    "Update": {
+                        "TableName": t,
+                        "Key": k("a"),
+                        "UpdateExpression": "ADD n :one",
+                        "ExpressionAttributeValues": one,
+                    }
+                },
+            ],
+        ),
         call("transact_write_items", ClientRequestToken="tok1", TransactItems=[{"Put": put_t1}]),
-        *[call("transact_write_items", ClientRequestToken="tok2",
-               TransactItems=[{"Put": {"TableName": t, "Item": k(pk)}}]) for pk in ("t2", "t2", "t3")],
+        *[
+            call(
+                "transact_write_items",
+                ClientRequestToken="tok2",
+                TransactItems=[{"Put": {"TableName": t, "Item": k(pk)}}],
+            )
+            for pk in ("t2", "t2", "t3")
+        ],
         call("transact_get_items", TransactItems=[{"Get": {"TableName": t, "Key": k("a")}}]),
         call("update_time_to_live", TableName=h, TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"}),
         call("describe_time_to_live", TableName=h),
         call("tag_resource", ResourceArn=arn, Tags=[{"Key": "k", "Value": "v"}]),
         call("list_tags_of_resource", ResourceArn=arn),
         call("describe_table", TableName="missing"),
-        call("update_table", TableName=h, BillingMode="PROVISIONED",
-             ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}),
+        call(
+            "update_table",
+            TableName=h,
+            BillingMode="PROVISIONED",
+            ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+        ),
         call("delete_table", TableName=h),
     ]
     requests = []
@@ -354,8 +467,13 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
         body = request.body if isinstance(request.body, bytes) else (request.body or "").encode()
         requests.append((name, "/", headers, body))
     signed = {k: v for k, v in requests[-1][2].items() if k != "X-Amz-Target"}
-    odd = [("bad JSON", "/", "PutItem", b"{not json"), ("unknown operation", "/", "FooBar", b"{}"),
-           ("other path", "/x", "ListTables", b"{}"), ("no target", "/", "", b"{}"), ("CORS", "/", "ListTables", b"{}")]
+    odd = [
+        ("bad JSON", "/", "PutItem", b"{not json"),
+        ("unknown operation", "/", "FooBar", b"{}"),
+        ("other path", "/x", "ListTables", b"{}"),
+        ("no target", "/", "", b"{}"),
+        ("CORS", "/", "ListTables", b"{}"),
+    ]
     for label, path, target, body in odd:
         headers = {**signed, **({"X-Amz-Target": "DynamoDB_20120810." + target} if target else {})}
         requests.append((label, path, {**headers, "Origin": "http://x"} if label == "CORS" else headers, body))
@@ -374,7 +492,7 @@ def raw_exchange(port: int, path: str, headers: dict[str, str], body: bytes) -> 
             head, sep, rest = data.partition(b"\r\n\r\n")
             found = re.search(rb"(?im)^content-length: *(\d+)", head) if sep else None
             if found and len(rest) >= int(found.group(1)):
-                return head.decode("latin-1"), rest[:int(found.group(1))].decode()
+                return head.decode("latin-1"), rest[: int(found.group(1))].decode()
             chunk = sock.recv(65536)
             if not chunk:
                 return data.decode("latin-1"), ""
@@ -394,16 +512,18 @@ def equivalence() -> list[str]:
     """Replay the corpus on a fresh fast server and a fresh plain-moto one; return the differences."""
     requests = corpus()
     answers: list[list[tuple[str, str]]] = []
-    reference = subprocess.Popen([sys.executable, "-c", REFERENCE_SERVER], stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, text=True)  # moto logs a traceback for each 500
+    reference = subprocess.Popen(
+        [sys.executable, "-c", REFERENCE_SERVER], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )  # moto logs a traceback for each 500
     try:
         assert reference.stdout is not None
         ref_port = int(reference.stdout.readline().split()[1])
         with EmbeddedServer() as server:
             assert server.port is not None
             for port in (ref_port, server.port):
-                answers.append([_comparable(*raw_exchange(port, path, headers, body))
-                                for _, path, headers, body in requests])
+                answers.append(
+                    [_comparable(*raw_exchange(port, path, headers, body)) for _, path, headers, body in requests]
+                )
     finally:
         reference.terminate()
         reference.wait(10)
@@ -424,14 +544,19 @@ def profile_server(kind: str, threads: int, seconds: float, top: int = 30) -> No
     import tempfile
 
     out = Path(tempfile.mkdtemp()) / "server.prof"
-    proc = subprocess.Popen([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "engine.server", "--port", "0"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "engine.server", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         port = int(proc.stdout.readline().split()[1])
         rate, client_ms, server_ms = measure(f"http://127.0.0.1:{port}", proc.pid, kind, threads, seconds)
-        print(f"{kind}, {threads} threads, under the profiler: {rate:.0f} ops/s, "
-              f"CPU per op: client {client_ms:.2f} ms, server {server_ms:.2f} ms")
+        print(
+            f"{kind}, {threads} threads, under the profiler: {rate:.0f} ops/s, "
+            f"CPU per op: client {client_ms:.2f} ms, server {server_ms:.2f} ms"
+        )
     finally:
         proc.terminate()  # SIGTERM -> SystemExit in the server -> cProfile writes its file
         proc.wait(10)
@@ -440,9 +565,15 @@ def profile_server(kind: str, threads: int, seconds: float, top: int = 30) -> No
     stats.sort_stats("tottime").print_stats(top)
 
 
-def compare(*, rounds: int = 3, seconds: float = 3.0, threads: list[int] | tuple[int, ...] = (1, 4, 16),
-            workloads: list[str] | tuple[str, ...] = WORKLOADS, names: list[str] | None = None,
-            progress: Callable[[str], Any] | None = None) -> dict[str, Any]:
+def compare(
+    *,
+    rounds: int = 3,
+    seconds: float = 3.0,
+    threads: list[int] | tuple[int, ...] = (1, 4, 16),
+    workloads: list[str] | tuple[str, ...] = WORKLOADS,
+    names: list[str] | None = None,
+    progress: Callable[[str], Any] | None = None,
+) -> dict[str, Any]:
     """Embedded vs dynalite (when node is there), servers alternating round by round; medians per cell."""
     names = names or ["embedded", *(["dynalite"] if shutil.which("node") else [])]
     results: dict[tuple[str, str, int], list[tuple[float, float]]] = {}
@@ -454,8 +585,10 @@ def compare(*, rounds: int = 3, seconds: float = 3.0, threads: list[int] | tuple
                         rate, client_ms, server_ms = measure(endpoint, pid, kind, count, seconds)
                         results.setdefault((name, kind, count), []).append((rate, server_ms))
                         if progress:
-                            progress(f"round {r + 1} {name:9} {kind:13} {count:2} threads {rate:6.0f} ops/s   "
-                                     f"CPU per op: client {client_ms:4.2f} ms, server {server_ms:4.2f} ms")
+                            progress(
+                                f"round {r + 1} {name:9} {kind:13} {count:2} threads {rate:6.0f} ops/s   "
+                                f"CPU per op: client {client_ms:4.2f} ms, server {server_ms:4.2f} ms"
+                            )
     rows = []
     for kind in workloads:
         for count in threads:
@@ -470,14 +603,26 @@ def compare(*, rounds: int = 3, seconds: float = 3.0, threads: list[int] | tuple
 
 def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
     if "dynalite" not in result["servers"]:
-        return [{"figure": "embedded / dynalite at 16 threads", "value": "n/a", "target": "≥ 1.0",
-                 "pass": False, "note": "npm/node missing: dynalite could not be installed"}]
+        return [
+            {
+                "figure": "embedded / dynalite at 16 threads",
+                "value": "n/a",
+                "target": "≥ 1.0",
+                "pass": False,
+                "note": "npm/node missing: dynalite could not be installed",
+            }
+        ]
     top = max(row["threads"] for row in result["rows"])
     # The target is at the top thread count; fewer threads are shown as they are (one client is latency-bound).
-    return [{"figure": f"embedded / dynalite, {row['workload']}, {row['threads']} threads",
-             "value": round(row["ratio"], 2), "target": "≥ 1.0" if row["threads"] == top else "info",
-             "pass": row["ratio"] >= 1.0 if row["threads"] == top else True}
-            for row in result["rows"]]
+    return [
+        {
+            "figure": f"embedded / dynalite, {row['workload']}, {row['threads']} threads",
+            "value": round(row["ratio"], 2),
+            "target": "≥ 1.0" if row["threads"] == top else "info",
+            "pass": row["ratio"] >= 1.0 if row["threads"] == top else True,
+        }
+        for row in result["rows"]
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -506,8 +651,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         return 1 if failures else 0
 
-    result = compare(rounds=args.rounds, seconds=args.seconds, threads=args.threads, workloads=args.workloads,
-                     names=args.only, progress=print)
+    result = compare(
+        rounds=args.rounds,
+        seconds=args.seconds,
+        threads=args.threads,
+        workloads=args.workloads,
+        names=args.only,
+        progress=print,
+    )
     names = result["servers"]
     print(f"\nmedians over {args.rounds} rounds: ops/s (server CPU ms per op); cond_put: GetItem + conditional PutItem")
     print(f"{'workload':13} {'thr':>3} " + "".join(f"{n:>18}" for n in names) + ("   ratio" if len(names) == 2 else ""))

@@ -35,8 +35,7 @@ async def _serve_connection(reader: asyncio.StreamReader, writer: asyncio.Stream
 
 
 async def _main(delay_s: float) -> None:
-    server = await asyncio.start_server(lambda r, w: _serve_connection(r, w, delay_s), "127.0.0.1", 0,
-                                        backlog=1024)
+    server = await asyncio.start_server(lambda r, w: _serve_connection(r, w, delay_s), "127.0.0.1", 0, backlog=1024)
     print(server.sockets[0].getsockname()[1], flush=True)
     async with server:
         # The parent holds our stdin: when it goes, for any reason, so do we.
@@ -45,8 +44,12 @@ async def _main(delay_s: float) -> None:
 
 def start(latency_ms: float) -> tuple[subprocess.Popen[str], int]:
     """Start the stand-in in its own process; returns it and its port. Stop it with `.kill()`."""
-    proc = subprocess.Popen([sys.executable, "-m", "bench.standin_server", "--latency-ms", str(latency_ms)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.standin_server", "--latency-ms", str(latency_ms)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     return proc, int(proc.stdout.readline())
 

@@ -64,8 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__doc__.strip())
         return 0
     if "--expose" in argv:
-        print("warning: --expose binds 0.0.0.0: anyone who can reach this machine can start runs against your "
-              "backend", file=sys.stderr)
+        print(
+            "warning: --expose binds 0.0.0.0: anyone who can reach this machine can start runs against your backend",
+            file=sys.stderr,
+        )
     from streamlit.web import cli as stcli
 
     sys.argv = streamlit_args(argv)

@@ -39,6 +39,7 @@ BATCH = 100_000  # rows read from the History at a time when catching up (a page
 
 # -- small building blocks ------------------------------------------------------------------------------------------
 
+
 class Grow:
     """A numpy array that grows at its end (amortised doubling); `.v` is the filled part (a view)."""
 
@@ -53,14 +54,14 @@ class Grow:
         need = self.n + len(values)
         if need > len(self.a):
             bigger = np.empty(max(need, 2 * len(self.a)), dtype=self.a.dtype)
-            bigger[:self.n] = self.a[:self.n]
+            bigger[: self.n] = self.a[: self.n]
             self.a = bigger
-        self.a[self.n:need] = values
+        self.a[self.n : need] = values
         self.n = need
 
     @property
     def v(self) -> np.ndarray:
-        return self.a[:self.n]
+        return self.a[: self.n]
 
 
 class Reservoir:
@@ -86,7 +87,7 @@ class Reservoir:
         else:
             pick = np.arange(len(hashes))
         if len(pick) > self.k:
-            pick = pick[np.argpartition(hashes[pick], self.k - 1)[:self.k]]
+            pick = pick[np.argpartition(hashes[pick], self.k - 1)[: self.k]]
         return pick
 
     def merge(self, hashes: np.ndarray, cols: dict[str, np.ndarray]) -> None:
@@ -94,10 +95,12 @@ class Reservoir:
         if not len(hashes):
             return
         allh = np.concatenate([self.hash, hashes])
-        keep = np.argsort(allh, kind="stable")[:self.k]
+        keep = np.argsort(allh, kind="stable")[: self.k]
         self.hash = allh[keep]
-        self.cols = {name: np.concatenate([self.cols[name], values])[keep] if self.cols else values[keep]
-                     for name, values in cols.items()}
+        self.cols = {
+            name: np.concatenate([self.cols[name], values])[keep] if self.cols else values[keep]
+            for name, values in cols.items()
+        }
 
     def offer(self, hashes: np.ndarray, take: Callable[[np.ndarray], dict[str, np.ndarray]]) -> None:
         """`take(idx)` gives the columns of the offered rows at `idx` (only called for those that may stay)."""
@@ -258,19 +261,24 @@ class TimeBins(Aggregate):
     def _room(self, bins: int, labels: int, lo: int, hi: int) -> None:
         rows = max(bins, len(self.counts))
         if rows > len(self.counts) or labels > self.counts.shape[1]:
-            grown = np.zeros((max(rows, 2 * len(self.counts)) if rows > len(self.counts) else rows,
-                              max(labels, self.counts.shape[1])), dtype=np.int64)
-            grown[:len(self.counts), :self.counts.shape[1]] = self.counts
+            grown = np.zeros(
+                (
+                    max(rows, 2 * len(self.counts)) if rows > len(self.counts) else rows,
+                    max(labels, self.counts.shape[1]),
+                ),
+                dtype=np.int64,
+            )
+            grown[: len(self.counts), : self.counts.shape[1]] = self.counts
             self.counts = grown
         width = self.lat.shape[1]
         new_lo = min(lo, self.lat_lo) if width else lo
         new_hi = max(hi + 1, self.lat_lo + width) if width else hi + 1
         if len(self.lat) < len(self.counts) or new_lo < self.lat_lo or new_hi > self.lat_lo + width:
             grown = np.zeros((len(self.counts), new_hi - new_lo), dtype=np.int64)
-            grown[:len(self.lat), self.lat_lo - new_lo:self.lat_lo - new_lo + width] = self.lat
+            grown[: len(self.lat), self.lat_lo - new_lo : self.lat_lo - new_lo + width] = self.lat
             self.lat = grown
             every = np.zeros(new_hi - new_lo, dtype=np.int64)
-            every[self.lat_lo - new_lo:self.lat_lo - new_lo + width] = self.lat_all
+            every[self.lat_lo - new_lo : self.lat_lo - new_lo + width] = self.lat_all
             self.lat_all = every
             self.lat_lo = new_lo
 
@@ -289,18 +297,23 @@ class TimeBins(Aggregate):
         b_lo, b_hi = int(b.min()), int(b.max())
         self._room(b_hi + 1, len(self.labels), int(bucket.min()), int(bucket.max()))
         n_bins, n_labels, width = b_hi - b_lo + 1, self.counts.shape[1], self.lat.shape[1]
-        self.counts[b_lo:b_hi + 1] += np.bincount((b - b_lo) * n_labels + gid,
-                                                  minlength=n_bins * n_labels).reshape(n_bins, n_labels)
+        self.counts[b_lo : b_hi + 1] += np.bincount((b - b_lo) * n_labels + gid, minlength=n_bins * n_labels).reshape(
+            n_bins, n_labels
+        )
         cell = bucket - self.lat_lo
-        self.lat[b_lo:b_hi + 1] += np.bincount((b - b_lo) * width + cell, minlength=n_bins * width).reshape(n_bins,
-                                                                                                          width)
+        self.lat[b_lo : b_hi + 1] += np.bincount((b - b_lo) * width + cell, minlength=n_bins * width).reshape(
+            n_bins, width
+        )
         self.lat_all += np.bincount(cell, minlength=width)
 
     def _coarsen(self) -> None:
         """Bins as wide as the narrowest chart bin allows: their number stays bounded as the run grows."""
         narrowest = round(bin_width(self.span(), 60) * 1e9)
-        store = max(w for w in _STORE_NS if w <= narrowest and narrowest % w == 0) if narrowest >= _STORE_NS[0] \
+        store = (
+            max(w for w in _STORE_NS if w <= narrowest and narrowest % w == 0)
+            if narrowest >= _STORE_NS[0]
             else _STORE_NS[0]
+        )
         if store <= self.store_ns:
             return
         f = store // self.store_ns
@@ -308,7 +321,7 @@ class TimeBins(Aggregate):
         for name in ("counts", "lat"):
             table = getattr(self, name)
             padded = np.zeros((rows, table.shape[1]), dtype=np.int64)
-            padded[:len(table)] = table
+            padded[: len(table)] = table
             setattr(self, name, padded.reshape(rows // f, f, table.shape[1]).sum(axis=1))
         self.store_ns = store
 
@@ -343,13 +356,18 @@ class TimeBins(Aggregate):
         table = np.column_stack([merged[name] for name in order]) if order else np.zeros((len(counts), 0), np.int64)
         return table, order, width
 
-    def latency(self, span_s: float | None = None, target: int = 50,
-                qs: Sequence[float] = (0.5, 0.95, 0.99)) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    def latency(
+        self, span_s: float | None = None, target: int = 50, qs: Sequence[float] = (0.5, 0.95, 0.99)
+    ) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
         """(bin ids with calls, percentiles [bin, q], bin width in s, percentiles over every call)."""
         hist, width = self._binned(self.lat, self.span() if span_s is None else span_s, target)
         ids = np.flatnonzero(hist.sum(axis=1))
-        return ids, sketch_quantiles(hist[ids], self.lat_lo, qs), width, sketch_quantiles(self.lat_all, self.lat_lo,
-                                                                                          qs)[0]
+        return (
+            ids,
+            sketch_quantiles(hist[ids], self.lat_lo, qs),
+            width,
+            sketch_quantiles(self.lat_all, self.lat_lo, qs)[0],
+        )
 
 
 # -- per-call timeline ---------------------------------------------------------------------------------------------
@@ -413,14 +431,18 @@ class TimelineSample(Aggregate):
         shown = pd.DataFrame(cols)
         if self.n <= max_rows:
             return shown, an.Sampling(self.n, self.n)
-        keep = (np.isin(cols["seq"], flagged["seq"].to_numpy()) if flagged is not None and len(flagged)
-                else np.zeros(len(shown), dtype=bool))
+        keep = (
+            np.isin(cols["seq"], flagged["seq"].to_numpy())
+            if flagged is not None and len(flagged)
+            else np.zeros(len(shown), dtype=bool)
+        )
         prefer = ~np.isin(cols["label"], [an.OK, an.OK_READ])
         chosen, n_flag, n_pref = an.choose(cols["seq"], max_rows, keep=keep, prefer=prefer)
         return shown[chosen].reset_index(drop=True), an.Sampling(int(chosen.sum()), self.n, n_flag, n_pref)
 
 
 # -- calls per action and outcome ------------------------------------------------------------------------------------
+
 
 class ActionOutcomes(Aggregate):
     """Call counts per (action, outcome label), reads counted as ok (analysis.action_outcomes)."""
@@ -457,8 +479,16 @@ STATUS = np.array(["written", "refused", "unknown", "lost"], dtype=object)  # by
 class ItemWrites:
     """The versioned writes of one item, in arrival order, and what says which of them were lost."""
 
-    COLS = {"seq": np.int64, "client": np.int64, "t": np.float64, "order": np.int64, "version": np.int64,
-            "read_version": np.int64, "outcome": np.int8, "action": np.int64}
+    COLS = {
+        "seq": np.int64,
+        "client": np.int64,
+        "t": np.float64,
+        "order": np.int64,
+        "version": np.int64,
+        "read_version": np.int64,
+        "outcome": np.int8,
+        "action": np.int64,
+    }
 
     def __init__(self, k: int) -> None:
         self.cols = {name: Grow(dtype) for name, dtype in self.COLS.items()}
@@ -541,12 +571,16 @@ class VersionWrites(Aggregate):
         action_ids = np.asarray([self._action_id(a) for a in actions], dtype=np.int64)[action_codes]
         outcome_codes, outcomes = an.categories(writes["outcome"])
         outcome = np.asarray([_OUTCOME_CODE.get(o, 1) for o in outcomes], dtype=np.int8)[outcome_codes]
-        cols = {"seq": writes["seq"].to_numpy(), "client": writes["client"].to_numpy().astype(np.int64),
-                "t": writes["end_s"].to_numpy(),
-                "order": done_ns(writes),
-                "version": version.astype(np.int64),
-                "read_version": np.where(np.isnan(read_version), -1, read_version).astype(np.int64),
-                "outcome": outcome, "action": action_ids}
+        cols = {
+            "seq": writes["seq"].to_numpy(),
+            "client": writes["client"].to_numpy().astype(np.int64),
+            "t": writes["end_s"].to_numpy(),
+            "order": done_ns(writes),
+            "version": version.astype(np.int64),
+            "read_version": np.where(np.isnan(read_version), -1, read_version).astype(np.int64),
+            "outcome": outcome,
+            "action": action_ids,
+        }
         for code in np.unique(key_codes):
             mine = key_codes == code
             item = self.items.get(keys[code])
@@ -589,14 +623,20 @@ class VersionWrites(Aggregate):
         versions = item["version"][pos].tolist()
         holder = np.fromiter((item.holder.get(v, -1) for v in versions), dtype=np.int64, count=len(pos))
         winner = np.where(item["outcome"][pos] == 0, item["seq"][np.maximum(holder, 0)], -1)
-        return pd.DataFrame({
-            "seq": item["seq"][pos], "client": item["client"][pos], "t": item["t"][pos],
-            "version": item["version"][pos], "read_version": item["read_version"][pos],
-            "outcome": an.as_object(np.array(["ok", "fail", "info"], dtype=object)[item["outcome"][pos]]),
-            "status": an.as_object(STATUS[status]),
-            "action": an.as_object(np.asarray(self.actions, dtype=object)[item["action"][pos]]),
-            "winner": winner, "winner_t": np.where(holder >= 0, item["t"][np.maximum(holder, 0)], np.nan),
-        }), sampling
+        return pd.DataFrame(
+            {
+                "seq": item["seq"][pos],
+                "client": item["client"][pos],
+                "t": item["t"][pos],
+                "version": item["version"][pos],
+                "read_version": item["read_version"][pos],
+                "outcome": an.as_object(np.array(["ok", "fail", "info"], dtype=object)[item["outcome"][pos]]),
+                "status": an.as_object(STATUS[status]),
+                "action": an.as_object(np.asarray(self.actions, dtype=object)[item["action"][pos]]),
+                "winner": winner,
+                "winner_t": np.where(holder >= 0, item["t"][np.maximum(holder, 0)], np.nan),
+            }
+        ), sampling
 
     def acknowledged(self, key: str, max_rows: int) -> pd.DataFrame:
         """At most `max_rows` evenly spaced acknowledged writes of the item, in completion order: t, version, and
@@ -609,6 +649,7 @@ class VersionWrites(Aggregate):
 
 
 # -- atomic counters -----------------------------------------------------------------------------------------------
+
 
 class CounterSeries(Aggregate):
     """Acknowledged increments in completion order (t, the value each wrote), and the unknown ones."""
@@ -634,8 +675,14 @@ class CounterSeries(Aggregate):
     def series(self, max_rows: int) -> pd.DataFrame:
         """At most `max_rows` evenly spaced points: t, acknowledged (cumulative), written (NaN if unknown), seq."""
         idx = thin_index(len(self.acked), max_rows)
-        return pd.DataFrame({"t": self.acked["t"][idx], "acknowledged": idx + 1,
-                             "written": self.acked["written"][idx], "seq": self.acked["seq"][idx]})
+        return pd.DataFrame(
+            {
+                "t": self.acked["t"][idx],
+                "acknowledged": idx + 1,
+                "written": self.acked["written"][idx],
+                "seq": self.acked["seq"][idx],
+            }
+        )
 
     def facts(self, invariants: Sequence[Mapping[str, Any]] = (), max_rows: int = POINTS_KEEP) -> an.CounterFacts:
         """analysis.counter_facts, with the series thinned to `max_rows` points (its last point kept)."""
@@ -647,6 +694,7 @@ class CounterSeries(Aggregate):
 
 
 # -- transactions: cancellation reasons ---------------------------------------------------------------------------
+
 
 class Cancellations(Aggregate):
     """(call action, transaction item, reason) counts over cancelled transactions (analysis.cancellation_counts),
@@ -683,11 +731,15 @@ class Cancellations(Aggregate):
         cols = ["action", "item", "reason", "count"]
         if not self.counts:
             return pd.DataFrame(columns=cols)
-        return (pd.DataFrame([(*k, v) for k, v in self.counts.items()], columns=cols)
-                .sort_values(cols[:3]).reset_index(drop=True))
+        return (
+            pd.DataFrame([(*k, v) for k, v in self.counts.items()], columns=cols)
+            .sort_values(cols[:3])
+            .reset_index(drop=True)
+        )
 
 
 # -- unique constraints ------------------------------------------------------------------------------------------
+
 
 class Claims(Aggregate):
     """Email claims: acknowledged, refused (taken or other), GSI checks that said taken, unknown."""
@@ -703,11 +755,15 @@ class Claims(Aggregate):
         writes = an.where(frame["action"], ["sign-up", "change-email"])
         failed = frame[writes & (outcome == "fail")]
         # The sentinel Put is item 2 of both transactions (sign-up and change-email): its reason says "taken".
-        self.refused_taken += sum(1 for d in an.details(failed) if len(d.get("reasons") or []) > 1
-                                  and str(d["reasons"][1]).startswith("ConditionalCheck"))
+        self.refused_taken += sum(
+            1
+            for d in an.details(failed)
+            if len(d.get("reasons") or []) > 1 and str(d["reasons"][1]).startswith("ConditionalCheck")
+        )
         self.failed += len(failed)
-        self.seen_taken += sum(1 for d in an.details(frame[an.where(frame["action"], ["check-email"])])
-                               if d.get("taken"))
+        self.seen_taken += sum(
+            1 for d in an.details(frame[an.where(frame["action"], ["check-email"])]) if d.get("taken")
+        )
         self.acked += int((writes & (outcome == "ok")).sum())
         self.unknown += int((writes & (outcome == "info")).sum())
 
@@ -725,11 +781,13 @@ class Claims(Aggregate):
             "users sharing an email": int(dup.get("violations", 0)) if dup else None,
             "sentinels": int(sent["observed"]) if sent and an.as_number(sent.get("observed")) is not None else None,
             "orphan sentinels": int(orphans["observed"])
-            if orphans and an.as_number(orphans.get("observed")) is not None else None,
+            if orphans and an.as_number(orphans.get("observed")) is not None
+            else None,
         }
 
 
 # -- idempotency keys ----------------------------------------------------------------------------------------------
+
 
 class Charges(Aggregate):
     """Logical requests, sends, charges made per request, replays and refusals (analysis.idempotency_facts)."""
@@ -746,8 +804,9 @@ class Charges(Aggregate):
         if not interesting.any():
             return
         sub = frame[interesting]
-        for client, action, out, d in zip(sub["client"].tolist(), an._strings(sub["action"]),
-                                          an._strings(sub["outcome"]), an.details(sub)):
+        for client, action, out, d in zip(
+            sub["client"].tolist(), an._strings(sub["action"]), an._strings(sub["outcome"]), an.details(sub)
+        ):
             request = d.get("request")
             if request is None:
                 continue
@@ -783,14 +842,22 @@ class Charges(Aggregate):
 
 # -- GSI consistency ---------------------------------------------------------------------------------------------
 
+
 class GsiReads(Aggregate):
     """Acknowledged writes (arrival order) and, per (client, op), the reads of them: how many, how many stale,
     when the first fresh one was sent (analysis.gsi_staleness)."""
 
     def __init__(self) -> None:
-        self.writes = {name: Grow(dtype) for name, dtype in (("client", np.int64), ("op", np.float64),
-                                                             ("t", np.float64), ("done_ns", np.int64),
-                                                             ("seq", np.int64))}
+        self.writes = {
+            name: Grow(dtype)
+            for name, dtype in (
+                ("client", np.int64),
+                ("op", np.float64),
+                ("t", np.float64),
+                ("done_ns", np.int64),
+                ("seq", np.int64),
+            )
+        }
         self.reads: dict[tuple[int, float], list[Any]] = {}  # (client, op) -> [reads, stale, first fresh sent_ns]
 
     def add(self, rows: Rows) -> None:
@@ -798,18 +865,23 @@ class GsiReads(Aggregate):
         ok = an.where(frame["outcome"], ["ok"])
         writes = frame[an.where(frame["action"], ["write"]) & ok]
         if len(writes):
-            for name, values in (("client", writes["client"].to_numpy()), ("op", an.detail_values(writes, "op")),
-                                 ("t", writes["end_s"].to_numpy()), ("done_ns", writes["complete_ns"].to_numpy()),
-                                 ("seq", writes["seq"].to_numpy())):
+            for name, values in (
+                ("client", writes["client"].to_numpy()),
+                ("op", an.detail_values(writes, "op")),
+                ("t", writes["end_s"].to_numpy()),
+                ("done_ns", writes["complete_ns"].to_numpy()),
+                ("seq", writes["seq"].to_numpy()),
+            ):
                 self.writes[name].extend(values)
         reads = frame[an.where(frame["action"], ["read-back"]) & ok]
         if len(reads):
             stale, op = an.detail_fields(reads, "stale", "op")
-            for client, op, sent, s in zip(reads["client"].tolist(), op.tolist(), reads["invoke_ns"].tolist(),
-                                           (stale > 0).tolist()):
-                if op != op:  # NaN: no group (pandas' groupby drops it too)
+            for client, read_op, sent, s in zip(
+                reads["client"].tolist(), op.tolist(), reads["invoke_ns"].tolist(), (stale > 0).tolist()
+            ):
+                if read_op != read_op:  # NaN: no group (pandas' groupby drops it too)
                     continue
-                group = self.reads.setdefault((client, op), [0, 0, None])
+                group = self.reads.setdefault((client, read_op), [0, 0, None])
                 group[0] += 1
                 group[1] += s
                 if not s and (group[2] is None or sent < group[2]):
@@ -823,13 +895,21 @@ class GsiReads(Aggregate):
         w = {name: col.v[idx] for name, col in self.writes.items()}
         groups = [self.reads.get((c, o), (0, 0, None)) for c, o in zip(w["client"].tolist(), w["op"].tolist())]
         first = np.array([np.nan if g[2] is None else g[2] for g in groups], dtype=float)
-        return pd.DataFrame({"client": w["client"], "op": w["op"], "t": w["t"],
-                             "seen_ms": np.clip((first - w["done_ns"]) / 1e6, 0, None),
-                             "reads": np.array([g[0] for g in groups], dtype=np.int64),
-                             "stale_reads": np.array([g[1] for g in groups], dtype=np.int64), "seq": w["seq"]})
+        return pd.DataFrame(
+            {
+                "client": w["client"],
+                "op": w["op"],
+                "t": w["t"],
+                "seen_ms": np.clip((first - w["done_ns"]) / 1e6, 0, None),
+                "reads": np.array([g[0] for g in groups], dtype=np.int64),
+                "stale_reads": np.array([g[1] for g in groups], dtype=np.int64),
+                "seq": w["seq"],
+            }
+        )
 
 
 # -- distributed locking -----------------------------------------------------------------------------------------
+
 
 class LeaseEvents(Aggregate):
     """Leases and lock events, from the lock calls in arrival order (analysis.lease_timeline, step by step)."""
@@ -846,14 +926,28 @@ class LeaseEvents(Aggregate):
         acts, outs = an._strings(lock["action"]), an._strings(lock["outcome"])
         hold, token, now, expires, paused = an.detail_fields(lock, "hold", "token", "now", "expiresAt", "paused")
         leases, events = self.leases, self.events
-        for i, (client, seq, start, end, act, out) in enumerate(zip(
-                lock["client"].tolist(), lock["seq"].tolist(), lock["start_s"].tolist(), lock["end_s"].tolist(),
-                acts, outs)):
+        for i, (client, seq, start, end, act, out) in enumerate(
+            zip(
+                lock["client"].tolist(),
+                lock["seq"].tolist(),
+                lock["start_s"].tolist(),
+                lock["end_s"].tolist(),
+                acts,
+                outs,
+            )
+        ):
             key = (client, hold[i])
             lease_end = start + (expires[i] - now[i]) / 1000 if not np.isnan(expires[i]) else np.nan
             if act == "acquire" and out == "ok":
-                leases[key] = {"client": client, "hold": hold[i], "token": token[i], "start": end,
-                               "expiry": lease_end, "release": np.nan, "seq": seq}
+                leases[key] = {
+                    "client": client,
+                    "hold": hold[i],
+                    "token": token[i],
+                    "start": end,
+                    "expiry": lease_end,
+                    "release": np.nan,
+                    "seq": seq,
+                }
             elif act == "heartbeat":
                 if out == "ok" and key in leases:
                     leases[key]["expiry"] = max(leases[key]["expiry"], lease_end)
@@ -915,8 +1009,12 @@ class RunView:
     other sessions refresh the same run: that updates it and holds its lock.
     """
 
-    def __init__(self, history: Any, rows: Callable[[int, int], pd.DataFrame],
-                 kinds: Iterable[type[Aggregate]] = (TimeBins, TimelineSample)) -> None:
+    def __init__(
+        self,
+        history: Any,
+        rows: Callable[[int, int], pd.DataFrame],
+        kinds: Iterable[type[Aggregate]] = (TimeBins, TimelineSample),
+    ) -> None:
         self.history = history
         self._rows = rows
         self._lock = threading.RLock()
@@ -1013,4 +1111,3 @@ class RunView:
             frame = self.history.snapshot(0, self.n)
             self._exact = (self.n, frame[["complete_ns", "end_s", "latency_ms"]])
         return self._exact[1]
-

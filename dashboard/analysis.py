@@ -32,12 +32,12 @@ TX_CONFLICT = "TransactionConflict"
 # One fixed colour per outcome and error code, everywhere (timeline, rates, logs). Chosen to stay apart on a
 # washed-out projector: no two are neighbours in hue and lightness.
 COLOURS: dict[str, str] = {
-    OK: "#2E7D32",          # green: applied
-    OK_READ: "#A5D6A7",     # pale green: a read that returned
-    CCF: "#EF6C00",         # orange: a condition refused the write
+    OK: "#2E7D32",  # green: applied
+    OK_READ: "#A5D6A7",  # pale green: a read that returned
+    CCF: "#EF6C00",  # orange: a condition refused the write
     TX_CANCELED: "#7B1FA2",  # purple: a transaction was cancelled
     TX_CONFLICT: "#D81B60",  # magenta: transactions collided
-    INFO: "#1565C0",        # blue: unknown outcome (response lost)
+    INFO: "#1565C0",  # blue: unknown outcome (response lost)
 }
 _OTHER_COLOURS = ("#C62828", "#6D4C41", "#00838F", "#9E9D24", "#455A64", "#AD1457", "#283593")
 LABEL_ORDER = (OK, OK_READ, CCF, TX_CANCELED, TX_CONFLICT, INFO)
@@ -136,6 +136,7 @@ def outcome_labels(frame: pd.DataFrame, *, split_reads: bool = True) -> np.ndarr
 
 # -- invariants -------------------------------------------------------------------------------------------------
 
+
 def flagged_calls(invariants: Sequence[Mapping[str, Any]]) -> set[int]:
     """History rows (seq) named as evidence by the invariants that failed."""
     return {int(s) for inv in invariants if not inv.get("holds", True) for s in inv.get("calls", ())}
@@ -159,6 +160,7 @@ def as_number(value: Any) -> float | None:
 
 
 # -- sampling ---------------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Sampling:
@@ -189,8 +191,9 @@ def _stable_hash(seq: np.ndarray) -> np.ndarray:
     return (seq.astype(np.uint64) * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)
 
 
-def choose(seq: np.ndarray, max_rows: int, *, keep: np.ndarray | None = None,
-           prefer: np.ndarray | None = None) -> tuple[np.ndarray, int, int]:
+def choose(
+    seq: np.ndarray, max_rows: int, *, keep: np.ndarray | None = None, prefer: np.ndarray | None = None
+) -> tuple[np.ndarray, int, int]:
     """Which of these rows (by seq) to show, at most `max_rows`: the `keep` ones first (up to half), then
     `prefer`red ones (up to half of the rest), then a stable sample. (chosen mask, kept, preferred taken).
 
@@ -218,8 +221,9 @@ def choose(seq: np.ndarray, max_rows: int, *, keep: np.ndarray | None = None,
     return chosen, n_flag, n_pref
 
 
-def sample(frame: pd.DataFrame, max_rows: int, *, keep: Iterable[int] = (),
-           prefer: np.ndarray | None = None) -> tuple[pd.DataFrame, Sampling]:
+def sample(
+    frame: pd.DataFrame, max_rows: int, *, keep: Iterable[int] = (), prefer: np.ndarray | None = None
+) -> tuple[pd.DataFrame, Sampling]:
     """At most `max_rows` rows: every `keep` seq first, then `prefer`red rows (up to half), then a stable sample."""
     n = len(frame)
     if n <= max_rows:
@@ -240,6 +244,7 @@ def nice_step(raw: float) -> float:
 
 
 # -- the call in the seed's log format ---------------------------------------------------------------------------
+
 
 def result_value(outcome: str, error: str) -> str:
     if outcome == "ok":
@@ -267,8 +272,10 @@ def call_block(row: Mapping[str, Any]) -> str:
         if detail.get("attempts"):
             extra += f"\nattempts: {', '.join(str(a) for a in detail['attempts'])}"
     retries = f", {int(row['retries'])} retries" if int(row.get("retries", 0) or 0) else ""
-    title = (f"=== #{int(row['seq'])} client {int(row['client'])} {row.get('action', '')} · "
-             f"{float(row['latency_ms']):.1f} ms at {float(row['start_s']):.3f} s{retries} ===")
+    title = (
+        f"=== #{int(row['seq'])} client {int(row['client'])} {row.get('action', '')} · "
+        f"{float(row['latency_ms']):.1f} ms at {float(row['start_s']):.3f} s{retries} ==="
+    )
     return f"{request}\n\n{title}\n{result_value(str(row['outcome']), str(row.get('error') or ''))}{extra}"
 
 
@@ -290,8 +297,8 @@ _MAX_HOVER_WIDTH = 110
 def _hover_request(request: str) -> str:
     lines = request.splitlines()
     if len(lines) > _MAX_HOVER_LINES:
-        lines = lines[:_MAX_HOVER_LINES - 1] + [f"    ... (+{len(lines) - _MAX_HOVER_LINES + 1} lines)"]
-    lines = [ln if len(ln) <= _MAX_HOVER_WIDTH else ln[:_MAX_HOVER_WIDTH - 1] + "…" for ln in lines]
+        lines = lines[: _MAX_HOVER_LINES - 1] + [f"    ... (+{len(lines) - _MAX_HOVER_LINES + 1} lines)"]
+    lines = [ln if len(ln) <= _MAX_HOVER_WIDTH else ln[: _MAX_HOVER_WIDTH - 1] + "…" for ln in lines]
     return "<br>".join(html.escape(ln).replace("  ", "&nbsp;&nbsp;") for ln in lines)
 
 
@@ -325,13 +332,16 @@ def hover_texts(rows: pd.DataFrame, labels: Sequence[str]) -> list[str]:
             if d.get("lost_response"):
                 extra += "<br>(response lost after the server applied it)"
         more = f", {int(retries[i])} retries" if retries[i] else ""
-        out.append(f"{head}<br><br>=== #{int(seq[i])} client {int(client[i])} {html.escape(actions[i])} · "
-                   f"{lat[i]:.1f} ms at {start[i]:.3f} s{more} ===<br>"
-                   f"{html.escape(result_value(outcomes[i], errors[i]))}{extra}<br><b>{html.escape(labels[i])}</b>")
+        out.append(
+            f"{head}<br><br>=== #{int(seq[i])} client {int(client[i])} {html.escape(actions[i])} · "
+            f"{lat[i]:.1f} ms at {start[i]:.3f} s{more} ===<br>"
+            f"{html.escape(result_value(outcomes[i], errors[i]))}{extra}<br><b>{html.escape(labels[i])}</b>"
+        )
     return out
 
 
 # -- details ----------------------------------------------------------------------------------------------------
+
 
 def details(frame: pd.DataFrame) -> list[Mapping[str, Any]]:
     """The detail dict of each row ({} when the snapshot has none)."""
@@ -342,8 +352,22 @@ def details(frame: pd.DataFrame) -> list[Mapping[str, Any]]:
 
 # Numeric detail fields the views read. A whole-run frame (RunRecord.frame) carries them as columns
 # "detail.<name>" (NaN when absent), extracted in one pass; a live refresh reads them from the new calls' details.
-DETAIL_FIELDS = ("version", "read_version", "read", "number", "amount", "token", "taken", "op", "hold", "attempt",
-                 "stale", "paused", "now", "expiresAt")
+DETAIL_FIELDS = (
+    "version",
+    "read_version",
+    "read",
+    "number",
+    "amount",
+    "token",
+    "taken",
+    "op",
+    "hold",
+    "attempt",
+    "stale",
+    "paused",
+    "now",
+    "expiresAt",
+)
 
 
 def numeric(value: Any) -> float:
@@ -412,19 +436,25 @@ def version_writes(frame: pd.DataFrame, key: str | None = None) -> pd.DataFrame:
     sub, version, read_version = _versioned(frame)
     if sub.empty:
         return pd.DataFrame(columns=cols)
-    out = pd.DataFrame({
-        "seq": sub["seq"].to_numpy(), "client": sub["client"].to_numpy(), "key": as_object(_strings(sub["key"])),
-        "t": sub["end_s"].to_numpy(),
-        "order": sub["complete_ns"].to_numpy() if "complete_ns" in sub else sub["end_s"].to_numpy(),
-        "version": version.astype(np.int64),
-        "read_version": np.where(np.isnan(read_version), -1, read_version).astype(np.int64),
-        "outcome": as_object(_strings(sub["outcome"])), "action": as_object(_strings(sub["action"])),
-    })
+    out = pd.DataFrame(
+        {
+            "seq": sub["seq"].to_numpy(),
+            "client": sub["client"].to_numpy(),
+            "key": as_object(_strings(sub["key"])),
+            "t": sub["end_s"].to_numpy(),
+            "order": sub["complete_ns"].to_numpy() if "complete_ns" in sub else sub["end_s"].to_numpy(),
+            "version": version.astype(np.int64),
+            "read_version": np.where(np.isnan(read_version), -1, read_version).astype(np.int64),
+            "outcome": as_object(_strings(sub["outcome"])),
+            "action": as_object(_strings(sub["action"])),
+        }
+    )
     if key is None:
         key = out["key"].value_counts().idxmax()
     out = out[out["key"] == key].sort_values("order", kind="stable")
-    out["status"] = as_object(np.where(out["outcome"] == "ok", "written",
-                                       np.where(out["outcome"] == "info", "unknown", "refused"))).to_numpy()
+    out["status"] = as_object(
+        np.where(out["outcome"] == "ok", "written", np.where(out["outcome"] == "info", "unknown", "refused"))
+    ).to_numpy()
     out["winner"] = -1
     ok = out[out["outcome"] == "ok"]
     last = ok.groupby("version")["seq"].transform("last")
@@ -451,6 +481,7 @@ def version_writes_keys(frame: pd.DataFrame) -> list[str]:
 
 # -- counters ---------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class CounterFacts:
     action: str
@@ -461,14 +492,21 @@ class CounterFacts:
     series: pd.DataFrame  # t, acknowledged (cumulative), written (value written by that call, or NaN)
 
 
-def counter_facts(frame: pd.DataFrame, invariants: Sequence[Mapping[str, Any]] = (),
-                  action: str = "increment") -> CounterFacts:
+def counter_facts(
+    frame: pd.DataFrame, invariants: Sequence[Mapping[str, Any]] = (), action: str = "increment"
+) -> CounterFacts:
     """Acknowledged increments against the value clients wrote and the final count read back."""
     mine = where(frame["action"], [action])
     sub = frame[mine & where(frame["outcome"], ["ok"])].sort_values("end_s", kind="stable")
     unknown = int((mine & where(frame["outcome"], ["info"])).sum())
-    series = pd.DataFrame({"t": sub["end_s"].to_numpy(), "acknowledged": np.arange(1, len(sub) + 1),
-                           "written": detail_values(sub, "read") + 1, "seq": sub["seq"].to_numpy()})
+    series = pd.DataFrame(
+        {
+            "t": sub["end_s"].to_numpy(),
+            "acknowledged": np.arange(1, len(sub) + 1),
+            "written": detail_values(sub, "read") + 1,
+            "seq": sub["seq"].to_numpy(),
+        }
+    )
     inv = invariant(invariants, "final", "count") or invariant(invariants, "acknowledged", "increment")
     final = as_number(inv.get("observed")) if inv else None
     final_i = int(final) if final is not None else None
@@ -514,6 +552,7 @@ def cancellation_counts(frame: pd.DataFrame) -> pd.DataFrame:
 
 # -- actions × outcomes (every pattern) ---------------------------------------------------------------------------
 
+
 def action_outcomes(frame: pd.DataFrame, *, writes_only: bool = False) -> pd.DataFrame:
     """Rows: action; columns: outcome label; values: call counts."""
     if frame.empty:
@@ -529,6 +568,7 @@ def action_outcomes(frame: pd.DataFrame, *, writes_only: bool = False) -> pd.Dat
 
 # -- unique constraints --------------------------------------------------------------------------------------------
 
+
 def unique_facts(frame: pd.DataFrame, invariants: Sequence[Mapping[str, Any]] = ()) -> dict[str, int | None]:
     """Claims made, refused because the email was taken, refused by a GSI check, duplicates and sentinels."""
     actions = _strings(frame["action"])
@@ -536,8 +576,11 @@ def unique_facts(frame: pd.DataFrame, invariants: Sequence[Mapping[str, Any]] = 
     writes = where(frame["action"], ["sign-up", "change-email"])
     failed = frame[writes & (outcome == "fail")]
     # The sentinel Put is item 2 of both transactions (sign-up and change-email): its reason says "taken".
-    refused_taken = sum(1 for d in details(failed)
-                        if len(d.get("reasons") or []) > 1 and str(d["reasons"][1]).startswith("ConditionalCheck"))
+    refused_taken = sum(
+        1
+        for d in details(failed)
+        if len(d.get("reasons") or []) > 1 and str(d["reasons"][1]).startswith("ConditionalCheck")
+    )
     checks = frame[actions == "check-email"]
     seen_taken = sum(1 for d in details(checks) if d.get("taken"))
     dup = invariant(invariants, "share")
@@ -551,12 +594,14 @@ def unique_facts(frame: pd.DataFrame, invariants: Sequence[Mapping[str, Any]] = 
         "unknown outcome": int((writes & (outcome == "info")).sum()),
         "users sharing an email": int(dup.get("violations", 0)) if dup else None,
         "sentinels": int(sent["observed"]) if sent and as_number(sent.get("observed")) is not None else None,
-        "orphan sentinels": int(orphans["observed"]) if orphans and as_number(orphans.get("observed")) is not None
+        "orphan sentinels": int(orphans["observed"])
+        if orphans and as_number(orphans.get("observed")) is not None
         else None,
     }
 
 
 # -- idempotency keys ----------------------------------------------------------------------------------------------
+
 
 def idempotency_facts(frame: pd.DataFrame) -> dict[str, int]:
     """Requests, sends, charges made (distinct charge ids), extra charges, replays, in-progress refusals."""
@@ -604,6 +649,7 @@ def idempotency_facts(frame: pd.DataFrame) -> dict[str, int]:
 
 # -- GSI consistency ---------------------------------------------------------------------------------------------
 
+
 def gsi_staleness(frame: pd.DataFrame) -> pd.DataFrame:
     """Per acknowledged write: when it was acknowledged, ms until the first read that saw it, reads it took.
 
@@ -614,11 +660,23 @@ def gsi_staleness(frame: pd.DataFrame) -> pd.DataFrame:
     reads = frame[where(frame["action"], ["read-back"]) & where(frame["outcome"], ["ok"])]
     if writes.empty:
         return pd.DataFrame(columns=cols)
-    w = pd.DataFrame({"client": writes["client"].to_numpy(), "op": detail_values(writes, "op"),
-                      "t": writes["end_s"].to_numpy(), "done_ns": writes["complete_ns"].to_numpy(),
-                      "seq": writes["seq"].to_numpy()})
-    r = pd.DataFrame({"client": reads["client"].to_numpy(), "op": detail_values(reads, "op"),
-                      "sent_ns": reads["invoke_ns"].to_numpy(), "stale": detail_values(reads, "stale") > 0})
+    w = pd.DataFrame(
+        {
+            "client": writes["client"].to_numpy(),
+            "op": detail_values(writes, "op"),
+            "t": writes["end_s"].to_numpy(),
+            "done_ns": writes["complete_ns"].to_numpy(),
+            "seq": writes["seq"].to_numpy(),
+        }
+    )
+    r = pd.DataFrame(
+        {
+            "client": reads["client"].to_numpy(),
+            "op": detail_values(reads, "op"),
+            "sent_ns": reads["invoke_ns"].to_numpy(),
+            "stale": detail_values(reads, "stale") > 0,
+        }
+    )
     per = r.groupby(["client", "op"]).agg(reads=("stale", "size"), stale_reads=("stale", "sum"))
     first = r[~r["stale"]].groupby(["client", "op"])["sent_ns"].min().rename("first_ns")
     out = w.join(per, on=["client", "op"]).join(first, on=["client", "op"])
@@ -628,6 +686,7 @@ def gsi_staleness(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- distributed locking -----------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Leases:
@@ -660,8 +719,17 @@ def close_leases(leases: Any, events: list[Any], hold_cols: list[str], event_col
             events.append((lease["client"], expiry, "lease expired", lease["seq"], lease["token"]))
         else:
             end, ended = lease["start"], "open"
-        rows.append({"client": lease["client"], "hold": lease["hold"], "token": lease["token"],
-                     "start": lease["start"], "end": end, "ended": ended, "seq": lease["seq"]})
+        rows.append(
+            {
+                "client": lease["client"],
+                "hold": lease["hold"],
+                "token": lease["token"],
+                "start": lease["start"],
+                "end": end,
+                "ended": ended,
+                "seq": lease["seq"],
+            }
+        )
     holds = pd.DataFrame(rows, columns=[c for c in hold_cols if c != "takeover"])
     prev_expired = holds["ended"].shift(1).eq("expired") & (holds["start"] >= holds["end"].shift(1) - 1e-9)
     holds["takeover"] = prev_expired.to_numpy(dtype=bool)

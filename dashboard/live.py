@@ -35,6 +35,7 @@ def poll(active: Callable[[], bool], body: Callable[[], None], *, every: float =
 
 # -- one run --------------------------------------------------------------------------------------------------------
 
+
 def run_header(record: RunRecord) -> None:
     st.markdown(f"## {ui.state_badge(record.state)} {record.title}")
     where = record.backend_label
@@ -59,8 +60,12 @@ def run_figures(record: RunRecord) -> dict[str, Any]:
 
 def figures_of(figures: dict[str, Any]) -> list[go.Figure]:
     """The figures of run_figures, in page order."""
-    return [f for name in ("timeline", "outcomes", "latency", "views", "final")
-            for f in (figures[name] if isinstance(figures[name], list) else [figures[name]]) if f is not None]
+    return [
+        f
+        for name in ("timeline", "outcomes", "latency", "views", "final")
+        for f in (figures[name] if isinstance(figures[name], list) else [figures[name]])
+        if f is not None
+    ]
 
 
 def run_view(record: RunRecord, key: str) -> None:
@@ -92,6 +97,7 @@ def run_view(record: RunRecord, key: str) -> None:
 
 # -- two runs side by side ------------------------------------------------------------------------------------------
 
+
 def headline(record: RunRecord) -> str:
     """One line a room can read: what broke, or that nothing did."""
     invariants = record.invariants()
@@ -122,12 +128,19 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
         for r in records:
             invariants = r.invariants()
             with r.view() as view:
-                timeline_figs.append(charts.timeline(
-                    view, flagged=an.flagged_calls(invariants), x_range=x_range, lanes=lanes,
-                    max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2))
+                timeline_figs.append(
+                    charts.timeline(
+                        view,
+                        flagged=an.flagged_calls(invariants),
+                        x_range=x_range,
+                        lanes=lanes,
+                        max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
+                    )
+                )
                 outcome_figs.append(charts.outcomes_over_time(view, x_range=x_range))
-                view_figs.append(charts.pattern_views(r.pattern, view, invariants, r.options(), x_range=x_range,
-                                                      lanes=lanes)[0])
+                view_figs.append(
+                    charts.pattern_views(r.pattern, view, invariants, r.options(), x_range=x_range, lanes=lanes)[0]
+                )
         final_figs = [charts.final_state(r.invariants()) for r in records]
         for figs in (timeline_figs, outcome_figs, view_figs, final_figs):
             charts.align(figs)
@@ -157,9 +170,18 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
 
 # -- a sweep --------------------------------------------------------------------------------------------------------
 
-SWEEP_COLUMNS = {"variant": "variant", "threads": "threads", "calls": "calls", "conflict_rate": "conflict rate",
-                 "retries_per_success": "retries / success", "calls_per_s": "calls/s", "p95_ms": "p95 ms",
-                 "client_cpu": "client CPU", "invariants_broken": "invariants broken", "state": "state"}
+SWEEP_COLUMNS = {
+    "variant": "variant",
+    "threads": "threads",
+    "calls": "calls",
+    "conflict_rate": "conflict rate",
+    "retries_per_success": "retries / success",
+    "calls_per_s": "calls/s",
+    "p95_ms": "p95 ms",
+    "client_cpu": "client CPU",
+    "invariants_broken": "invariants broken",
+    "state": "state",
+}
 
 
 def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
@@ -177,16 +199,27 @@ def sweep_view(job: SweepJob, key: str) -> None:
         st.progress(done / job.total if job.total else 1.0, text=text)
         if job.error is not None:
             ui.show_error(job.error)
-        ui.chart(charts.sweep_lines(rows, title=f"Sweep: {job.pattern}, {job.ops_per_client} ops per client"),
-                 f"{key}-lines")
+        ui.chart(
+            charts.sweep_lines(rows, title=f"Sweep: {job.pattern}, {job.ops_per_client} ops per client"), f"{key}-lines"
+        )
         if not rows.empty:
-            st.dataframe(sweep_table(rows), hide_index=True, column_config={
-                "conflict rate": st.column_config.NumberColumn(format="percent"),
-                "retries / success": st.column_config.NumberColumn(format="%.2f"),
-                "calls/s": st.column_config.NumberColumn(format="%.0f"),
-                "p95 ms": st.column_config.NumberColumn(format="%.1f"),
-                "client CPU": st.column_config.NumberColumn(format="%.2f", help=ui.CLIENT_CPU_HELP)})
-            st.download_button("Sweep table (.csv)", data=rows.to_csv(index=False).encode(),
-                               file_name=f"sweep-{job.pattern}-{job.id}.csv", mime="text/csv", key=f"{key}-csv")
+            st.dataframe(
+                sweep_table(rows),
+                hide_index=True,
+                column_config={
+                    "conflict rate": st.column_config.NumberColumn(format="percent"),
+                    "retries / success": st.column_config.NumberColumn(format="%.2f"),
+                    "calls/s": st.column_config.NumberColumn(format="%.0f"),
+                    "p95 ms": st.column_config.NumberColumn(format="%.1f"),
+                    "client CPU": st.column_config.NumberColumn(format="%.2f", help=ui.CLIENT_CPU_HELP),
+                },
+            )
+            st.download_button(
+                "Sweep table (.csv)",
+                data=rows.to_csv(index=False).encode(),
+                file_name=f"sweep-{job.pattern}-{job.id}.csv",
+                mime="text/csv",
+                key=f"{key}-csv",
+            )
 
     poll(lambda: job.running, body)

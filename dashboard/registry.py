@@ -147,8 +147,11 @@ class CallBudget:
         """Raise BadInput, naming the limit and the fix, when nothing is left."""
         used = self.used()
         if used >= self.limit:
-            raise BadInput(f"the dashboard's budget of {self.limit:,} {self.what} is spent: runs of every browser "
-                           f"session have made {used:,} since it started", self.fix)
+            raise BadInput(
+                f"the dashboard's budget of {self.limit:,} {self.what} is spent: runs of every browser "
+                f"session have made {used:,} since it started",
+                self.fix,
+            )
 
     def charge(self, run: Run) -> None:
         """Count `run`'s calls against this budget from now on, and watch it while it runs."""
@@ -236,8 +239,9 @@ class RunRecord:
     @property
     def title(self) -> str:
         kind = {True: "safe", False: "racy", None: "?"}[self.safe]
-        size = f"{self.ops_per_client} ops" if self.ops_per_client else f"{self.duration_s:g} s" if self.duration_s \
-            else ""
+        size = (
+            f"{self.ops_per_client} ops" if self.ops_per_client else f"{self.duration_s:g} s" if self.duration_s else ""
+        )
         return f"{self.pattern} / {self.variant} ({kind}) · {self.threads} threads" + (f" × {size}" if size else "")
 
     @property
@@ -253,8 +257,10 @@ class RunRecord:
         if not at_cap and not any(budget.stopped(run) for budget in self.budgets):
             return None
         spent = min(self.budgets, key=lambda budget: budget.left())
-        return (f"Ended early after {len(self.history):,} calls: the dashboard's budget of {spent.limit:,} "
-                f"{spent.what}, shared by every browser session, ran out. To run more, {spent.fix}.")
+        return (
+            f"Ended early after {len(self.history):,} calls: the dashboard's budget of {spent.limit:,} "
+            f"{spent.what}, shared by every browser session, ran out. To run more, {spent.fix}."
+        )
 
     def progress(self) -> dict[str, Any]:
         """Live counters: cheap, safe to call every refresh."""
@@ -263,10 +269,15 @@ class RunRecord:
         counts = self.history.counts()
         s = self.imported_summary or {}
         elapsed = float(s.get("duration_s") or 0.0) or self._span()
-        return {**counts, "state": self.state, "elapsed_s": elapsed, "fraction": 1.0,
-                "client_cpu": _cores(s.get("client_cpu_cores")),
-                "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0,
-                "conflicts": conflicts(counts["errors"], counts["refusals"], _business_refusals(self.pattern))}
+        return {
+            **counts,
+            "state": self.state,
+            "elapsed_s": elapsed,
+            "fraction": 1.0,
+            "client_cpu": _cores(s.get("client_cpu_cores")),
+            "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0,
+            "conflicts": conflicts(counts["errors"], counts["refusals"], _business_refusals(self.pattern)),
+        }
 
     def _span(self) -> float:
         with self.view() as view:
@@ -412,8 +423,11 @@ class SweepJob:
                         self.state = SweepState.STOPPED
                         return
                     self.current = f"{variant} × {threads} threads"
-                    run = self.new_run(RunConfig(pattern=self.pattern, variant=variant, threads=threads,
-                                                 ops_per_client=self.ops_per_client))
+                    run = self.new_run(
+                        RunConfig(
+                            pattern=self.pattern, variant=variant, threads=threads, ops_per_client=self.ops_per_client
+                        )
+                    )
                     self.current_run = run
                     run.run_to_end()
                     if run.state is RunState.FAILED and run.error is not None and not self._stop.is_set():
@@ -425,7 +439,7 @@ class SweepJob:
         except LabError as e:
             self.error = e
             self.state = SweepState.FAILED
-        except Exception as e:  # noqa: BLE001 - a sweep must end with a message, never a hung page
+        except Exception as e:
             self.error = LabError(f"internal error: {type(e).__name__}: {e}", "please report it")
             self.state = SweepState.FAILED
         finally:
@@ -444,10 +458,17 @@ def backend_label(backend: Backend, info: dict[str, Any] | None = None) -> str:
 class Registry:
     """Runs, sweeps and backends shared by every session of one dashboard process. Thread-safe."""
 
-    def __init__(self, *, max_threads_per_run: int = MAX_THREADS_PER_RUN, max_total_threads: int = MAX_TOTAL_THREADS,
-                 max_runs: int = MAX_RUNS, max_total_calls: int = MAX_TOTAL_CALLS, max_aws_calls: int = MAX_AWS_CALLS,
-                 max_total_processes: int = MAX_TOTAL_PROCESSES,
-                 backend_factory: Callable[[BackendSpec], Backend] = Backend) -> None:
+    def __init__(
+        self,
+        *,
+        max_threads_per_run: int = MAX_THREADS_PER_RUN,
+        max_total_threads: int = MAX_TOTAL_THREADS,
+        max_runs: int = MAX_RUNS,
+        max_total_calls: int = MAX_TOTAL_CALLS,
+        max_aws_calls: int = MAX_AWS_CALLS,
+        max_total_processes: int = MAX_TOTAL_PROCESSES,
+        backend_factory: Callable[[BackendSpec], Backend] = Backend,
+    ) -> None:
         self.max_threads_per_run = max_threads_per_run
         self.max_total_processes = max_total_processes
         self.max_total_threads = max_total_threads
@@ -502,8 +523,9 @@ class Registry:
 
     def threads_in_use(self) -> int:
         with self._lock:
-            return (sum(r.threads for r in self._runs.values() if r.running)
-                    + sum(s.threads_busy for s in self._sweeps.values() if s.running))
+            return sum(r.threads for r in self._runs.values() if r.running) + sum(
+                s.threads_busy for s in self._sweeps.values() if s.running
+            )
 
     def processes_in_use(self) -> int:
         with self._lock:
@@ -512,15 +534,18 @@ class Registry:
     def _check_capacity(self, threads: int, children: int = 0) -> None:
         busy = self.threads_in_use()
         if busy + threads > self.max_total_threads:
-            raise BadInput(f"{threads} more client threads would pass the dashboard's limit of "
-                           f"{self.max_total_threads} at once ({busy} are busy in other runs)",
-                           "wait for a run to finish, stop one, or use fewer threads")
+            raise BadInput(
+                f"{threads} more client threads would pass the dashboard's limit of "
+                f"{self.max_total_threads} at once ({busy} are busy in other runs)",
+                "wait for a run to finish, stop one, or use fewer threads",
+            )
         running = self.processes_in_use()
         if children and running + children > self.max_total_processes:
-            raise BadInput(f"{children} more client processes would pass the dashboard's limit of "
-                           f"{self.max_total_processes} at once ({running} are busy in other runs)",
-                           "use fewer client processes, wait for a run to finish, or raise "
-                           "DDBLAB_MAX_TOTAL_PROCESSES")
+            raise BadInput(
+                f"{children} more client processes would pass the dashboard's limit of "
+                f"{self.max_total_processes} at once ({running} are busy in other runs)",
+                "use fewer client processes, wait for a run to finish, or raise DDBLAB_MAX_TOTAL_PROCESSES",
+            )
 
     def _validated(self, config: RunConfig, spec: BackendSpec | None = None) -> RunConfig:
         config = dataclasses.replace(config, max_threads=min(config.max_threads, self.max_threads_per_run))
@@ -564,14 +589,26 @@ class Registry:
     def _new_id(self, prefix: str = "r") -> str:
         return f"{prefix}{next(self._ids)}"
 
-    def _record(self, run: Run, backend: Backend, spec: BackendSpec, group: str | None,
-                budget_cap: int | None) -> RunRecord:
+    def _record(
+        self, run: Run, backend: Backend, spec: BackendSpec, group: str | None, budget_cap: int | None
+    ) -> RunRecord:
         """The run's record, its calls charged to the budgets from now on (so: right before it starts)."""
         cfg = run.config
-        return RunRecord(id=self._new_id(), source=Source.LIVE, pattern=cfg.pattern, variant=str(cfg.variant),
-                         threads=cfg.threads, ops_per_client=cfg.ops_per_client, duration_s=cfg.duration_s,
-                         history=run.history, run=run, group=group, backend_label=backend_label(backend),
-                         budgets=self._charge(run, spec), budget_cap=budget_cap)
+        return RunRecord(
+            id=self._new_id(),
+            source=Source.LIVE,
+            pattern=cfg.pattern,
+            variant=str(cfg.variant),
+            threads=cfg.threads,
+            ops_per_client=cfg.ops_per_client,
+            duration_s=cfg.duration_s,
+            history=run.history,
+            run=run,
+            group=group,
+            backend_label=backend_label(backend),
+            budgets=self._charge(run, spec),
+            budget_cap=budget_cap,
+        )
 
     def start(self, config: RunConfig, spec: BackendSpec) -> RunRecord:
         """Validate, check capacity and the call budgets, start the run in the background and register it."""
@@ -592,9 +629,12 @@ class Registry:
         safe_name, racy_name = pattern.safe_variant(), pattern.racy_variant()
         # A knob left at the safe variant's default takes the racy variant's own default (e.g. transactions'
         # crash_share), so each side runs as the pattern means it; a knob the user changed applies to both.
-        racy_options = {name: (pattern.variant_default(racy_name, name)
-                               if value == pattern.variant_default(safe_name, name) else value)
-                        for name, value in config.options.items()}
+        racy_options = {
+            name: (
+                pattern.variant_default(racy_name, name) if value == pattern.variant_default(safe_name, name) else value
+            )
+            for name, value in config.options.items()
+        }
         safe = self._validated(dataclasses.replace(config, variant=safe_name), spec)
         racy = self._validated(dataclasses.replace(config, variant=racy_name, options=racy_options), spec)
         with self._lock:
@@ -624,11 +664,15 @@ class Registry:
     def import_history(self, name: str, data: bytes) -> RunRecord:
         """A history file exported by the lab (or the CLI's --history FILE.jsonl), to view without DynamoDB."""
         if len(data) > MAX_IMPORT_BYTES:
-            raise HistoryFileError(f"{name} is {len(data) / 1e6:.0f} MB, above the import limit",
-                                   f"import a file under {MAX_IMPORT_BYTES // 1024 // 1024} MB")
+            raise HistoryFileError(
+                f"{name} is {len(data) / 1e6:.0f} MB, above the import limit",
+                f"import a file under {MAX_IMPORT_BYTES // 1024 // 1024} MB",
+            )
         if not name.lower().endswith(".jsonl"):
-            raise HistoryFileError(f"{name!r} is not a .jsonl history",
-                                   "import the .jsonl file (the CSV and summary JSON cannot be replayed)")
+            raise HistoryFileError(
+                f"{name!r} is not a .jsonl history",
+                "import the .jsonl file (the CSV and summary JSON cannot be replayed)",
+            )
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -637,13 +681,23 @@ class Registry:
         summary = meta.get("summary") if isinstance(meta.get("summary"), dict) else {}
         pattern = str(summary.get("pattern") or "unknown")
         variant = str(summary.get("variant") or "?")
-        threads = int(summary.get("threads") or (max((c.client for c in history.calls(range(min(len(history), 5000)))),
-                                                     default=-1) + 1))
-        record = RunRecord(id=self._new_id("i"), source=Source.IMPORTED, pattern=pattern, variant=variant,
-                           threads=threads, ops_per_client=summary.get("ops_per_client"),
-                           duration_s=summary.get("duration_limit_s"), history=history,
-                           imported_summary=summary or None, file_name=name,
-                           backend_label=f"imported from {name}")
+        threads = int(
+            summary.get("threads")
+            or (max((c.client for c in history.calls(range(min(len(history), 5000)))), default=-1) + 1)
+        )
+        record = RunRecord(
+            id=self._new_id("i"),
+            source=Source.IMPORTED,
+            pattern=pattern,
+            variant=variant,
+            threads=threads,
+            ops_per_client=summary.get("ops_per_client"),
+            duration_s=summary.get("duration_limit_s"),
+            history=history,
+            imported_summary=summary or None,
+            file_name=name,
+            backend_label=f"imported from {name}",
+        )
         with self._lock:
             self._add(record)
         return record
@@ -681,8 +735,9 @@ class Registry:
 
     # -- sweeps -------------------------------------------------------------------------------------------------
 
-    def start_sweep(self, pattern: str, thread_counts: Sequence[int], ops_per_client: int,
-                    spec: BackendSpec) -> SweepJob:
+    def start_sweep(
+        self, pattern: str, thread_counts: Sequence[int], ops_per_client: int, spec: BackendSpec
+    ) -> SweepJob:
         cls = get_pattern(pattern)
         counts = tuple(sorted({int(t) for t in thread_counts}))
         if not counts:
@@ -695,9 +750,14 @@ class Registry:
             self._check_capacity(counts[-1])
             self._check_budgets(spec)
             backend = self.backend(spec)
-            job = SweepJob(id=self._new_id("s"), pattern=cls.name, thread_counts=counts, ops_per_client=ops_per_client,
-                           variants=(cls.safe_variant(), cls.racy_variant()),
-                           new_run=functools.partial(self._sweep_run, spec, backend))
+            job = SweepJob(
+                id=self._new_id("s"),
+                pattern=cls.name,
+                thread_counts=counts,
+                ops_per_client=ops_per_client,
+                variants=(cls.safe_variant(), cls.racy_variant()),
+                new_run=functools.partial(self._sweep_run, spec, backend),
+            )
             self._sweeps[job.id] = job
         return job.start()
 

@@ -62,11 +62,19 @@ def build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
         if ops is None or ops < 1:
             raise BadInput(f"ops per client must be at least 1, got {ops}", "use 1 or more ops per client")
     config = RunConfig(
-        pattern=settings.pattern, variant=settings.variant, threads=int(threads), ops_per_client=ops,
-        duration_s=duration, options=dict(settings.options), retry=RetryPolicy(settings.retry_mode,
-                                                                               int(settings.max_attempts)),
-        lost_response_share=settings.lost_response_share, latency_ms=float(settings.latency_ms or 0.0),
-        max_threads=max_threads, seed=settings.seed, processes=int(settings.processes or 1))
+        pattern=settings.pattern,
+        variant=settings.variant,
+        threads=int(threads),
+        ops_per_client=ops,
+        duration_s=duration,
+        options=dict(settings.options),
+        retry=RetryPolicy(settings.retry_mode, int(settings.max_attempts)),
+        lost_response_share=settings.lost_response_share,
+        latency_ms=float(settings.latency_ms or 0.0),
+        max_threads=max_threads,
+        seed=settings.seed,
+        processes=int(settings.processes or 1),
+    )
     config.validated()
     return config
 

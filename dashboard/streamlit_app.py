@@ -17,21 +17,31 @@ if str(ROOT) not in sys.path:  # `streamlit run dashboard/streamlit_app.py` from
 from dashboard import ui  # noqa: E402
 from dashboard.registry import get_registry  # noqa: E402
 
-st.set_page_config(page_title="DynamoDB concurrency lab", page_icon=":material/science:", layout="wide",
-                   menu_items={"About": "A live laboratory for DynamoDB concurrency: pools of real clients, every "
-                                        "call recorded, invariants checked."})
+st.set_page_config(
+    page_title="DynamoDB concurrency lab",
+    page_icon=":material/science:",
+    layout="wide",
+    menu_items={
+        "About": "A live laboratory for DynamoDB concurrency: pools of real clients, every "
+        "call recorded, invariants checked."
+    },
+)
 
 # Live charts redraw every refresh: without this, Streamlit fades them while each refresh runs (a flicker on a
 # projector); they are replaced in place anyway.
 st.html("<style>div[data-stale='true'] { opacity: 1 !important; transition: none !important; }</style>")
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
-page = st.navigation([
-    st.Page(PAGES / "run.py", title="Run", icon=":material/play_circle:", url_path="run", default=True),
-    st.Page(PAGES / "compare.py", title="Compare safe vs racy", icon=":material/compare:", url_path="compare"),
-    st.Page(PAGES / "sweep.py", title="Sweep thread counts", icon=":material/monitoring:", url_path="sweep"),
-    st.Page(PAGES / "history.py", title="History: runs, export, import", icon=":material/history:", url_path="history"),
-])
+page = st.navigation(
+    [
+        st.Page(PAGES / "run.py", title="Run", icon=":material/play_circle:", url_path="run", default=True),
+        st.Page(PAGES / "compare.py", title="Compare safe vs racy", icon=":material/compare:", url_path="compare"),
+        st.Page(PAGES / "sweep.py", title="Sweep thread counts", icon=":material/monitoring:", url_path="sweep"),
+        st.Page(
+            PAGES / "history.py", title="History: runs, export, import", icon=":material/history:", url_path="history"
+        ),
+    ]
+)
 st.sidebar.markdown("## :material/science: DynamoDB concurrency lab")
 ui.backend_sidebar(get_registry())
 page.run()

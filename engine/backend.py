@@ -64,13 +64,16 @@ _DENIED = frozenset({"AccessDenied", "AccessDeniedException"})
 _NOT_LOADED = (PartialCredentialsError, CredentialRetrievalError, RefreshWithMFAUnsupportedError, ConfigParseError)
 _ACTION = re.compile(r"perform: ([A-Za-z0-9-]+:[A-Za-z0-9*]+)")
 
-AWS_CREDENTIALS_FIX = ("run `aws configure`, or set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) "
-                       "to valid credentials")
+AWS_CREDENTIALS_FIX = (
+    "run `aws configure`, or set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to valid credentials"
+)
 TOKEN_FIX = "refresh the session token (`aws sso login`, or new temporary credentials), then run again"
 CLOCK_FIX = "set this machine's clock right (AWS accepts signatures up to 5 minutes off), then run again"
-ENDPOINT_CREDENTIALS_FIX = ("the lab signs endpoint calls with a fixed dummy key: use a server that accepts any "
-                            "credentials (DynamoDB Local, LocalStack, `python -m engine serve`), or leave out "
-                            "--endpoint-url for the embedded server")
+ENDPOINT_CREDENTIALS_FIX = (
+    "the lab signs endpoint calls with a fixed dummy key: use a server that accepts any "
+    "credentials (DynamoDB Local, LocalStack, `python -m engine serve`), or leave out "
+    "--endpoint-url for the embedded server"
+)
 LAB_PERMISSIONS = "dynamodb:ListTables, and dynamodb:* on tables named ddblab-*"
 
 
@@ -102,8 +105,9 @@ class BackendSpec:
     aws_confirmed: bool = False
 
     @staticmethod
-    def parse(endpoint_url: str | None = None, *, aws: bool = False, confirm_aws: bool = False,
-              region: str | None = None) -> BackendSpec:
+    def parse(
+        endpoint_url: str | None = None, *, aws: bool = False, confirm_aws: bool = False, region: str | None = None
+    ) -> BackendSpec:
         """From CLI/UI choices; refuses AWS unless opted in, and malformed URLs, with a fix."""
         region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
         if endpoint_url:
@@ -116,7 +120,8 @@ class BackendSpec:
             if not confirm_aws:
                 raise AwsNotConfirmed(
                     "this would run against real AWS DynamoDB (it creates tables and costs money)",
-                    "add --confirm-aws to go ahead, or leave out --aws/--endpoint-url to use the embedded server")
+                    "add --confirm-aws to go ahead, or leave out --aws/--endpoint-url to use the embedded server",
+                )
             return BackendSpec(BackendKind.AWS, endpoint_url, region, True)
         if endpoint_url:
             return BackendSpec(BackendKind.ENDPOINT, endpoint_url, region)
@@ -126,8 +131,10 @@ class BackendSpec:
 def validate_endpoint_url(url: str) -> str:
     parsed = urlparse(url.strip())
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise BadInput(f"endpoint URL {url!r} is not a URL like http://127.0.0.1:8000",
-                       "give scheme, host and port, e.g. --endpoint-url http://127.0.0.1:8000")
+        raise BadInput(
+            f"endpoint URL {url!r} is not a URL like http://127.0.0.1:8000",
+            "give scheme, host and port, e.g. --endpoint-url http://127.0.0.1:8000",
+        )
     try:
         parsed.port  # noqa: B018 - raises on a bad port
     except ValueError:
@@ -186,24 +193,37 @@ class Backend:
         """False once an embedded server has died; other backends are assumed up (calls will tell)."""
         return self.server.alive() if self.server is not None else True
 
-    def client(self, *, threads: int = 1, retry: RetryPolicy = RetryPolicy(), connect_timeout: float = 5.0,
-               read_timeout: float = 10.0) -> Any:
+    def client(
+        self,
+        *,
+        threads: int = 1,
+        retry: RetryPolicy = RetryPolicy(),
+        connect_timeout: float = 5.0,
+        read_timeout: float = 10.0,
+    ) -> Any:
         """A thread-safe DynamoDB client taking plain Python values (the resource layer's serializer)."""
         if not self._checked and self.spec.kind is not BackendKind.EMBEDDED:
             # run_pattern and benchmarks may be handed a backend nobody opened: check it on first use, so
             # bad credentials end a run before its table is made, not as a run full of failed calls.
             self.check()
         try:
-            return self._make_client(threads=threads, retry=retry, connect_timeout=connect_timeout,
-                                     read_timeout=read_timeout)
+            return self._make_client(
+                threads=threads, retry=retry, connect_timeout=connect_timeout, read_timeout=read_timeout
+            )
         except BotoCoreError as e:
             error = _not_loaded(e)  # a bad AWS_PROFILE or partial keys: before any call is made
             if error is None:
                 raise
             raise error from None
 
-    def _make_client(self, *, threads: int = 1, retry: RetryPolicy = RetryPolicy(), connect_timeout: float = 5.0,
-                     read_timeout: float = 10.0) -> Any:
+    def _make_client(
+        self,
+        *,
+        threads: int = 1,
+        retry: RetryPolicy = RetryPolicy(),
+        connect_timeout: float = 5.0,
+        read_timeout: float = 10.0,
+    ) -> Any:
         config = Config(
             max_pool_connections=max(10, threads + 4),
             retries={"mode": retry.mode, "total_max_attempts": retry.max_attempts},
@@ -244,11 +264,13 @@ class Backend:
             raise _refused(e, self.spec.kind, where) or BackendUnavailable(
                 f"{where} answered the check call with {_code(e)}",
                 "check that --endpoint-url points at a DynamoDB-compatible server, or leave it out for the "
-                "embedded server") from None
+                "embedded server",
+            ) from None
         except BotoCoreError as e:
             raise _not_loaded(e) or BackendUnavailable(
                 f"cannot reach {where}: {type(e).__name__}",
-                "start the server there, or fix --endpoint-url (or leave it out to use the embedded server)") from None
+                "start the server there, or fix --endpoint-url (or leave it out to use the embedded server)",
+            ) from None
         self._checked = True
 
     def refusal(self, e: ClientError) -> LabError | None:
@@ -267,16 +289,21 @@ class Backend:
             account = self._sts_client().get_caller_identity()["Account"]
         except ClientError as e:
             raise _refused(e, BackendKind.AWS, where) or BackendUnavailable(
-                f"{where} did not say whose credentials these are ({_code(e)})", AWS_CREDENTIALS_FIX) from None
+                f"{where} did not say whose credentials these are ({_code(e)})", AWS_CREDENTIALS_FIX
+            ) from None
         except BotoCoreError as e:
             raise _not_loaded(e) or BackendUnavailable(
-                f"cannot reach {where}: {type(e).__name__}", "check the network connection and --region") from None
+                f"cannot reach {where}: {type(e).__name__}", "check the network connection and --region"
+            ) from None
         return mask_account(account)
 
     def describe(self) -> dict[str, Any]:
         """What to show the user: never credentials; the AWS account masked."""
-        info: dict[str, Any] = {"backend": self.spec.kind.value, "endpoint_url": self.endpoint_url,
-                                "region": self.spec.region}
+        info: dict[str, Any] = {
+            "backend": self.spec.kind.value,
+            "endpoint_url": self.endpoint_url,
+            "region": self.spec.region,
+        }
         if self.spec.kind is BackendKind.AWS:
             if self._account is None:
                 try:
@@ -296,9 +323,11 @@ def _refused(e: ClientError, kind: BackendKind, where: str) -> LabError | None:
     code = _code(e)
     if code in _DENIED:
         action = _denied_action(e)
-        fix = (f"grant this IAM identity {action} (the lab needs {LAB_PERMISSIONS}), or use other credentials"
-               if kind is BackendKind.AWS else
-               f"allow {action} for the lab's dummy key on that server, or leave out --endpoint-url")
+        fix = (
+            f"grant this IAM identity {action} (the lab needs {LAB_PERMISSIONS}), or use other credentials"
+            if kind is BackendKind.AWS
+            else f"allow {action} for the lab's dummy key on that server, or leave out --endpoint-url"
+        )
         return PermissionDenied(f"{where} accepted the credentials but denied {action} ({code})", fix)
     if code not in _REJECTED:
         return None
@@ -322,17 +351,24 @@ def _denied_action(e: ClientError) -> str:
 def _not_loaded(e: BotoCoreError) -> LabError | None:
     """botocore could not find or load credentials (nothing was sent); None for any other error."""
     if isinstance(e, NoCredentialsError):
-        return BadCredentials("no AWS credentials were found (environment, ~/.aws files, instance role)",
-                              AWS_CREDENTIALS_FIX)
+        return BadCredentials(
+            "no AWS credentials were found (environment, ~/.aws files, instance role)", AWS_CREDENTIALS_FIX
+        )
     if isinstance(e, ProfileNotFound):
-        return BadCredentials(f"the AWS profile {e.kwargs.get('profile')!r} (AWS_PROFILE) does not exist",
-                              "set AWS_PROFILE to a profile `aws configure list-profiles` shows, or unset it")
+        return BadCredentials(
+            f"the AWS profile {e.kwargs.get('profile')!r} (AWS_PROFILE) does not exist",
+            "set AWS_PROFILE to a profile `aws configure list-profiles` shows, or unset it",
+        )
     if isinstance(e, (SSOError, TokenRetrievalError)):
-        return BadCredentials(f"the AWS SSO session cannot be used: {_one_line(e)}",
-                              "run `aws sso login` (with --profile if you use one), then run again")
+        return BadCredentials(
+            f"the AWS SSO session cannot be used: {_one_line(e)}",
+            "run `aws sso login` (with --profile if you use one), then run again",
+        )
     if isinstance(e, _NOT_LOADED):
-        return BadCredentials(f"the AWS credentials could not be loaded: {_one_line(e)}",
-                              "fix the profile or variable it names; `aws sts get-caller-identity` shows the same")
+        return BadCredentials(
+            f"the AWS credentials could not be loaded: {_one_line(e)}",
+            "fix the profile or variable it names; `aws sts get-caller-identity` shows the same",
+        )
     return None
 
 

@@ -42,14 +42,37 @@ _INDENT = "    "
 
 # Shown after key/item/condition/update/filter/projection, in this order; the
 # seed's Query prints IndexName before ConsistentRead.
-_EXTRAS = ("IndexName", "ConsistentRead", "ScanIndexForward", "Select", "Limit", "ExclusiveStartKey",
-           "Segment", "TotalSegments", "ReturnValues", "ReturnValuesOnConditionCheckFailure")
+_EXTRAS = (
+    "IndexName",
+    "ConsistentRead",
+    "ScanIndexForward",
+    "Select",
+    "Limit",
+    "ExclusiveStartKey",
+    "Segment",
+    "TotalSegments",
+    "ReturnValues",
+    "ReturnValuesOnConditionCheckFailure",
+)
 # Consumed elsewhere (inlined or structural), or noise. ClientRequestToken is
 # hidden because the seed's transactions pass one but its call log never shows it.
-_HIDDEN = {"TableName", "Key", "Item", "ConditionExpression", "UpdateExpression", "KeyConditionExpression",
-           "FilterExpression", "ProjectionExpression", "ExpressionAttributeNames", "ExpressionAttributeValues",
-           "TransactItems", "RequestItems", "ClientRequestToken", "ReturnConsumedCapacity",
-           "ReturnItemCollectionMetrics"}
+_HIDDEN = {
+    "TableName",
+    "Key",
+    "Item",
+    "ConditionExpression",
+    "UpdateExpression",
+    "KeyConditionExpression",
+    "FilterExpression",
+    "ProjectionExpression",
+    "ExpressionAttributeNames",
+    "ExpressionAttributeValues",
+    "TransactItems",
+    "RequestItems",
+    "ClientRequestToken",
+    "ReturnConsumedCapacity",
+    "ReturnItemCollectionMetrics",
+}
 
 
 def format_value(value: Any) -> str:
@@ -94,8 +117,9 @@ def _sorted(values: Any) -> list[Any]:
         return sorted(values, key=format_value)
 
 
-def inline_expression(expression: Any, names: Mapping[str, str] | None = None,
-                      values: Mapping[str, Any] | None = None) -> str:
+def inline_expression(
+    expression: Any, names: Mapping[str, str] | None = None, values: Mapping[str, Any] | None = None
+) -> str:
     """Substitute ``#name`` and ``:value`` placeholders in a DynamoDB expression.
 
     Whole tokens are matched in a single pass, so ``:a`` never clobbers
@@ -142,8 +166,13 @@ def _label(label: str, value: str, indent: str) -> str:
     return f"{indent}{label + ':':<11} {value}"
 
 
-_LABELLED = (("item", "Item"), ("condition", "ConditionExpression"), ("update", "UpdateExpression"),
-             ("filter", "FilterExpression"), ("projection", "ProjectionExpression"))
+_LABELLED = (
+    ("item", "Item"),
+    ("condition", "ConditionExpression"),
+    ("update", "UpdateExpression"),
+    ("filter", "FilterExpression"),
+    ("projection", "ProjectionExpression"),
+)
 _EXTRA_SET = frozenset(_EXTRAS)
 
 

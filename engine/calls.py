@@ -25,12 +25,26 @@ from engine.history import Call, History, Outcome
 
 READS = frozenset({"GetItem", "Query", "Scan", "TransactGetItems", "BatchGetItem", "DescribeTable"})
 # Exceptions after which the request may have been applied: the request left, the answer did not come back.
-AMBIGUOUS = frozenset({"ReadTimeoutError", "ConnectionClosedError", "ResponseStreamingError",
-                       "IncompleteReadError", "InternalServerError", "ServiceUnavailable"})
+AMBIGUOUS = frozenset(
+    {
+        "ReadTimeoutError",
+        "ConnectionClosedError",
+        "ResponseStreamingError",
+        "IncompleteReadError",
+        "InternalServerError",
+        "ServiceUnavailable",
+    }
+)
 _SNAKE = {
-    "PutItem": "put_item", "UpdateItem": "update_item", "DeleteItem": "delete_item", "GetItem": "get_item",
-    "Query": "query", "Scan": "scan", "TransactWriteItems": "transact_write_items",
-    "TransactGetItems": "transact_get_items", "BatchWriteItem": "batch_write_item",
+    "PutItem": "put_item",
+    "UpdateItem": "update_item",
+    "DeleteItem": "delete_item",
+    "GetItem": "get_item",
+    "Query": "query",
+    "Scan": "scan",
+    "TransactWriteItems": "transact_write_items",
+    "TransactGetItems": "transact_get_items",
+    "BatchWriteItem": "batch_write_item",
     "BatchGetItem": "batch_get_item",
 }
 
@@ -77,8 +91,16 @@ class ClientCrash(Exception):
 class Caller:
     """Records every call one client thread makes. Not shared between threads."""
 
-    def __init__(self, client: Any, history: History, client_id: int, *, rng: random.Random | None = None,
-                 lost_response_share: float = 0.0, record_requests: bool = True) -> None:
+    def __init__(
+        self,
+        client: Any,
+        history: History,
+        client_id: int,
+        *,
+        rng: random.Random | None = None,
+        lost_response_share: float = 0.0,
+        record_requests: bool = True,
+    ) -> None:
         self.client = client
         self.history = history
         self.client_id = client_id
@@ -86,9 +108,17 @@ class Caller:
         self.lost_response_share = lost_response_share
         self.record_requests = record_requests
 
-    def call(self, action: str, op: str, *, key: str, detail: Mapping[str, Any] | None = None,
-             lose_response: bool | None = None, observe: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
-             **params: Any) -> dict[str, Any]:
+    def call(
+        self,
+        action: str,
+        op: str,
+        *,
+        key: str,
+        detail: Mapping[str, Any] | None = None,
+        lose_response: bool | None = None,
+        observe: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
+        **params: Any,
+    ) -> dict[str, Any]:
         """Make one DynamoDB call and record it; raises a CallError subclass unless it succeeded.
 
         `observe` picks facts from a successful response into the recorded detail (a number handed out
@@ -96,8 +126,9 @@ class Caller:
         """
         method = getattr(self.client, _SNAKE.get(op) or _snake(op))
         if lose_response is None:
-            lose_response = (op not in READS and self.lost_response_share > 0
-                             and self.rng.random() < self.lost_response_share)
+            lose_response = (
+                op not in READS and self.lost_response_share > 0 and self.rng.random() < self.lost_response_share
+            )
         flags.lose_next = lose_response
         flags.attempts = attempts = []
         request = format_request(op, params) if self.record_requests else None
@@ -144,8 +175,19 @@ class Caller:
                 # Error bodies skip the resource layer's deserializer: convert like a normal response.
                 error_response = {**error_response, "Item": _plain(error_response["Item"])}
                 full_detail["old_item"] = error_response["Item"]
-        call = Call(client=self.client_id, action=action, op=op, key=key, invoke_ns=invoke, complete_ns=complete,
-                    outcome=outcome, error=code, retries=retries, detail=full_detail, request=request)
+        call = Call(
+            client=self.client_id,
+            action=action,
+            op=op,
+            key=key,
+            invoke_ns=invoke,
+            complete_ns=complete,
+            outcome=outcome,
+            error=code,
+            retries=retries,
+            detail=full_detail,
+            request=request,
+        )
         self.history.append(call)
         if code is None:
             assert response is not None
@@ -169,13 +211,33 @@ def _call_error(outcome: Outcome, code: str, call: Call, response: Mapping[str, 
 class ClientContext(Caller):
     """What one worker thread of a run sees: its id, the table, the run's knobs, limits and stop signal."""
 
-    def __init__(self, *, client: Any, history: History, client_id: int, table: Any, options: Mapping[str, Any],
-                 variant: str, threads: int, ops_per_client: int | None, deadline: float | None,
-                 stop: threading.Event, shared: dict[str, Any], rng: random.Random,
-                 lost_response_share: float = 0.0, record_requests: bool = True,
-                 max_calls: int | None = None) -> None:
-        super().__init__(client, history, client_id, rng=rng, lost_response_share=lost_response_share,
-                         record_requests=record_requests)
+    def __init__(
+        self,
+        *,
+        client: Any,
+        history: History,
+        client_id: int,
+        table: Any,
+        options: Mapping[str, Any],
+        variant: str,
+        threads: int,
+        ops_per_client: int | None,
+        deadline: float | None,
+        stop: threading.Event,
+        shared: dict[str, Any],
+        rng: random.Random,
+        lost_response_share: float = 0.0,
+        record_requests: bool = True,
+        max_calls: int | None = None,
+    ) -> None:
+        super().__init__(
+            client,
+            history,
+            client_id,
+            rng=rng,
+            lost_response_share=lost_response_share,
+            record_requests=record_requests,
+        )
         self.max_calls = max_calls
         self.table = table
         self.options = options
@@ -191,8 +253,11 @@ class ClientContext(Caller):
 
     @property
     def stopped(self) -> bool:
-        return (self.stop_event.is_set() or (self.deadline is not None and time.monotonic() >= self.deadline)
-                or (self.max_calls is not None and len(self.history) >= self.max_calls))
+        return (
+            self.stop_event.is_set()
+            or (self.deadline is not None and time.monotonic() >= self.deadline)
+            or (self.max_calls is not None and len(self.history) >= self.max_calls)
+        )
 
     def ops(self) -> Iterator[int]:
         """Op indices until the op count, the time limit or a stop, whichever comes first."""
@@ -226,7 +291,7 @@ class ClientContext(Caller):
 
     def backoff(self, attempt: int, base_s: float = 0.002, cap_s: float = 0.1) -> bool:
         """Exponential backoff with full jitter (the seed's "retry with backoff")."""
-        return self.sleep(self.rng.uniform(0, min(cap_s, base_s * 2 ** attempt)))
+        return self.sleep(self.rng.uniform(0, min(cap_s, base_s * 2**attempt)))
 
     def crash(self, where: str) -> None:
         raise ClientCrash(where)

@@ -60,28 +60,47 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("pattern", help="name or seed number, e.g. optimistic-locking or 23")
     run.add_argument("--variant", help="default: the pattern's safe variant")
     run.add_argument("--threads", type=_positive_int, default=8, help="client threads (default 8)")
-    run.add_argument("--processes", type=_positive_int, default=1,
-                     help="client processes the threads are spread over (default 1; about one per core lets "
-                          "many threads keep calls in flight against a far-away DynamoDB)")
+    run.add_argument(
+        "--processes",
+        type=_positive_int,
+        default=1,
+        help="client processes the threads are spread over (default 1; about one per core lets "
+        "many threads keep calls in flight against a far-away DynamoDB)",
+    )
     run.add_argument("--ops", type=_positive_int, help="operations per client (default: the pattern's)")
     run.add_argument("--duration", type=_number, help="time limit in seconds (with or instead of --ops)")
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a pattern knob (see list)")
     run.add_argument("--gsi-lag-ms", type=_number, help="simulated GSI lag (gsi-consistency; embedded server)")
     run.add_argument("--retry-mode", default="standard", choices=RETRY_MODES, help="botocore retry mode")
     run.add_argument("--max-attempts", type=_positive_int, default=3, help="botocore attempts per call (default 3)")
-    run.add_argument("--lost-responses", type=_number, metavar="SHARE",
-                     help="share of writes whose response is lost after the server applied them (0..1)")
+    run.add_argument(
+        "--lost-responses",
+        type=_number,
+        metavar="SHARE",
+        help="share of writes whose response is lost after the server applied them (0..1)",
+    )
     run.add_argument("--latency-ms", type=_number, default=0.0, help="added client-side latency per call")
-    run.add_argument("--throttle-share", type=_number, default=0.0, metavar="SHARE",
-                     help="share of calls the embedded server answers with ThrottlingException (0..1)")
+    run.add_argument(
+        "--throttle-share",
+        type=_number,
+        default=0.0,
+        metavar="SHARE",
+        help="share of calls the embedded server answers with ThrottlingException (0..1)",
+    )
     run.add_argument("--table", help="use this table name (default: a new ddblab-* table)")
     run.add_argument("--keep-table", action="store_true", help="keep the table after the run")
-    run.add_argument("--allow-foreign-table", action="store_true",
-                     help="write to an existing --table the lab did not create (it is never deleted)")
+    run.add_argument(
+        "--allow-foreign-table",
+        action="store_true",
+        help="write to an existing --table the lab did not create (it is never deleted)",
+    )
     run.add_argument("--max-threads", type=_positive_int, default=DEFAULT_MAX_THREADS, help="thread cap")
     run.add_argument("--seed", type=_positive_int, help="random seed for the clients' choices")
-    run.add_argument("--max-calls", type=_positive_int,
-                     help=f"stop the run after this many calls (default on AWS: {AWS_DEFAULT_MAX_CALLS})")
+    run.add_argument(
+        "--max-calls",
+        type=_positive_int,
+        help=f"stop the run after this many calls (default on AWS: {AWS_DEFAULT_MAX_CALLS})",
+    )
     run.add_argument("--history", metavar="FILE", help="export every call to FILE (.jsonl or .csv)")
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object, nothing else")
     _add_backend_args(run)
@@ -107,8 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return {"list": cmd_list, "run": cmd_run, "walkthrough": cmd_walkthrough, "serve": cmd_serve,
-                "sweep": cmd_sweep}[args.command](args)
+        return {
+            "list": cmd_list,
+            "run": cmd_run,
+            "walkthrough": cmd_walkthrough,
+            "serve": cmd_serve,
+            "sweep": cmd_sweep,
+        }[args.command](args)
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)
         return e.exit_code
@@ -119,20 +143,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # -- list ------------------------------------------------------------------------------------------------------
 
+
 def cmd_list(args: argparse.Namespace) -> int:
     for pattern in all_patterns().values():
         print(f"{pattern.seed}  {pattern.name:<22} {pattern.title}")
         for variant in pattern.variants.values():
             print(f"      --variant {variant.name:<18} {'safe' if variant.safe else 'RACY'}  {variant.description}")
         for option in pattern.options.values():
-            special = [f"{v}: {pattern.variant_default(v, option.name)}" for v in pattern.variants
-                       if pattern.variant_default(v, option.name) != option.default]
+            special = [
+                f"{v}: {pattern.variant_default(v, option.name)}"
+                for v in pattern.variants
+                if pattern.variant_default(v, option.name) != option.default
+            ]
             extra = f" (default in {'; '.join(special)})" if special else ""
             print(f"      --set {f'{option.name}={option.default}':<24} {option.help}{extra}")
     return 0
 
 
 # -- run -------------------------------------------------------------------------------------------------------
+
 
 def _options(pairs: list[str]) -> dict[str, str]:
     options = {}
@@ -154,11 +183,23 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     if args.gsi_lag_ms is not None:
         options["gsi_lag_ms"] = args.gsi_lag_ms
     config = RunConfig(
-        pattern=args.pattern, variant=args.variant, threads=args.threads, ops_per_client=args.ops,
-        duration_s=args.duration, options=options, retry=RetryPolicy(args.retry_mode, args.max_attempts),
-        lost_response_share=args.lost_responses, latency_ms=args.latency_ms, table_name=args.table,
-        keep_table=args.keep_table, allow_foreign_table=args.allow_foreign_table, max_threads=args.max_threads,
-        seed=args.seed, max_calls=args.max_calls, processes=args.processes)
+        pattern=args.pattern,
+        variant=args.variant,
+        threads=args.threads,
+        ops_per_client=args.ops,
+        duration_s=args.duration,
+        options=options,
+        retry=RetryPolicy(args.retry_mode, args.max_attempts),
+        lost_response_share=args.lost_responses,
+        latency_ms=args.latency_ms,
+        table_name=args.table,
+        keep_table=args.keep_table,
+        allow_foreign_table=args.allow_foreign_table,
+        max_threads=args.max_threads,
+        seed=args.seed,
+        max_calls=args.max_calls,
+        processes=args.processes,
+    )
     config.validated()  # bad input fails here, before any server starts
     return config
 
@@ -175,15 +216,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     if backend.kind is BackendKind.AWS and config.max_calls is None:
         config = dataclasses.replace(config, max_calls=AWS_DEFAULT_MAX_CALLS)
     if args.throttle_share and backend.kind is not BackendKind.EMBEDDED:
-        raise BadInput("--throttle-share needs the embedded server (it injects the throttling)",
-                       "leave out --endpoint-url/--aws, or leave out --throttle-share")
+        raise BadInput(
+            "--throttle-share needs the embedded server (it injects the throttling)",
+            "leave out --endpoint-url/--aws, or leave out --throttle-share",
+        )
     with backend:
         if args.throttle_share and backend.server is not None:
             backend.server.configure(throttle_share=args.throttle_share)
         if backend.kind is BackendKind.AWS:
             info = backend.describe()  # before the first write: where this is going, never credentials
-            print(f"AWS account {info.get('account')} region {info['region']}: creating a tagged ddblab-* "
-                  f"pay-per-request table; at most {config.max_calls} calls", file=sys.stderr)
+            print(
+                f"AWS account {info.get('account')} region {info['region']}: creating a tagged ddblab-* "
+                f"pay-per-request table; at most {config.max_calls} calls",
+                file=sys.stderr,
+            )
         run = Run(config, backend).start()
         _wait_with_progress(run, quiet=args.json)
         data = summary(run)
@@ -192,8 +238,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         try:
             count = run.history.export(args.history, meta={"summary": data})
         except OSError as e:
-            raise LabError(f"could not write the history to {args.history!r}: {e.strerror}",
-                           "the summary above is complete; rerun with a writable --history path") from None
+            raise LabError(
+                f"could not write the history to {args.history!r}: {e.strerror}",
+                "the summary above is complete; rerun with a writable --history path",
+            ) from None
         print(f"history: {count} calls written to {args.history}", file=sys.stderr)
     if run.state is RunState.FAILED:
         print(f"error: {run.error}", file=sys.stderr)
@@ -218,9 +266,13 @@ def _wait_with_progress(run: Run, quiet: bool) -> None:
         while not run.wait(0.5):
             if show:
                 p = run.progress()
-                print(f"\r{p['state']:<9} {p['elapsed_s']:6.1f}s  calls {p['calls']:>7}  ok {p['ok']:>7}  "
-                      f"fail {p['fail']:>6}  info {p['info']:>4}  {p['calls_per_s']:7.0f}/s", end="",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"\r{p['state']:<9} {p['elapsed_s']:6.1f}s  calls {p['calls']:>7}  ok {p['ok']:>7}  "
+                    f"fail {p['fail']:>6}  info {p['info']:>4}  {p['calls_per_s']:7.0f}/s",
+                    end="",
+                    file=sys.stderr,
+                    flush=True,
+                )
     except KeyboardInterrupt:
         print("\nstopping: the clients finish their current call, then the run is verified", file=sys.stderr)
         run.stop()
@@ -232,6 +284,7 @@ def _wait_with_progress(run: Run, quiet: bool) -> None:
 
 
 # -- walkthrough -----------------------------------------------------------------------------------------------
+
 
 def cmd_walkthrough(args: argparse.Namespace) -> int:
     from engine.walkthrough import run_walkthrough
@@ -248,6 +301,7 @@ def cmd_walkthrough(args: argparse.Namespace) -> int:
 
 # -- serve -----------------------------------------------------------------------------------------------------
 
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from engine.server.serve import build_app, make_http_server
 
@@ -259,13 +313,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except OSError as e:
         app.close()
         if e.errno in (98, 48):
-            raise BadInput(f"port {args.port} on {args.host} is already in use",
-                           "pick another --port, or stop the program that holds it") from None
+            raise BadInput(
+                f"port {args.port} on {args.host} is already in use",
+                "pick another --port, or stop the program that holds it",
+            ) from None
         raise BadInput(f"cannot listen on {args.host}:{args.port}: {e.strerror}", "check --host and --port") from None
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: listening on {args.host}: other machines can reach this server", file=sys.stderr)
-    print(f"embedded DynamoDB on http://{args.host}:{server.server_port} (endpoint_url for boto3); "
-          "Ctrl-C to stop", flush=True)
+    print(
+        f"embedded DynamoDB on http://{args.host}:{server.server_port} (endpoint_url for boto3); Ctrl-C to stop",
+        flush=True,
+    )
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         server.serve_forever(poll_interval=0.2)
@@ -279,6 +337,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 # -- sweep -----------------------------------------------------------------------------------------------------
 
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from engine.sweep import render_sweep, sweep
 
@@ -288,7 +347,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise BadInput(f"--threads {args.threads!r} is not a list of numbers", "e.g. --threads 1,2,4,8") from None
     pattern = get_pattern(args.pattern)
     with _backend(args) as backend:
-        frame = sweep(backend, pattern.name, counts, ops_per_client=args.ops,
-                      progress=None if args.json else lambda msg: print(msg, file=sys.stderr))
+        frame = sweep(
+            backend,
+            pattern.name,
+            counts,
+            ops_per_client=args.ops,
+            progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
+        )
     print(frame.to_json(orient="records") if args.json else render_sweep(frame))
     return 0

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 
-
 _ARN = re.compile(r"arn:aws[a-zA-Z-]*:[^\s\"',]+")
 _ACCOUNT = re.compile(r"(?<!\d)\d{12}(?!\d)")
 
@@ -82,5 +81,6 @@ class HistoryFileError(LabError):
 
 def server_died() -> ServerDied:
     """The embedded server went away during a run: one message wherever the run notices."""
-    return ServerDied("the embedded DynamoDB stopped during the run",
-                      "the calls recorded so far are kept; start a new run")
+    return ServerDied(
+        "the embedded DynamoDB stopped during the run", "the calls recorded so far are kept; start a new run"
+    )

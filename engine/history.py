@@ -222,11 +222,12 @@ class History:
         """Detail maps of many rows, decoded in one json.loads (a per-row loads costs several times more)."""
         with self._lock:
             ends = self._detail_end
-            parts = [bytes(self._detail[(ends[i - 1] if i else 0):ends[i]]) or b"{}" for i in rows]
+            parts = [bytes(self._detail[(ends[i - 1] if i else 0) : ends[i]]) or b"{}" for i in rows]
         return json.loads(b"[" + b",".join(parts) + b"]") if parts else []
 
-    def snapshot(self, start: int = 0, stop: int | None = None, *, detail: bool = False,
-                 requests: bool = False) -> pd.DataFrame:
+    def snapshot(
+        self, start: int = 0, stop: int | None = None, *, detail: bool = False, requests: bool = False
+    ) -> pd.DataFrame:
         """A columnar copy of rows [start, stop) as a DataFrame; cheap: no per-row Python work by default.
 
         Columns: seq, client, action, op, key, invoke_ns, complete_ns (relative to t0), start_s, end_s,
@@ -260,21 +261,23 @@ class History:
             details = self.details(range(start, stop))
         invoke = cols["invoke"] - self.t0_ns
         complete = cols["complete"] - self.t0_ns
-        frame = pd.DataFrame({
-            "seq": np.arange(start, stop, dtype=np.int64),
-            "client": cols["client"],
-            "action": _categorical(cols["action"], names["action"]),
-            "op": _categorical(cols["op"], names["op"]),
-            "key": _categorical(cols["key"], names["key"]),
-            "invoke_ns": invoke,
-            "complete_ns": complete,
-            "start_s": invoke / 1e9,
-            "end_s": complete / 1e9,
-            "latency_ms": (complete - invoke) / 1e6,
-            "outcome": pd.Categorical.from_codes(cols["outcome"], categories=[o.value for o in _OUTCOMES]),
-            "error": _categorical(cols["error"], names["error"], none_as=""),
-            "retries": cols["retries"].astype(np.int32),
-        })
+        frame = pd.DataFrame(
+            {
+                "seq": np.arange(start, stop, dtype=np.int64),
+                "client": cols["client"],
+                "action": _categorical(cols["action"], names["action"]),
+                "op": _categorical(cols["op"], names["op"]),
+                "key": _categorical(cols["key"], names["key"]),
+                "invoke_ns": invoke,
+                "complete_ns": complete,
+                "start_s": invoke / 1e9,
+                "end_s": complete / 1e9,
+                "latency_ms": (complete - invoke) / 1e6,
+                "outcome": pd.Categorical.from_codes(cols["outcome"], categories=[o.value for o in _OUTCOMES]),
+                "error": _categorical(cols["error"], names["error"], none_as=""),
+                "retries": cols["retries"].astype(np.int32),
+            }
+        )
         if requests:
             values = names["request"]
             frame["request"] = [values[c] for c in cols["request"]]
@@ -305,8 +308,11 @@ class History:
         suffix = path.suffix.lower()
         if suffix not in (".jsonl", ".csv"):
             from engine.errors import BadInput
-            raise BadInput(f"cannot export history to {path.name!r}: unknown file type",
-                           "name the file *.jsonl (replayable) or *.csv (for spreadsheets)")
+
+            raise BadInput(
+                f"cannot export history to {path.name!r}: unknown file type",
+                "name the file *.jsonl (replayable) or *.csv (for spreadsheets)",
+            )
         tmp = path.with_name(path.name + ".tmp")
         with open(tmp, "w", encoding="utf-8", newline="") as out:
             count = self.write_jsonl(out, meta) if suffix == ".jsonl" else self.write_csv(out)
@@ -324,9 +330,15 @@ def _categorical(codes: np.ndarray, values: list[str | None], none_as: str | Non
 
 def call_to_dict(call: Call, t0_ns: int = 0) -> dict[str, Any]:
     row: dict[str, Any] = {
-        "client": call.client, "action": call.action, "op": call.op, "key": call.key,
-        "invoke_ns": call.invoke_ns - t0_ns, "complete_ns": call.complete_ns - t0_ns,
-        "outcome": call.outcome.value, "error": call.error, "retries": call.retries,
+        "client": call.client,
+        "action": call.action,
+        "op": call.op,
+        "key": call.key,
+        "invoke_ns": call.invoke_ns - t0_ns,
+        "complete_ns": call.complete_ns - t0_ns,
+        "outcome": call.outcome.value,
+        "error": call.error,
+        "retries": call.retries,
     }
     if call.detail:
         row["detail"] = dict(call.detail)
@@ -345,8 +357,9 @@ def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
             with open(source, encoding="utf-8") as f:
                 return read_jsonl(f)
         except (OSError, UnicodeDecodeError) as e:
-            raise HistoryFileError(f"cannot read history file {str(source)!r}: {e}",
-                                   "pick a .jsonl file exported by the lab") from None
+            raise HistoryFileError(
+                f"cannot read history file {str(source)!r}: {e}", "pick a .jsonl file exported by the lab"
+            ) from None
     fix = "import a .jsonl file exported by the lab (python -m engine run ... --history FILE.jsonl)"
     lines = iter(source)
     try:
@@ -360,8 +373,10 @@ def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise HistoryFileError("the file has no ddblab history header on line 1", fix)
     if header.get("version") != FORMAT_VERSION:
-        raise HistoryFileError(f"history format version {header.get('version')!r} is not supported",
-                               f"export it again with this version of the lab (format {FORMAT_VERSION})")
+        raise HistoryFileError(
+            f"history format version {header.get('version')!r} is not supported",
+            f"export it again with this version of the lab (format {FORMAT_VERSION})",
+        )
     history = History(t0_ns=0)
     try:
         for number, line in enumerate(lines, start=2):
@@ -374,16 +389,25 @@ def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
             if not isinstance(row, dict) or any(k not in row for k in _REQUIRED):
                 raise HistoryFileError(f"line {number} of the history file lacks the fields of a call", fix)
             try:
-                history.append(Call(
-                    client=int(row["client"]), action=str(row["action"]), op=str(row["op"]), key=str(row["key"]),
-                    invoke_ns=int(row["invoke_ns"]), complete_ns=int(row["complete_ns"]),
-                    outcome=Outcome(row["outcome"]), error=row.get("error") or None,
-                    retries=int(row.get("retries") or 0), detail=row.get("detail") or {},
-                    request=row.get("request"),
-                ))
+                history.append(
+                    Call(
+                        client=int(row["client"]),
+                        action=str(row["action"]),
+                        op=str(row["op"]),
+                        key=str(row["key"]),
+                        invoke_ns=int(row["invoke_ns"]),
+                        complete_ns=int(row["complete_ns"]),
+                        outcome=Outcome(row["outcome"]),
+                        error=row.get("error") or None,
+                        retries=int(row.get("retries") or 0),
+                        detail=row.get("detail") or {},
+                        request=row.get("request"),
+                    )
+                )
             except (TypeError, ValueError, OverflowError):
-                raise HistoryFileError(f"line {number} of the history file has a field of the wrong type", fix) from None
+                raise HistoryFileError(
+                    f"line {number} of the history file has a field of the wrong type", fix
+                ) from None
     except UnicodeDecodeError:
         raise HistoryFileError("history file is not UTF-8 text", fix) from None
     return history, dict(header.get("meta") or {})
-

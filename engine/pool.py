@@ -138,7 +138,11 @@ class _Home:
             # (the children finish their call and ship it) instead of killing the children mid-call.
             self.process: subprocess.Popen[bytes] | None = subprocess.Popen(
                 [sys.executable, "-m", "engine.pool", str(child_reads), str(child_writes)],
-                pass_fds=(child_reads, child_writes), env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+                pass_fds=(child_reads, child_writes),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError as e:
             self.process = None
             self.down.close()
@@ -189,8 +193,9 @@ class _Home:
                 if self.went:
                     self.failure = f"client process {self.pid} ended unexpectedly"
                     for client in self.ids:
-                        self.run._worker_error_record({"client": client, "kind": "crash",
-                                                       "message": "its client process died", "trace": None})
+                        self.run._worker_error_record(
+                            {"client": client, "kind": "crash", "message": "its client process died", "trace": None}
+                        )
         finally:
             self.ready.set()  # never leave the parent waiting for a child that is gone
 
@@ -265,6 +270,7 @@ def _ops_done(homes: list[_Home], threads: int) -> list[int]:
 
 # -- the child -----------------------------------------------------------------------------------------------
 
+
 def child_main(down: Connection, up: Connection) -> None:
     """A child process: make its clients, wait for "go", run, ship every call home."""
     from engine.runner import client_failure  # the runner imports this module
@@ -296,13 +302,27 @@ def child_main(down: Connection, up: Connection) -> None:
         table = Table(plan.table_name, client, created=False, spec=plan.table_spec)  # never ours to drop
         outbox = _Outbox()
         shared: dict[str, Any] = {}
-        contexts = [ClientContext(
-            client=client, history=outbox, client_id=i, table=table, options=plan.options,  # type: ignore[arg-type]
-            variant=plan.options.variant, threads=cfg.threads, ops_per_client=cfg.ops_per_client, deadline=None,
-            stop=stop, shared=shared, rng=random.Random(plan.base_seed * 1000 + i),
-            lost_response_share=cfg.lost_response_share or 0.0, record_requests=cfg.record_requests,
-            max_calls=_share(cfg.max_calls, cfg.processes)) for i in plan.client_ids]
-    except Exception as e:  # noqa: BLE001 - the parent reports it; a child must not die silently
+        contexts = [
+            ClientContext(
+                client=client,
+                history=outbox,
+                client_id=i,
+                table=table,
+                options=plan.options,  # type: ignore[arg-type]
+                variant=plan.options.variant,
+                threads=cfg.threads,
+                ops_per_client=cfg.ops_per_client,
+                deadline=None,
+                stop=stop,
+                shared=shared,
+                rng=random.Random(plan.base_seed * 1000 + i),
+                lost_response_share=cfg.lost_response_share or 0.0,
+                record_requests=cfg.record_requests,
+                max_calls=_share(cfg.max_calls, cfg.processes),
+            )
+            for i in plan.client_ids
+        ]
+    except Exception as e:
         up.send(("failed", f"a client process could not start: {e}"))
         up.close()
         return
@@ -343,8 +363,14 @@ def _share(max_calls: int | None, processes: int) -> int | None:
     return None if max_calls is None else max(1, -(-max_calls // processes))
 
 
-def _ship(conn: Connection, outbox: _Outbox, contexts: list[ClientContext], errors: list[dict[str, Any]],
-          lock: threading.Lock, cpu_s: float) -> None:
+def _ship(
+    conn: Connection,
+    outbox: _Outbox,
+    contexts: list[ClientContext],
+    errors: list[dict[str, Any]],
+    lock: threading.Lock,
+    cpu_s: float,
+) -> None:
     with lock:
         sent_errors, errors[:] = list(errors), []
     conn.send(("calls", outbox.take(), {ctx.client_id: ctx.ops_done for ctx in contexts}, sent_errors, cpu_s))

@@ -66,14 +66,18 @@ class RunConfig:
         if not isinstance(self.threads, int) or self.threads < 1:
             raise BadInput(f"threads must be at least 1, got {self.threads}", "use --threads 1 or more")
         if self.threads > self.max_threads:
-            raise BadInput(f"{self.threads} threads is above the cap of {self.max_threads}",
-                           f"use at most {self.max_threads}, or raise the cap with --max-threads")
+            raise BadInput(
+                f"{self.threads} threads is above the cap of {self.max_threads}",
+                f"use at most {self.max_threads}, or raise the cap with --max-threads",
+            )
         ops = self.ops_per_client
         if ops is not None and ops < 1:
             raise BadInput(f"ops per client must be at least 1, got {ops}", "use --ops 1 or more")
         if self.duration_s is not None and not 0 < self.duration_s <= 24 * 3600:
-            raise BadInput(f"duration must be above 0 s and at most a day, got {self.duration_s}",
-                           "use --duration SECONDS, e.g. --duration 10")
+            raise BadInput(
+                f"duration must be above 0 s and at most a day, got {self.duration_s}",
+                "use --duration SECONDS, e.g. --duration 10",
+            )
         if ops is None and self.duration_s is None:
             ops = pattern.default_ops
         share = pattern.lost_response_default if self.lost_response_share is None else self.lost_response_share
@@ -82,17 +86,29 @@ class RunConfig:
         if self.max_calls is not None and self.max_calls < 1:
             raise BadInput(f"max calls must be at least 1, got {self.max_calls}", "use e.g. --max-calls 10000")
         if not isinstance(self.processes, int) or not 1 <= self.processes <= min(self.threads, MAX_PROCESSES):
-            raise BadInput(f"processes must be from 1 to {min(self.threads, MAX_PROCESSES)} (at most one per "
-                           f"thread), got {self.processes}", "use e.g. --processes 2, or about one per CPU core")
+            raise BadInput(
+                f"processes must be from 1 to {min(self.threads, MAX_PROCESSES)} (at most one per "
+                f"thread), got {self.processes}",
+                "use e.g. --processes 2, or about one per CPU core",
+            )
         if self.processes > 1 and not pattern.process_pool:
-            raise BadInput(f"{pattern.name}'s clients meet in memory (shared state), so they must share one process",
-                           "use --processes 1 for this pattern")
+            raise BadInput(
+                f"{pattern.name}'s clients meet in memory (shared state), so they must share one process",
+                "use --processes 1 for this pattern",
+            )
         if not 0.0 <= self.latency_ms <= 10_000:
             raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
         values = pattern.resolve_options(variant, self.options)
-        config = RunConfig(**{**{f: getattr(self, f) for f in self.__dataclass_fields__},
-                              "pattern": pattern.name, "variant": variant, "ops_per_client": ops,
-                              "lost_response_share": share, "options": values})
+        config = RunConfig(
+            **{
+                **{f: getattr(self, f) for f in self.__dataclass_fields__},
+                "pattern": pattern.name,
+                "variant": variant,
+                "ops_per_client": ops,
+                "lost_response_share": share,
+                "options": values,
+            }
+        )
         return pattern, config, RunOptions(variant, self.threads, ops, values)
 
 
@@ -184,9 +200,15 @@ class Run:
             fraction = min(1.0, elapsed / self.config.duration_s)
         elif planned and self.shared.get("_ops_done") is not None:
             fraction = min(1.0, sum(self.shared["_ops_done"]) / planned)
-        return {**counts, "state": self.state.value, "elapsed_s": elapsed, "client_cpu": self.client_cpu(),
-                "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0, "fraction": fraction,
-                "conflicts": conflicts(counts["errors"], counts["refusals"], self.pattern_cls.business_refusals)}
+        return {
+            **counts,
+            "state": self.state.value,
+            "elapsed_s": elapsed,
+            "client_cpu": self.client_cpu(),
+            "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0,
+            "fraction": fraction,
+            "conflicts": conflicts(counts["errors"], counts["refusals"], self.pattern_cls.business_refusals),
+        }
 
     # -- the run -------------------------------------------------------------------------------------------
 
@@ -198,8 +220,13 @@ class Run:
             cfg = self.config
             client = self.backend.client(threads=cfg.threads, retry=cfg.retry)
             injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
-            self.table = open_table(client, cfg.pattern, self.pattern.table_spec(self.options),
-                                    name=cfg.table_name, allow_foreign=cfg.allow_foreign_table)
+            self.table = open_table(
+                client,
+                cfg.pattern,
+                self.pattern.table_spec(self.options),
+                name=cfg.table_name,
+                allow_foreign=cfg.allow_foreign_table,
+            )
             self.pattern.setup(self.table, self.options)
             self.state = RunState.RUNNING
             self._run_clients(client)
@@ -211,7 +238,7 @@ class Run:
         except LabError as e:
             self.error = e
             self.state = RunState.FAILED
-        except Exception as e:  # noqa: BLE001 - a run must end with a message, never a hung thread
+        except Exception as e:
             self.error = _as_lab_error(e, self.backend)
             self.state = RunState.FAILED
         finally:
@@ -221,7 +248,7 @@ class Run:
             if self.table is not None and not self.config.keep_table and self.backend.alive():
                 try:
                     drop_table(self.table)
-                except Exception:  # noqa: BLE001 - clean-up must not hide the run's own result
+                except Exception:
                     pass
             if injector is not None:
                 injector.close()
@@ -241,14 +268,31 @@ class Run:
         deadline_box: list[float | None] = [None]
         contexts = []
         for i in range(n):
-            contexts.append(ClientContext(
-                client=client, history=self.history, client_id=i, table=self.table, options=self.options,
-                variant=self.options.variant, threads=n, ops_per_client=cfg.ops_per_client, deadline=None,
-                stop=self._stop, shared=self.shared, rng=random.Random(base_seed * 1000 + i),
-                lost_response_share=cfg.lost_response_share or 0.0, record_requests=cfg.record_requests,
-                max_calls=cfg.max_calls))
-        threads = [threading.Thread(target=self._worker, args=(ctx, barrier, deadline_box), daemon=True,
-                                    name=f"client-{ctx.client_id}") for ctx in contexts]
+            contexts.append(
+                ClientContext(
+                    client=client,
+                    history=self.history,
+                    client_id=i,
+                    table=self.table,
+                    options=self.options,
+                    variant=self.options.variant,
+                    threads=n,
+                    ops_per_client=cfg.ops_per_client,
+                    deadline=None,
+                    stop=self._stop,
+                    shared=self.shared,
+                    rng=random.Random(base_seed * 1000 + i),
+                    lost_response_share=cfg.lost_response_share or 0.0,
+                    record_requests=cfg.record_requests,
+                    max_calls=cfg.max_calls,
+                )
+            )
+        threads = [
+            threading.Thread(
+                target=self._worker, args=(ctx, barrier, deadline_box), daemon=True, name=f"client-{ctx.client_id}"
+            )
+            for ctx in contexts
+        ]
         try:
             for t in threads:
                 t.start()
@@ -305,21 +349,26 @@ def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | Non
         return {"kind": "crash", "message": str(e), "trace": None}
     except CallError as e:
         return {"kind": "error", "message": f"{e.call.op} {e.code}", "trace": None}
-    except Exception as e:  # noqa: BLE001 - recorded and shown; the other clients go on
+    except Exception as e:
         return {"kind": "error", "message": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=4)}
     finally:
         ctx.count_cpu()
     return None
 
 
-def conflicts(errors: Mapping[str, int], refusals: Mapping[tuple[str, str], int] | None = None,
-              business: Mapping[str, str] | None = None) -> int:
+def conflicts(
+    errors: Mapping[str, int],
+    refusals: Mapping[tuple[str, str], int] | None = None,
+    business: Mapping[str, str] | None = None,
+) -> int:
     """Calls refused because another client got there first: refused conditions and cancelled transactions,
     less the pattern's business refusals (sold out, out of stock: `Pattern.business_refusals`) when the
     refusals by action are known (History.counts()["refusals"])."""
-    total = sum(n for code, n in errors.items()
-                if code in ("ConditionalCheckFailedException", "TransactionCanceledException",
-                            "TransactionConflictException"))
+    total = sum(
+        n
+        for code, n in errors.items()
+        if code in ("ConditionalCheckFailedException", "TransactionCanceledException", "TransactionConflictException")
+    )
     if refusals and business:
         total -= sum(n for (action, code), n in refusals.items() if business.get(action) == code)
     return total
@@ -331,9 +380,10 @@ def _as_lab_error(e: Exception, backend: Backend) -> LabError:
     if not backend.alive():
         return server_died()
     if isinstance(e, CallError):
-        return (backend.refusal(ClientError(dict(e.response), e.call.op))
-                or LabError(f"{e.call.op} failed during setup or verification: {e.code}",
-                            "check the backend; the calls recorded so far are kept"))
+        return backend.refusal(ClientError(dict(e.response), e.call.op)) or LabError(
+            f"{e.call.op} failed during setup or verification: {e.code}",
+            "check the backend; the calls recorded so far are kept",
+        )
     if isinstance(e, ClientError):
         refused = backend.refusal(e)  # e.g. a session token that expired while the run went on
         if refused is not None:

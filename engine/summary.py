@@ -38,8 +38,9 @@ def summary(run: Run) -> dict[str, Any]:
         "faults": {"lost_response_share": cfg.lost_response_share, "latency_ms": cfg.latency_ms},
         "options": dict(run.options.values),
         "client_crashes": sum(1 for e in run.worker_errors if e["kind"] == "crash"),
-        "client_errors": [{k: v for k, v in e.items() if k != "trace"} for e in run.worker_errors
-                          if e["kind"] != "crash"][:20],
+        "client_errors": [
+            {k: v for k, v in e.items() if k != "trace"} for e in run.worker_errors if e["kind"] != "crash"
+        ][:20],
         "invariants": [inv.as_dict() for inv in run.invariants],
     }
 
@@ -50,8 +51,10 @@ def render_text(data: dict[str, Any]) -> str:
     limit = f" (≤ {data['duration_limit_s']:g} s)" if data["duration_limit_s"] else ""
     where = f"{data['backend']} {data['endpoint_url'] or ''}".strip()
     spread = f" in {data['processes']} processes" if data.get("processes", 1) > 1 else ""
-    out = [f"{data['pattern']} / {data['variant']}: {data['threads']} threads{spread} × {ops} ops{limit} on {where}, "
-           f"table {data['table']}"]
+    out = [
+        f"{data['pattern']} / {data['variant']}: {data['threads']} threads{spread} × {ops} ops{limit} on {where}, "
+        f"table {data['table']}"
+    ]
     if data["error"]:
         out.append(f"ERROR: {data['error']}")
     o = data["outcomes"]
@@ -59,8 +62,10 @@ def render_text(data: dict[str, Any]) -> str:
     if data.get("client_cpu_cores"):
         out.append(f"client CPU {client_cpu_text(data['client_cpu_cores'])}")
     out.append(f"outcomes   ok {o['ok']}   fail {o['fail']}   info {o['info']} (unknown: response lost)")
-    out.append(f"conflicts  {data['conflicts']}   retries (botocore) {data['retries']}   "
-               f"retry policy {data['retry_policy']['mode']}/{data['retry_policy']['max_attempts']}")
+    out.append(
+        f"conflicts  {data['conflicts']}   retries (botocore) {data['retries']}   "
+        f"retry policy {data['retry_policy']['mode']}/{data['retry_policy']['max_attempts']}"
+    )
     if data["errors"]:
         out.append("errors     " + ", ".join(f"{code} {n}" for code, n in data["errors"].items()))
     if data["client_crashes"]:
@@ -72,9 +77,11 @@ def render_text(data: dict[str, Any]) -> str:
         width = max(len(inv["name"]) for inv in data["invariants"])
         for inv in data["invariants"]:
             verdict = "PASS" if inv["holds"] else "FAIL"
-            out.append(f"  {verdict}  {inv['name']:<{width}}  expected {_short(inv['expected'])}, "
-                       f"observed {_short(inv['observed'])}"
-                       + (f"  ({inv['violations']} violations)" if inv["violations"] else ""))
+            out.append(
+                f"  {verdict}  {inv['name']:<{width}}  expected {_short(inv['expected'])}, "
+                f"observed {_short(inv['observed'])}"
+                + (f"  ({inv['violations']} violations)" if inv["violations"] else "")
+            )
             out.append(f"        {inv['explanation']}")
     return "\n".join(out)
 
@@ -88,9 +95,12 @@ SATURATED = 0.85  # of a core: a client process that busy has little left to sta
 
 
 def client_cpu_text(cores: list[float]) -> str:
-    """"0.97 of a core", or "0.95, 0.97 of a core each (2 processes)", and what a saturated process means."""
-    text = (f"{cores[0]:.2f} of a core" if len(cores) == 1 else
-            f"{', '.join(f'{c:.2f}' for c in cores)} of a core each ({len(cores)} processes)")
+    """ "0.97 of a core", or "0.95, 0.97 of a core each (2 processes)", and what a saturated process means."""
+    text = (
+        f"{cores[0]:.2f} of a core"
+        if len(cores) == 1
+        else f"{', '.join(f'{c:.2f}' for c in cores)} of a core each ({len(cores)} processes)"
+    )
     if max(cores) >= SATURATED:
         text += ": CPU-bound (Python runs one thread at a time per process), so more threads add few calls"
     return text

@@ -13,9 +13,16 @@ from engine.patterns import get_pattern
 from engine.runner import Run, RunConfig, conflicts
 
 
-def sweep(backend: Backend, pattern: str, thread_counts: Sequence[int], *, ops_per_client: int = 20,
-          variants: Sequence[str] | None = None, progress: Callable[[str], None] | None = None,
-          stop: Callable[[], bool] | None = None) -> pd.DataFrame:
+def sweep(
+    backend: Backend,
+    pattern: str,
+    thread_counts: Sequence[int],
+    *,
+    ops_per_client: int = 20,
+    variants: Sequence[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> pd.DataFrame:
     """One run per (variant, threads); one row each."""
     cls = get_pattern(pattern)
     rows = []
@@ -25,8 +32,9 @@ def sweep(backend: Backend, pattern: str, thread_counts: Sequence[int], *, ops_p
                 return pd.DataFrame(rows)
             if progress:
                 progress(f"{cls.name} {variant} × {threads} threads")
-            run = Run(RunConfig(pattern=cls.name, variant=variant, threads=threads,
-                                ops_per_client=ops_per_client), backend).run_to_end()
+            run = Run(
+                RunConfig(pattern=cls.name, variant=variant, threads=threads, ops_per_client=ops_per_client), backend
+            ).run_to_end()
             rows.append(sweep_row(run))
     return pd.DataFrame(rows)
 

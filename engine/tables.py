@@ -50,8 +50,9 @@ class Table:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def get(self, pk: str, sk: str, consistent: bool = True) -> dict[str, Any] | None:
-        return self.client.get_item(TableName=self.name, Key={"PK": pk, "SK": sk},
-                                    ConsistentRead=consistent).get("Item")
+        return self.client.get_item(TableName=self.name, Key={"PK": pk, "SK": sk}, ConsistentRead=consistent).get(
+            "Item"
+        )
 
     def put(self, item: dict[str, Any]) -> None:
         self.client.put_item(TableName=self.name, Item=item)
@@ -63,26 +64,33 @@ def run_table_name(pattern: str) -> str:
 
 def validate_table_name(name: str) -> str:
     if not _NAME.match(name):
-        raise BadInput(f"table name {name!r} is not a valid DynamoDB table name",
-                       "use 3-255 characters from letters, digits, '_', '-' and '.'")
+        raise BadInput(
+            f"table name {name!r} is not a valid DynamoDB table name",
+            "use 3-255 characters from letters, digits, '_', '-' and '.'",
+        )
     return name
 
 
-def open_table(client: Any, pattern: str, spec: TableSpec, *, name: str | None = None,
-               allow_foreign: bool = False) -> Table:
+def open_table(
+    client: Any, pattern: str, spec: TableSpec, *, name: str | None = None, allow_foreign: bool = False
+) -> Table:
     """Create the run's table (or adopt a named one) and wait until it is ACTIVE."""
     name = validate_table_name(name) if name else run_table_name(pattern)
     existing = _describe(client, name)
     if existing is not None:
         if not _is_ours(client, existing) and not allow_foreign:
-            raise ForeignTable(f"table {name!r} already exists and was not created by the lab",
-                               "pick another --table name, or pass --allow-foreign-table to write to it "
-                               "(the lab never deletes a table it did not create)")
+            raise ForeignTable(
+                f"table {name!r} already exists and was not created by the lab",
+                "pick another --table name, or pass --allow-foreign-table to write to it "
+                "(the lab never deletes a table it did not create)",
+            )
         _check_layout(existing, spec, name)
         if client.scan(TableName=name, Limit=1, ConsistentRead=True).get("Items"):
             # Invariants count what is in the table: old items would make a correct run look broken.
-            raise BadInput(f"table {name!r} already holds items (an earlier run's, or someone's data)",
-                           "pick a new --table name, or leave out --table for a fresh ddblab-* table")
+            raise BadInput(
+                f"table {name!r} already holds items (an earlier run's, or someone's data)",
+                "pick a new --table name, or leave out --table for a fresh ddblab-* table",
+            )
         return Table(name, client, created=False, spec=spec)
     return create_table(client, name, spec)
 
@@ -98,7 +106,7 @@ def create_table(client: Any, name: str, spec: TableSpec) -> Table:
     except BaseException:
         try:
             drop_table(table)  # created but never became usable: do not leave it behind
-        except Exception:  # noqa: BLE001 - the original error is the one to report
+        except Exception:
             pass
         raise
     return table
@@ -136,11 +144,15 @@ def _is_ours(client: Any, description: dict[str, Any]) -> bool:
 def _check_layout(description: dict[str, Any], spec: TableSpec, name: str) -> None:
     keys = {k["AttributeName"]: k["KeyType"] for k in description.get("KeySchema", [])}
     if keys != {"PK": "HASH", "SK": "RANGE"}:
-        raise BadInput(f"table {name!r} has keys {keys}, the lab needs PK (hash) and SK (range), both strings",
-                       "let the lab create its own table (leave out --table)")
+        raise BadInput(
+            f"table {name!r} has keys {keys}, the lab needs PK (hash) and SK (range), both strings",
+            "let the lab create its own table (leave out --table)",
+        )
     if spec.gsi and not any(i["IndexName"] == "GSI1" for i in description.get("GlobalSecondaryIndexes", [])):
-        raise BadInput(f"table {name!r} has no index GSI1 (GSI1PK/GSI1SK), which this pattern queries",
-                       "let the lab create its own table (leave out --table)")
+        raise BadInput(
+            f"table {name!r} has no index GSI1 (GSI1PK/GSI1SK), which this pattern queries",
+            "let the lab create its own table (leave out --table)",
+        )
 
 
 def _create(client: Any, name: str, spec: TableSpec) -> None:
@@ -152,14 +164,20 @@ def _create(client: Any, name: str, spec: TableSpec) -> None:
         "Tags": [{"Key": OWNER_TAG, "Value": OWNER_VALUE}],
     }
     if spec.gsi:
-        attributes += [{"AttributeName": "GSI1PK", "AttributeType": "S"},
-                       {"AttributeName": "GSI1SK", "AttributeType": "S"}]
-        kwargs["GlobalSecondaryIndexes"] = [{
-            "IndexName": "GSI1",
-            "KeySchema": [{"AttributeName": "GSI1PK", "KeyType": "HASH"},
-                          {"AttributeName": "GSI1SK", "KeyType": "RANGE"}],
-            "Projection": {"ProjectionType": "ALL"},
-        }]
+        attributes += [
+            {"AttributeName": "GSI1PK", "AttributeType": "S"},
+            {"AttributeName": "GSI1SK", "AttributeType": "S"},
+        ]
+        kwargs["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": "GSI1",
+                "KeySchema": [
+                    {"AttributeName": "GSI1PK", "KeyType": "HASH"},
+                    {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ]
         if spec.gsi_lag_ms > 0:
             kwargs["Tags"].append({"Key": GSI_LAG_TAG, "Value": str(int(spec.gsi_lag_ms))})
     kwargs["AttributeDefinitions"] = attributes
@@ -167,14 +185,18 @@ def _create(client: Any, name: str, spec: TableSpec) -> None:
         client.create_table(**kwargs)
     except ClientError as e:
         if e.response["Error"].get("Code") == "ResourceInUseException":
-            raise TableNameTaken(f"table {name!r} was created by someone else a moment ago",
-                                 "pick another table name") from None
-        raise LabError(f"could not create table {name!r}: {e.response['Error'].get('Message', '')}",
-                       "check the backend's permissions and limits") from None
+            raise TableNameTaken(
+                f"table {name!r} was created by someone else a moment ago", "pick another table name"
+            ) from None
+        raise LabError(
+            f"could not create table {name!r}: {e.response['Error'].get('Message', '')}",
+            "check the backend's permissions and limits",
+        ) from None
     _wait_active(client, name)
     if spec.ttl_attribute:
-        client.update_time_to_live(TableName=name, TimeToLiveSpecification={
-            "Enabled": True, "AttributeName": spec.ttl_attribute})
+        client.update_time_to_live(
+            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": spec.ttl_attribute}
+        )
 
 
 def _wait_active(client: Any, name: str, timeout_s: float = 120.0) -> None:

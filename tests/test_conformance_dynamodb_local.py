@@ -27,9 +27,24 @@ def test_races_and_every_patterns_invariants_hold_on_dynamodb_local() -> None:
     server, endpoint = dynamodb_local.start()
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=-m 'not slow'", "-rs",
-             *SUITE], cwd=ROOT, env={**os.environ, "DDBLAB_TEST_ENDPOINT": endpoint}, capture_output=True,
-            text=True, timeout=1200)
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-o",
+                "addopts=-m 'not slow'",
+                "-rs",
+                *SUITE,
+            ],
+            cwd=ROOT,
+            env={**os.environ, "DDBLAB_TEST_ENDPOINT": endpoint},
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
     finally:
         server.kill()
         server.wait()

@@ -22,8 +22,7 @@ from engine.runner import Run, RunConfig, RunState, run_pattern
 
 MIX = [
     RunConfig(pattern="atomic-counters", variant="add", threads=64, duration_s=5),
-    RunConfig(pattern="optimistic-locking", variant="version-check", threads=64, duration_s=5,
-              options={"accounts": 8}),
+    RunConfig(pattern="optimistic-locking", variant="version-check", threads=64, duration_s=5, options={"accounts": 8}),
     RunConfig(pattern="conditional-writes", variant="guarded", threads=64, duration_s=5),
 ]
 

@@ -8,8 +8,9 @@ from dashboard.settings import build_config
 
 registry = get_registry()
 st.title("Compare safe vs racy")
-st.caption("The same pattern, threads and ops: both variants start together on separate tables; "
-           "the charts share their axes.")
+st.caption(
+    "The same pattern, threads and ops: both variants start together on separate tables; the charts share their axes."
+)
 
 pattern = ui.pattern_picker("compare")
 ui.pattern_texts(pattern)
@@ -19,8 +20,15 @@ spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared 
 group = st.session_state.get("compare_group") or st.query_params.get("group")
 records = registry.group(group)
 if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):
-    ui.start_and_remember(lambda: registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run),
-                                                      ui.current_spec())[0].group, "compare_group", "group")
+    ui.start_and_remember(
+        lambda: (
+            registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec())[
+                0
+            ].group
+        ),
+        "compare_group",
+        "group",
+    )
 if records and any(r.running for r in records) and st.button("Stop both", icon=":material/stop:", key="compare-stop"):
     for r in records:
         if r.run is not None:

@@ -11,9 +11,11 @@ st.title("History")
 
 with st.container(border=True):
     st.markdown("#### Import a history")
-    upload = st.file_uploader("A .jsonl history exported by the lab "
-                              "(or `python -m engine run … --history FILE.jsonl`)",
-                              type=["jsonl"], key="history-upload")
+    upload = st.file_uploader(
+        "A .jsonl history exported by the lab (or `python -m engine run … --history FILE.jsonl`)",
+        type=["jsonl"],
+        key="history-upload",
+    )
     if upload is not None and st.session_state.get("history-imported") != upload.file_id:
         try:
             imported = registry.import_history(upload.name, upload.getvalue())

@@ -16,10 +16,14 @@ settings = ui.run_controls(pattern, "run", max_threads=registry.max_threads_per_
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
 record = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))
 start_col, stop_col, _ = st.columns([1, 1, 4])
-if start_col.button("Start", icon=":material/play_arrow:", type="primary", key="run-start", width="stretch",
-                    disabled=spent):
-    ui.start_and_remember(lambda: registry.start(build_config(settings, max_threads=registry.max_threads_per_run),
-                                                 ui.current_spec()).id, "run_id", "run")
+if start_col.button(
+    "Start", icon=":material/play_arrow:", type="primary", key="run-start", width="stretch", disabled=spent
+):
+    ui.start_and_remember(
+        lambda: registry.start(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec()).id,
+        "run_id",
+        "run",
+    )
 running = record is not None and record.running
 if stop_col.button("Stop", icon=":material/stop:", key="run-stop", disabled=not running, width="stretch"):
     record.run.stop()
@@ -27,8 +31,10 @@ if stop_col.button("Stop", icon=":material/stop:", key="run-stop", disabled=not 
 if record is None:
     wanted = st.query_params.get("run")
     if wanted:
-        st.info(f"Run {wanted} is no longer in this dashboard (it was restarted, or the run was deleted). "
-                "Earlier runs are on the History page.")
+        st.info(
+            f"Run {wanted} is no longer in this dashboard (it was restarted, or the run was deleted). "
+            "Earlier runs are on the History page."
+        )
     else:
         st.info("Pick a pattern and a variant, then Start. Every call is recorded; the charts follow it live.")
 else:

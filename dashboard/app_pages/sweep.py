@@ -13,17 +13,23 @@ st.caption("One run per variant and thread count, one after another, on the curr
 
 pattern = ui.pattern_picker("sweep")
 c1, c2 = st.columns([3, 1])
-counts = c1.multiselect("Thread counts", [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run],
-                        default=[1, 2, 4, 8, 16, 32], key="sweep-threads")
+counts = c1.multiselect(
+    "Thread counts",
+    [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run],
+    default=[1, 2, 4, 8, 16, 32],
+    key="sweep-threads",
+)
 ops = c2.number_input("Ops per client", min_value=0, value=10, step=5, key="sweep-ops")
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
 job = registry.sweep(st.session_state.get("sweep_id") or st.query_params.get("sweep"))
 b1, b2, _ = st.columns([1, 1, 4])
-if b1.button("Start sweep", icon=":material/play_arrow:", type="primary", key="sweep-start", width="stretch",
-             disabled=spent):
-    ui.start_and_remember(lambda: registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec()).id,
-                          "sweep_id", "sweep")
+if b1.button(
+    "Start sweep", icon=":material/play_arrow:", type="primary", key="sweep-start", width="stretch", disabled=spent
+):
+    ui.start_and_remember(
+        lambda: registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec()).id, "sweep_id", "sweep"
+    )
 if b2.button("Stop", icon=":material/stop:", key="sweep-stop", disabled=not (job and job.running), width="stretch"):
     job.stop()
 

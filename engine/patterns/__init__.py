@@ -24,8 +24,13 @@ def all_patterns() -> dict[str, type[Pattern]]:
             continue
         mod = importlib.import_module(f"{__name__}.{module.name}")
         for value in vars(mod).values():
-            if isinstance(value, type) and issubclass(value, Pattern) and value is not Pattern \
-                    and value.__module__ == mod.__name__ and getattr(value, "name", None):
+            if (
+                isinstance(value, type)
+                and issubclass(value, Pattern)
+                and value is not Pattern
+                and value.__module__ == mod.__name__
+                and getattr(value, "name", None)
+            ):
                 found.append(value)
     return {p.name: p for p in sorted(found, key=lambda p: p.seed)}
 

@@ -21,10 +21,14 @@ class AtomicCounters(Pattern):
     name = "atomic-counters"
     seed = 24
     title = "Atomic counters"
-    problem = ("Page views, stock levels and sequence numbers all need increments. Reading the value, adding "
-               "one in code and writing it back loses updates whenever two clients do it at once.")
-    solution = ("Let DynamoDB do the arithmetic: UpdateItem ADD #v :one (ReturnValues=UPDATED_NEW hands out "
-                "sequence numbers), and a condition such as remaining > 0 keeps a floor.")
+    problem = (
+        "Page views, stock levels and sequence numbers all need increments. Reading the value, adding "
+        "one in code and writing it back loses updates whenever two clients do it at once."
+    )
+    solution = (
+        "Let DynamoDB do the arithmetic: UpdateItem ADD #v :one (ReturnValues=UPDATED_NEW hands out "
+        "sequence numbers), and a condition such as remaining > 0 keeps a floor."
+    )
     variants = {
         "add": Variant("add", True, "UpdateItem ADD on the server; ticket sales guarded by remaining > 0"),
         "read-then-put": Variant("read-then-put", False, "GetItem, +1 in Python, PutItem: the seed's racy increment"),
@@ -56,40 +60,83 @@ class AtomicCounters(Pattern):
     def _increment(ctx: ClientContext, name: str, racy: bool, op: int) -> None:
         if racy:
             views = ctx.call("read-views", "GetItem", key="views", TableName=name, Key=VIEWS)["Item"]["views"]
-            ctx.call("increment", "PutItem", key="views", detail={"op": op, "read": int(views)},
-                     TableName=name, Item={**VIEWS, "views": views + 1})
+            ctx.call(
+                "increment",
+                "PutItem",
+                key="views",
+                detail={"op": op, "read": int(views)},
+                TableName=name,
+                Item={**VIEWS, "views": views + 1},
+            )
         else:
-            ctx.call("increment", "UpdateItem", key="views", detail={"op": op}, TableName=name, Key=VIEWS,
-                     UpdateExpression="ADD #v :one", ExpressionAttributeNames={"#v": "views"},
-                     ExpressionAttributeValues={":one": 1})
+            ctx.call(
+                "increment",
+                "UpdateItem",
+                key="views",
+                detail={"op": op},
+                TableName=name,
+                Key=VIEWS,
+                UpdateExpression="ADD #v :one",
+                ExpressionAttributeNames={"#v": "views"},
+                ExpressionAttributeValues={":one": 1},
+            )
 
     @staticmethod
     def _next_number(ctx: ClientContext, name: str, racy: bool, op: int) -> None:
         if racy:
             current = ctx.call("read-sequence", "GetItem", key="sequence", TableName=name, Key=SEQUENCE)["Item"]["next"]
             number = int(current) + 1
-            ctx.call("next-number", "PutItem", key="sequence", detail={"op": op, "number": number},
-                     TableName=name, Item={**SEQUENCE, "next": number})
+            ctx.call(
+                "next-number",
+                "PutItem",
+                key="sequence",
+                detail={"op": op, "number": number},
+                TableName=name,
+                Item={**SEQUENCE, "next": number},
+            )
         else:
-            ctx.call("next-number", "UpdateItem", key="sequence", detail={"op": op},
-                     observe=lambda r: {"number": int(r["Attributes"]["next"])},
-                     TableName=name, Key=SEQUENCE, UpdateExpression="ADD #n :one",
-                     ExpressionAttributeNames={"#n": "next"}, ExpressionAttributeValues={":one": 1},
-                     ReturnValues="UPDATED_NEW")
+            ctx.call(
+                "next-number",
+                "UpdateItem",
+                key="sequence",
+                detail={"op": op},
+                observe=lambda r: {"number": int(r["Attributes"]["next"])},
+                TableName=name,
+                Key=SEQUENCE,
+                UpdateExpression="ADD #n :one",
+                ExpressionAttributeNames={"#n": "next"},
+                ExpressionAttributeValues={":one": 1},
+                ReturnValues="UPDATED_NEW",
+            )
 
     @staticmethod
     def _buy_ticket(ctx: ClientContext, name: str, racy: bool, op: int) -> None:
         if racy:
-            remaining = ctx.call("read-tickets", "GetItem", key="tickets", TableName=name,
-                                 Key=TICKETS)["Item"]["remaining"]
+            remaining = ctx.call("read-tickets", "GetItem", key="tickets", TableName=name, Key=TICKETS)["Item"][
+                "remaining"
+            ]
             if remaining > 0:
-                ctx.call("buy-ticket", "PutItem", key="tickets", detail={"op": op, "read": int(remaining)},
-                         TableName=name, Item={**TICKETS, "remaining": remaining - 1})
+                ctx.call(
+                    "buy-ticket",
+                    "PutItem",
+                    key="tickets",
+                    detail={"op": op, "read": int(remaining)},
+                    TableName=name,
+                    Item={**TICKETS, "remaining": remaining - 1},
+                )
             return
         try:
-            ctx.call("buy-ticket", "UpdateItem", key="tickets", detail={"op": op}, TableName=name, Key=TICKETS,
-                     UpdateExpression="ADD remaining :minus", ConditionExpression="remaining > :zero",
-                     ExpressionAttributeValues={":minus": -1, ":zero": 0})
+            ctx.call(
+                "buy-ticket",
+                "UpdateItem",
+                key="tickets",
+                detail={"op": op},
+                TableName=name,
+                Key=TICKETS,
+                UpdateExpression="ADD remaining :minus",
+                ConditionExpression="remaining > :zero",
+                ExpressionAttributeValues={":minus": -1, ":zero": 0},
+            )
         except ConditionFailed:
             pass  # sold out: the floor held
 
@@ -110,13 +157,25 @@ class AtomicCounters(Pattern):
         lost = max(0, acked - views)
         extra = max(0, views - acked - unknown)
         hedge = f"; up to {unknown} more from calls with an unknown outcome" if unknown else ""
-        invariants.append(Invariant(
-            name="final count = acknowledged increments", holds=acked <= views <= acked + unknown,
-            expected=acked, observed=views, violations=lost + extra, calls=_repeated_reads(frame, inc & ok),
-            explanation=(f"{lost} of {acked} acknowledged increments were lost: clients read the same value and "
-                         "wrote the same +1 over each other" if lost else
-                         f"the count is {extra} above every increment that could have landed" if extra else
-                         "every acknowledged increment is in the final count") + hedge))
+        invariants.append(
+            Invariant(
+                name="final count = acknowledged increments",
+                holds=acked <= views <= acked + unknown,
+                expected=acked,
+                observed=views,
+                violations=lost + extra,
+                calls=_repeated_reads(frame, inc & ok),
+                explanation=(
+                    f"{lost} of {acked} acknowledged increments were lost: clients read the same value and "
+                    "wrote the same +1 over each other"
+                    if lost
+                    else f"the count is {extra} above every increment that could have landed"
+                    if extra
+                    else "every acknowledged increment is in the final count"
+                )
+                + hedge,
+            )
+        )
 
         if options["sequence"]:
             seq = frame["action"] == "next-number"
@@ -126,43 +185,73 @@ class AtomicCounters(Pattern):
             gaps = len(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
             allowed_gaps = attempts_unknown(seq)  # numbers handed to calls whose reply was lost
             broken_gaps = max(0, gaps - allowed_gaps)
-            invariants.append(Invariant(
-                name="sequence numbers unique and gap-free", holds=duplicates == 0 and broken_gaps == 0,
-                expected=f"{len(numbers)} distinct numbers 1..{len(numbers)}",
-                observed=f"{len(counts)} distinct, {duplicates} duplicates, {gaps} gaps",
-                violations=duplicates + broken_gaps, calls=_duplicate_numbers(frame, seq & ok),
-                explanation=("two invoices got the same number" if duplicates else
-                             f"{broken_gaps} numbers were skipped" if broken_gaps else
-                             "every client got its own number"
-                             + (f"; {gaps} holes belong to replies that were lost" if gaps else ", with no holes"))))
+            invariants.append(
+                Invariant(
+                    name="sequence numbers unique and gap-free",
+                    holds=duplicates == 0 and broken_gaps == 0,
+                    expected=f"{len(numbers)} distinct numbers 1..{len(numbers)}",
+                    observed=f"{len(counts)} distinct, {duplicates} duplicates, {gaps} gaps",
+                    violations=duplicates + broken_gaps,
+                    calls=_duplicate_numbers(frame, seq & ok),
+                    explanation=(
+                        "two invoices got the same number"
+                        if duplicates
+                        else f"{broken_gaps} numbers were skipped"
+                        if broken_gaps
+                        else "every client got its own number"
+                        + (f"; {gaps} holes belong to replies that were lost" if gaps else ", with no holes")
+                    ),
+                )
+            )
 
         buy = frame["action"] == "buy-ticket"
         sold = int((buy & ok).sum())
         maybe_sold = attempts_unknown(buy)
         remaining = int(final[TICKETS["PK"]]["remaining"])
         oversold = max(0, sold - options["tickets"])
-        invariants.append(Invariant(
-            name="tickets never oversold", holds=sold <= options["tickets"] and remaining >= 0,
-            expected=f"sold ≤ {options['tickets']}", observed=f"sold {sold}, remaining {remaining}",
-            violations=oversold, calls=rows(frame, buy & ok) if oversold else (),
-            explanation=(f"{oversold} more tickets were sold than existed" if oversold else
-                         "the remaining > 0 floor refused every sale past the last ticket")))
+        invariants.append(
+            Invariant(
+                name="tickets never oversold",
+                holds=sold <= options["tickets"] and remaining >= 0,
+                expected=f"sold ≤ {options['tickets']}",
+                observed=f"sold {sold}, remaining {remaining}",
+                violations=oversold,
+                calls=rows(frame, buy & ok) if oversold else (),
+                explanation=(
+                    f"{oversold} more tickets were sold than existed"
+                    if oversold
+                    else "the remaining > 0 floor refused every sale past the last ticket"
+                ),
+            )
+        )
         expected_remaining = options["tickets"] - sold
         remaining_ok = expected_remaining - maybe_sold <= remaining <= expected_remaining
-        invariants.append(Invariant(
-            name="remaining = initial − sold", holds=remaining_ok,
-            expected=expected_remaining, observed=remaining,
-            violations=0 if remaining_ok else abs(remaining - expected_remaining),
-            explanation=("each acknowledged sale took exactly one ticket off the counter" if remaining_ok else
-                         "the counter and the acknowledged sales disagree: sales were lost or invented")
-            + (f"; up to {maybe_sold} sales had an unknown outcome" if maybe_sold else "")))
+        invariants.append(
+            Invariant(
+                name="remaining = initial − sold",
+                holds=remaining_ok,
+                expected=expected_remaining,
+                observed=remaining,
+                violations=0 if remaining_ok else abs(remaining - expected_remaining),
+                explanation=(
+                    "each acknowledged sale took exactly one ticket off the counter"
+                    if remaining_ok
+                    else "the counter and the acknowledged sales disagree: sales were lost or invented"
+                )
+                + (f"; up to {maybe_sold} sales had an unknown outcome" if maybe_sold else ""),
+            )
+        )
         return invariants
 
     def walkthrough(self, walk: Any) -> None:
         name = walk.name
         walk.table.put({**VIEWS, "views": 0})
-        add = dict(Key=VIEWS, UpdateExpression="ADD #v :one", ExpressionAttributeNames={"#v": "views"},
-                   ExpressionAttributeValues={":one": 1})
+        add = dict(
+            Key=VIEWS,
+            UpdateExpression="ADD #v :one",
+            ExpressionAttributeNames={"#v": "views"},
+            ExpressionAttributeValues={":one": 1},
+        )
         walk.log.request("UpdateItem", {"TableName": name, **add})
         with ThreadPoolExecutor(10) as pool:
             list(pool.map(lambda i: walk.call("UpdateItem", show=False, client_id=i % 10, **add), range(50)))
@@ -187,20 +276,31 @@ class AtomicCounters(Pattern):
         walk.note("...")
         for params in puts[-2:]:
             walk.log.request("PutItem", params)
-        walk.result("Racy read-modify-write after 50 'increments' (expect < 50)",
-                    walk.call("GetItem", show=False, Key=VIEWS)["Item"])
+        walk.result(
+            "Racy read-modify-write after 50 'increments' (expect < 50)",
+            walk.call("GetItem", show=False, Key=VIEWS)["Item"],
+        )
 
         walk.table.put({**SEQUENCE, "next": 0})
-        response = walk.call("UpdateItem", Key=SEQUENCE, UpdateExpression="ADD #n :one",
-                             ExpressionAttributeNames={"#n": "next"}, ExpressionAttributeValues={":one": 1},
-                             ReturnValues="UPDATED_NEW")
+        response = walk.call(
+            "UpdateItem",
+            Key=SEQUENCE,
+            UpdateExpression="ADD #n :one",
+            ExpressionAttributeNames={"#n": "next"},
+            ExpressionAttributeValues={":one": 1},
+            ReturnValues="UPDATED_NEW",
+        )
         walk.result("Next invoice number", response["Attributes"])
 
         walk.table.put({**TICKETS, "remaining": 1})
         for sale in (1, 2):
-            response = walk.call("UpdateItem", Key=TICKETS, UpdateExpression="ADD remaining :minus",
-                                 ConditionExpression="remaining > :zero",
-                                 ExpressionAttributeValues={":minus": -1, ":zero": 0})
+            response = walk.call(
+                "UpdateItem",
+                Key=TICKETS,
+                UpdateExpression="ADD remaining :minus",
+                ConditionExpression="remaining > :zero",
+                ExpressionAttributeValues={":minus": -1, ":zero": 0},
+            )
             walk.result(f"Ticket sale {sale}: {'sold out' if isinstance(response, CallError) else 'sold'}")
 
 

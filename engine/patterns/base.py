@@ -9,7 +9,6 @@ A pattern is a class with: a seed number and texts, its variants (one safe, at l
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -43,20 +42,24 @@ class Option:
     def coerce(self, raw: Any) -> Any:
         if self.choices:
             if str(raw) not in self.choices:
-                raise BadInput(f"{self.name}={raw!r} is not one of {', '.join(self.choices)}",
-                               f"use --set {self.name}=<{'|'.join(self.choices)}>")
+                raise BadInput(
+                    f"{self.name}={raw!r} is not one of {', '.join(self.choices)}",
+                    f"use --set {self.name}=<{'|'.join(self.choices)}>",
+                )
             return str(raw)
         kind = type(self.default)
         try:
             value = kind(float(raw)) if kind is int and isinstance(raw, str) and "." not in raw else kind(raw)
         except (TypeError, ValueError, OverflowError):
-            raise BadInput(f"{self.name}={raw!r} is not a {kind.__name__}",
-                           f"use --set {self.name}=<{kind.__name__}>") from None
+            raise BadInput(
+                f"{self.name}={raw!r} is not a {kind.__name__}", f"use --set {self.name}=<{kind.__name__}>"
+            ) from None
         if isinstance(value, float) and not math.isfinite(value):
             raise BadInput(f"{self.name}={raw!r} is not a finite number", f"use --set {self.name}=<number>")
         if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
-            raise BadInput(f"{self.name}={value} is out of range",
-                           f"use a value from {self.minimum:g} to {self.maximum:g}")
+            raise BadInput(
+                f"{self.name}={value} is out of range", f"use a value from {self.minimum:g} to {self.maximum:g}"
+            )
         return value
 
 
@@ -73,8 +76,15 @@ class Invariant:
     violations: int = 0  # how many times it broke
 
     def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "holds": self.holds, "expected": self.expected, "observed": self.observed,
-                "explanation": self.explanation, "violations": self.violations, "calls": list(self.calls)}
+        return {
+            "name": self.name,
+            "holds": self.holds,
+            "expected": self.expected,
+            "observed": self.observed,
+            "explanation": self.explanation,
+            "violations": self.violations,
+            "calls": list(self.calls),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,14 +131,15 @@ class Pattern:
     @classmethod
     def resolve_options(cls, variant: str, raw: Mapping[str, Any]) -> dict[str, Any]:
         if variant not in cls.variants:
-            raise BadInput(f"pattern {cls.name!r} has no variant {variant!r}",
-                           f"use one of: {', '.join(cls.variants)}")
+            raise BadInput(f"pattern {cls.name!r} has no variant {variant!r}", f"use one of: {', '.join(cls.variants)}")
         unknown = set(raw) - set(cls.options)
         if unknown:
             known = ", ".join(cls.options) or "none"
             raise BadInput(f"pattern {cls.name!r} has no option {sorted(unknown)[0]!r}", f"its options are: {known}")
-        return {name: opt.coerce(raw[name]) if name in raw else cls.variant_default(variant, name)
-                for name, opt in cls.options.items()}
+        return {
+            name: opt.coerce(raw[name]) if name in raw else cls.variant_default(variant, name)
+            for name, opt in cls.options.items()
+        }
 
     @classmethod
     def variant_default(cls, variant: str, option: str) -> Any:

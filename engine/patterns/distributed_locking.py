@@ -62,29 +62,49 @@ class DistributedLocking(Pattern):
     name = "distributed-locking"
     seed = 29
     title = "Distributed locking"
-    problem = ("Several workers must not run the same job at once, and every machine has to see the lock. "
-               "A lock with a lease survives a crashed holder, but a holder paused past its lease wakes up "
-               "believing it still holds the lock and writes over its successor's work.")
-    solution = ("The lock is an item: acquire with a conditional write (attribute_not_exists(PK) OR "
-                "expiresAt < :now), heartbeat while owner = :me, release with an owner-checked write. Add a "
-                "fencing token (ADD on every acquisition) that the protected resource checks on every access.")
+    problem = (
+        "Several workers must not run the same job at once, and every machine has to see the lock. "
+        "A lock with a lease survives a crashed holder, but a holder paused past its lease wakes up "
+        "believing it still holds the lock and writes over its successor's work."
+    )
+    solution = (
+        "The lock is an item: acquire with a conditional write (attribute_not_exists(PK) OR "
+        "expiresAt < :now), heartbeat while owner = :me, release with an owner-checked write. Add a "
+        "fencing token (ADD on every acquisition) that the protected resource checks on every access."
+    )
     process_pool = False  # the hold counter that spreads pauses, and the waiters' count, are in memory
     variants = {
-        "lease-fenced": Variant("lease-fenced", True,
-                                "lease + fencing token: acquire with UpdateItem ADD fence (UPDATED_NEW); the "
-                                "resource accepts only lastToken <= :t; a paused worker's write is refused"),
-        "lease": Variant("lease", False,
-                         "the seed's lease (put / heartbeat / owner-checked delete), no token: a worker paused "
-                         "past its lease still writes"),
+        "lease-fenced": Variant(
+            "lease-fenced",
+            True,
+            "lease + fencing token: acquire with UpdateItem ADD fence (UPDATED_NEW); the "
+            "resource accepts only lastToken <= :t; a paused worker's write is refused",
+        ),
+        "lease": Variant(
+            "lease",
+            False,
+            "the seed's lease (put / heartbeat / owner-checked delete), no token: a worker paused "
+            "past its lease still writes",
+        ),
         "no-lock": Variant("no-lock", False, "read-modify-write of the resource with no lock at all"),
     }
     options = {
         "lease_ms": Option("lease_ms", 1000, "lease length; expiresAt = now + lease (epoch ms)", 100, 60_000),
         "work_ms": Option("work_ms", 10, "protected work per hold (a heartbeat halfway)", 0, 10_000),
-        "pause_share": Option("pause_share", 0.03, "share of holds paused mid-work for the lease "
-                              "+ 1 s (a GC pause): the lease expires under the worker", 0.0, 1.0),
-        "crash_share": Option("crash_share", 0.0, "share of holds whose worker crashes holding the lock "
-                              "(never releases; the lease expires)", 0.0, 1.0),
+        "pause_share": Option(
+            "pause_share",
+            0.03,
+            "share of holds paused mid-work for the lease + 1 s (a GC pause): the lease expires under the worker",
+            0.0,
+            1.0,
+        ),
+        "crash_share": Option(
+            "crash_share",
+            0.0,
+            "share of holds whose worker crashes holding the lock (never releases; the lease expires)",
+            0.0,
+            1.0,
+        ),
     }
     default_ops = 2
 
@@ -139,16 +159,30 @@ class DistributedLocking(Pattern):
                 # The token comes from the same conditional write that takes the lock, so tokens are in the
                 # order of acquisitions, which a separate counter call could not promise.
                 response = ctx.call(
-                    "acquire", "UpdateItem", key="lock", detail=detail,
-                    observe=lambda r: {"token": int(r["Attributes"]["fence"])}, TableName=ctx.table.name,
-                    Key=LOCK, UpdateExpression="SET #owner = :me, expiresAt = :exp ADD fence :one",
-                    ConditionExpression=ACQUIRE_CONDITION, ExpressionAttributeNames=OWNER,
+                    "acquire",
+                    "UpdateItem",
+                    key="lock",
+                    detail=detail,
+                    observe=lambda r: {"token": int(r["Attributes"]["fence"])},
+                    TableName=ctx.table.name,
+                    Key=LOCK,
+                    UpdateExpression="SET #owner = :me, expiresAt = :exp ADD fence :one",
+                    ConditionExpression=ACQUIRE_CONDITION,
+                    ExpressionAttributeNames=OWNER,
                     ExpressionAttributeValues={":me": me, ":exp": expires, ":now": now, ":one": 1},
-                    ReturnValues="UPDATED_NEW")
+                    ReturnValues="UPDATED_NEW",
+                )
                 return Lease(int(response["Attributes"]["fence"]))
-            ctx.call("acquire", "PutItem", key="lock", detail=detail, TableName=ctx.table.name,
-                     Item={**LOCK, "owner": me, "expiresAt": expires}, ConditionExpression=ACQUIRE_CONDITION,
-                     ExpressionAttributeValues={":now": now})
+            ctx.call(
+                "acquire",
+                "PutItem",
+                key="lock",
+                detail=detail,
+                TableName=ctx.table.name,
+                Item={**LOCK, "owner": me, "expiresAt": expires},
+                ConditionExpression=ACQUIRE_CONDITION,
+                ExpressionAttributeValues={":now": now},
+            )
             return Lease(None)
         except (ConditionFailed, Ambiguous):
             return None  # held by someone else (or unknown: if it did apply, the lease simply runs out)
@@ -162,13 +196,32 @@ class DistributedLocking(Pattern):
             if token is not None:
                 # The read carries the token too: once the resource has seen a newer holder, an older one can
                 # no longer slip a write in between that holder's read and write.
-                jobs = int(ctx.call("read", "UpdateItem", key="resource", detail=base, TableName=name, Key=RESOURCE,
-                                    UpdateExpression="SET lastToken = :t", ConditionExpression="lastToken <= :t",
-                                    ExpressionAttributeValues={":t": token}, ReturnValues="ALL_NEW")
-                           ["Attributes"]["jobs"])
+                jobs = int(
+                    ctx.call(
+                        "read",
+                        "UpdateItem",
+                        key="resource",
+                        detail=base,
+                        TableName=name,
+                        Key=RESOURCE,
+                        UpdateExpression="SET lastToken = :t",
+                        ConditionExpression="lastToken <= :t",
+                        ExpressionAttributeValues={":t": token},
+                        ReturnValues="ALL_NEW",
+                    )["Attributes"]["jobs"]
+                )
             else:
-                jobs = int(ctx.call("read", "GetItem", key="resource", detail=base, TableName=name, Key=RESOURCE,
-                                    ConsistentRead=True)["Item"]["jobs"])
+                jobs = int(
+                    ctx.call(
+                        "read",
+                        "GetItem",
+                        key="resource",
+                        detail=base,
+                        TableName=name,
+                        Key=RESOURCE,
+                        ConsistentRead=True,
+                    )["Item"]["jobs"]
+                )
             ctx.sleep(ctx.options["work_ms"] / 2000)
             if lease is not None:
                 self._heartbeat(ctx, op)
@@ -180,12 +233,28 @@ class DistributedLocking(Pattern):
             detail = {**base, "read": jobs, "paused": pause}
             values: dict[str, Any] = {":n": jobs + 1, ":me": me}
             if token is None:
-                ctx.call("write", "UpdateItem", key="resource", detail=detail, TableName=name, Key=RESOURCE,
-                         UpdateExpression="SET jobs = :n, lastWriter = :me", ExpressionAttributeValues=values)
+                ctx.call(
+                    "write",
+                    "UpdateItem",
+                    key="resource",
+                    detail=detail,
+                    TableName=name,
+                    Key=RESOURCE,
+                    UpdateExpression="SET jobs = :n, lastWriter = :me",
+                    ExpressionAttributeValues=values,
+                )
             else:
-                ctx.call("write", "UpdateItem", key="resource", detail=detail, TableName=name, Key=RESOURCE,
-                         UpdateExpression="SET jobs = :n, lastWriter = :me, lastToken = :t",
-                         ConditionExpression="lastToken <= :t", ExpressionAttributeValues={**values, ":t": token})
+                ctx.call(
+                    "write",
+                    "UpdateItem",
+                    key="resource",
+                    detail=detail,
+                    TableName=name,
+                    Key=RESOURCE,
+                    UpdateExpression="SET jobs = :n, lastWriter = :me, lastToken = :t",
+                    ConditionExpression="lastToken <= :t",
+                    ExpressionAttributeValues={**values, ":t": token},
+                )
         except (ConditionFailed, Ambiguous):
             pass  # fenced off (a newer holder exists), or unknown: verify counts both from the history
 
@@ -194,11 +263,18 @@ class DistributedLocking(Pattern):
         now, mono = _clock()
         expires = now + ctx.options["lease_ms"]
         try:
-            ctx.call("heartbeat", "UpdateItem", key="lock", detail={"hold": op, "now": now, "mono_ns": mono,
-                                                                     "expiresAt": expires},
-                     TableName=ctx.table.name, Key=LOCK, UpdateExpression="SET expiresAt = :later",
-                     ConditionExpression="#owner = :me", ExpressionAttributeNames=OWNER,
-                     ExpressionAttributeValues={":later": expires, ":me": worker(ctx.client_id)})
+            ctx.call(
+                "heartbeat",
+                "UpdateItem",
+                key="lock",
+                detail={"hold": op, "now": now, "mono_ns": mono, "expiresAt": expires},
+                TableName=ctx.table.name,
+                Key=LOCK,
+                UpdateExpression="SET expiresAt = :later",
+                ConditionExpression="#owner = :me",
+                ExpressionAttributeNames=OWNER,
+                ExpressionAttributeValues={":later": expires, ":me": worker(ctx.client_id)},
+            )
         except (ConditionFailed, Ambiguous):
             pass  # the lease is gone; the write will find out (fenced) or not (lease)
 
@@ -207,15 +283,31 @@ class DistributedLocking(Pattern):
         me = {":me": worker(ctx.client_id)}
         try:
             if lease.token is None:
-                ctx.call("release", "DeleteItem", key="lock", detail={"hold": op}, TableName=ctx.table.name,
-                         Key=LOCK, ConditionExpression="#owner = :me", ExpressionAttributeNames=OWNER,
-                         ExpressionAttributeValues=me)
+                ctx.call(
+                    "release",
+                    "DeleteItem",
+                    key="lock",
+                    detail={"hold": op},
+                    TableName=ctx.table.name,
+                    Key=LOCK,
+                    ConditionExpression="#owner = :me",
+                    ExpressionAttributeNames=OWNER,
+                    ExpressionAttributeValues=me,
+                )
             else:
                 # The lock item keeps its fence counter, so release clears the lease instead of deleting it.
-                ctx.call("release", "UpdateItem", key="lock", detail={"hold": op, "token": lease.token},
-                         TableName=ctx.table.name, Key=LOCK, UpdateExpression="SET expiresAt = :zero REMOVE #owner",
-                         ConditionExpression="#owner = :me", ExpressionAttributeNames=OWNER,
-                         ExpressionAttributeValues={**me, ":zero": 0})
+                ctx.call(
+                    "release",
+                    "UpdateItem",
+                    key="lock",
+                    detail={"hold": op, "token": lease.token},
+                    TableName=ctx.table.name,
+                    Key=LOCK,
+                    UpdateExpression="SET expiresAt = :zero REMOVE #owner",
+                    ConditionExpression="#owner = :me",
+                    ExpressionAttributeNames=OWNER,
+                    ExpressionAttributeValues={**me, ":zero": 0},
+                )
         except (ConditionFailed, Ambiguous):
             pass  # a zombie's release: someone else holds the lock now, and the owner check keeps it theirs
 
@@ -233,47 +325,79 @@ class DistributedLocking(Pattern):
         zombie_releases = int(((frame["action"] == "release") & (frame["outcome"] == "fail")).sum())
         locked = options.variant != "no-lock"
 
-        intervals = (_lease_intervals(frame, ok, holds, history.t0_ns) if locked
-                     else _critical_sections(reads, writes, holds))
+        intervals = (
+            _lease_intervals(frame, ok, holds, history.t0_ns) if locked else _critical_sections(reads, writes, holds)
+        )
         held, late = held_and_late(intervals)
         overlaps = _overlaps(held)
         who = "lock holder" if locked else "worker in the critical section"
-        invariants = [Invariant(
-            name=f"at most one {who} at a time", holds=not overlaps,
-            expected="0 overlaps", observed=f"{len(overlaps)} overlaps in {len(intervals)} "
-                                            f"{'leases' if locked else 'critical sections'}",
-            violations=len(overlaps), calls=tuple(s for pair in overlaps for s in pair)[:40],
-            explanation=_holder_story(len(overlaps), len(intervals), zombie_releases, locked)
-            + (f"; {len(late)} leases had run out before their acquirer heard it had them (a slow answer): "
-               "the worker then believes it holds a lock nobody holds, which is what the fencing token is for"
-               if late and locked else ""))]
+        invariants = [
+            Invariant(
+                name=f"at most one {who} at a time",
+                holds=not overlaps,
+                expected="0 overlaps",
+                observed=f"{len(overlaps)} overlaps in {len(intervals)} {'leases' if locked else 'critical sections'}",
+                violations=len(overlaps),
+                calls=tuple(s for pair in overlaps for s in pair)[:40],
+                explanation=_holder_story(len(overlaps), len(intervals), zombie_releases, locked)
+                + (
+                    f"; {len(late)} leases had run out before their acquirer heard it had them (a slow answer): "
+                    "the worker then believes it holds a lock nobody holds, which is what the fencing token is for"
+                    if late and locked
+                    else ""
+                ),
+            )
+        ]
 
         stale = _stale_writes(reads, writes, holds)
         if stale:
-            why = ("workers paused past their lease wrote over the next holder's work" if locked else
-                   "nothing kept the workers apart")
-            story = (f"at least {len(stale)} writes landed after another worker had accessed the resource "
-                     f"since the writer's own read: {why}")
+            why = (
+                "workers paused past their lease wrote over the next holder's work"
+                if locked
+                else "nothing kept the workers apart"
+            )
+            story = (
+                f"at least {len(stale)} writes landed after another worker had accessed the resource "
+                f"since the writer's own read: {why}"
+            )
         else:
             story = "no write landed on top of a newer holder's read" + (
                 f"; {len(refused)} writes by workers whose lease had expired were refused by the fencing token"
-                if len(refused) else "")
-        invariants.append(Invariant(
-            name="no stale write lands", holds=not stale, expected=0,
-            observed=f"{len(stale)} landed, {len(refused)} refused", violations=len(stale),
-            calls=tuple(stale[:40]), explanation=story))
+                if len(refused)
+                else ""
+            )
+        invariants.append(
+            Invariant(
+                name="no stale write lands",
+                holds=not stale,
+                expected=0,
+                observed=f"{len(stale)} landed, {len(refused)} refused",
+                violations=len(stale),
+                calls=tuple(stale[:40]),
+                explanation=story,
+            )
+        )
 
         jobs = int(table.get(RESOURCE["PK"], RESOURCE["SK"])["jobs"])
         acked = len(writes)
         lost = max(0, acked - jobs)
-        invariants.append(Invariant(
-            name="protected counter = acknowledged writes", holds=acked <= jobs <= acked + unknown,
-            expected=acked, observed=jobs, violations=lost, calls=rows(writes, writes["seq"].isin(stale)),
-            explanation=(f"{lost} of {acked} acknowledged jobs are missing from the counter: stale writes "
-                         "overwrote them" if lost else
-                         "every acknowledged job is counted exactly once")
-            + (f" ({len(acquired)} acquisitions, {len(refused)} writes refused)" if locked else "")
-            + (f"; {unknown} writes had an unknown outcome" if unknown else "")))
+        invariants.append(
+            Invariant(
+                name="protected counter = acknowledged writes",
+                holds=acked <= jobs <= acked + unknown,
+                expected=acked,
+                observed=jobs,
+                violations=lost,
+                calls=rows(writes, writes["seq"].isin(stale)),
+                explanation=(
+                    f"{lost} of {acked} acknowledged jobs are missing from the counter: stale writes overwrote them"
+                    if lost
+                    else "every acknowledged job is counted exactly once"
+                )
+                + (f" ({len(acquired)} acquisitions, {len(refused)} writes refused)" if locked else "")
+                + (f"; {unknown} writes had an unknown outcome" if unknown else ""),
+            )
+        )
         return invariants
 
     # -- the seed's scenes -------------------------------------------------------------------------------------
@@ -284,20 +408,37 @@ class DistributedLocking(Pattern):
 
         def acquire(who: str) -> bool:
             now = int(time.time())
-            return not isinstance(walk.call("PutItem", Item={**key, "owner": who, "expiresAt": now + lease_s},
-                                            ConditionExpression=ACQUIRE_CONDITION,
-                                            ExpressionAttributeValues={":now": now}), CallError)
+            return not isinstance(
+                walk.call(
+                    "PutItem",
+                    Item={**key, "owner": who, "expiresAt": now + lease_s},
+                    ConditionExpression=ACQUIRE_CONDITION,
+                    ExpressionAttributeValues={":now": now},
+                ),
+                CallError,
+            )
 
         def owner_checked(op: str, who: str, **params: Any) -> bool:
-            return not isinstance(walk.call(op, Key=key, ConditionExpression="#owner = :me",
-                                            ExpressionAttributeNames=OWNER,
-                                            ExpressionAttributeValues={":me": who, **params.pop("values", {})},
-                                            **params), CallError)
+            return not isinstance(
+                walk.call(
+                    op,
+                    Key=key,
+                    ConditionExpression="#owner = :me",
+                    ExpressionAttributeNames=OWNER,
+                    ExpressionAttributeValues={":me": who, **params.pop("values", {})},
+                    **params,
+                ),
+                CallError,
+            )
 
         walk.result("worker-A acquires", acquire("worker-A"))
         walk.result("worker-B tries while A holds it", acquire("worker-B"))
-        owner_checked("UpdateItem", "worker-A", UpdateExpression="SET expiresAt = :later",
-                      values={":later": int(time.time()) + lease_s})
+        owner_checked(
+            "UpdateItem",
+            "worker-A",
+            UpdateExpression="SET expiresAt = :later",
+            values={":later": int(time.time()) + lease_s},
+        )
         walk.note("...")
         walk.result("worker-A releases", owner_checked("DeleteItem", "worker-A"))
         walk.result("worker-B acquires after release", acquire("worker-B"))
@@ -310,13 +451,16 @@ class DistributedLocking(Pattern):
 
 def _holder_story(overlaps: int, intervals: int, zombie_releases: int, locked: bool) -> str:
     if overlaps:
-        return (f"{overlaps} times a worker started while another was still inside"
-                + ("" if locked else ": with no lock nothing keeps them apart"))
+        return f"{overlaps} times a worker started while another was still inside" + (
+            "" if locked else ": with no lock nothing keeps them apart"
+        )
     if not locked:
         return f"the {intervals} critical sections happened not to overlap"
-    return (f"each of {intervals} leases (acquire → release, or expiry from expiresAt) ended before the next began"
-            + (f"; {zombie_releases} releases by workers whose lease had expired were refused by the owner check"
-               if zombie_releases else ""))
+    return f"each of {intervals} leases (acquire → release, or expiry from expiresAt) ended before the next began" + (
+        f"; {zombie_releases} releases by workers whose lease had expired were refused by the owner check"
+        if zombie_releases
+        else ""
+    )
 
 
 def _lease_intervals(frame: pd.DataFrame, ok: pd.Series, holds: pd.Series, t0_ns: int) -> list[tuple[int, int, int]]:
@@ -324,8 +468,15 @@ def _lease_intervals(frame: pd.DataFrame, ok: pd.Series, holds: pd.Series, t0_ns
     whichever came first; the expiry is expiresAt placed on the monotonic clock, moved by each heartbeat."""
     leases: dict[Any, list[int]] = {}
     for seq, action, hold, good, outcome, invoke, complete, detail in zip(
-            frame["seq"], frame["action"], holds, ok, frame["outcome"], frame["invoke_ns"], frame["complete_ns"],
-            frame["detail"]):
+        frame["seq"],
+        frame["action"],
+        holds,
+        ok,
+        frame["outcome"],
+        frame["invoke_ns"],
+        frame["complete_ns"],
+        frame["detail"],
+    ):
         # A release whose answer was lost may have freed the lock at any moment after it was sent.
         unknown_release = action == "release" and outcome == "info"
         if not (good or unknown_release) or action not in ("acquire", "heartbeat", "release"):
@@ -356,8 +507,11 @@ def held_and_late(intervals: list[tuple[int, int, int]]) -> tuple[list[tuple[int
 def _critical_sections(reads: pd.DataFrame, writes: pd.DataFrame, holds: pd.Series) -> list[tuple[int, int, int]]:
     """no-lock: from the read's answer to the write's sending, per job."""
     sent = {holds[i]: int(t) for i, t in zip(writes.index, writes["invoke_ns"])}
-    return [(int(t), sent[holds[i]], int(s)) for i, t, s in zip(reads.index, reads["complete_ns"], reads["seq"])
-            if holds[i] in sent]
+    return [
+        (int(t), sent[holds[i]], int(s))
+        for i, t, s in zip(reads.index, reads["complete_ns"], reads["seq"])
+        if holds[i] in sent
+    ]
 
 
 def _overlaps(intervals: list[tuple[int, int, int]]) -> list[tuple[int, int]]:
@@ -376,8 +530,11 @@ def _stale_writes(reads: pd.DataFrame, writes: pd.DataFrame, holds: pd.Series) -
     """Acknowledged writes sent after another worker's access (read or write) that began after the writer's
     own read had ended: the writer's value came from state someone else had since read or changed."""
     read_at = {holds[i]: int(t) for i, t in zip(reads.index, reads["complete_ns"])}
-    accesses = sorted((int(a), int(b), holds[i]) for frame in (reads, writes)
-                      for i, a, b in zip(frame.index, frame["invoke_ns"], frame["complete_ns"]))
+    accesses = sorted(
+        (int(a), int(b), holds[i])
+        for frame in (reads, writes)
+        for i, a, b in zip(frame.index, frame["invoke_ns"], frame["complete_ns"])
+    )
     starts = [a[0] for a in accesses]
     stale = []
     for i, sent, seq in zip(writes.index, writes["invoke_ns"], writes["seq"]):

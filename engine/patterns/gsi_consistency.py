@@ -34,15 +34,16 @@ def email_key(client: int, op: int) -> str:
     return f"EMAIL#u{client + 1}-{op + 1}@x.com"
 
 
-def query_gsi_until_found(query: Callable[[], list[dict[str, Any]]], sleep: Callable[[float], object],
-                          attempts: int = 5) -> tuple[list[dict[str, Any]], int]:
+def query_gsi_until_found(
+    query: Callable[[], list[dict[str, Any]]], sleep: Callable[[float], object], attempts: int = 5
+) -> tuple[list[dict[str, Any]], int]:
     """The seed's retry with backoff: query the index until it returns something; (items, attempts used)."""
     for i in range(attempts):
         items = query()
         if items:
             return items, i + 1
         if i + 1 < attempts:
-            sleep(SEED_BACKOFF_S * 2 ** i)
+            sleep(SEED_BACKOFF_S * 2**i)
     return [], attempts
 
 
@@ -50,23 +51,42 @@ class GsiConsistency(Pattern):
     name = "gsi-consistency"
     seed = 28
     title = "GSIs are eventually consistent"
-    problem = ("DynamoDB updates a GSI asynchronously, after the table write succeeded. A read through the "
-               "index straight after a write can miss the new item or return its old version, and "
-               "ConsistentRead=True is rejected on a GSI. A GSI enforces nothing: two users can share an email.")
-    solution = ("Read your own writes from the base table by key with ConsistentRead=True (or return what you "
-                "wrote); if you must read the index, retry with backoff; never decide invariants from a GSI.")
+    problem = (
+        "DynamoDB updates a GSI asynchronously, after the table write succeeded. A read through the "
+        "index straight after a write can miss the new item or return its old version, and "
+        "ConsistentRead=True is rejected on a GSI. A GSI enforces nothing: two users can share an email."
+    )
+    solution = (
+        "Read your own writes from the base table by key with ConsistentRead=True (or return what you "
+        "wrote); if you must read the index, retry with backoff; never decide invariants from a GSI."
+    )
     variants = {
-        "base-table-read": Variant("base-table-read", True,
-                                   "write, then GetItem by key with ConsistentRead=True: never stale"),
-        "gsi-read": Variant("gsi-read", False,
-                            "write, then Query GSI1 by the new email, retrying with backoff until found: "
-                            "stale inside the lag window (simulated on the embedded server)"),
+        "base-table-read": Variant(
+            "base-table-read", True, "write, then GetItem by key with ConsistentRead=True: never stale"
+        ),
+        "gsi-read": Variant(
+            "gsi-read",
+            False,
+            "write, then Query GSI1 by the new email, retrying with backoff until found: "
+            "stale inside the lag window (simulated on the embedded server)",
+        ),
     }
     options = {
-        "gsi_lag_ms": Option("gsi_lag_ms", 300, "GSI propagation lag, SIMULATED on the embedded server "
-                             "(on AWS the lag is real; this is then the bound the invariants expect)", 0, 10_000),
-        "read_attempts": Option("read_attempts", 5, "gsi-read: queries per write before giving up "
-                                "(the seed's query_gsi_until_found, backoff 50 ms × 2^i)", 1, 8),
+        "gsi_lag_ms": Option(
+            "gsi_lag_ms",
+            300,
+            "GSI propagation lag, SIMULATED on the embedded server "
+            "(on AWS the lag is real; this is then the bound the invariants expect)",
+            0,
+            10_000,
+        ),
+        "read_attempts": Option(
+            "read_attempts",
+            5,
+            "gsi-read: queries per write before giving up (the seed's query_gsi_until_found, backoff 50 ms × 2^i)",
+            1,
+            8,
+        ),
     }
     default_ops = 5
 
@@ -82,8 +102,14 @@ class GsiConsistency(Pattern):
             email = email_key(ctx.client_id, op)
             # Each op changes the user's email: the index keeps the old one until the lag has passed.
             try:
-                ctx.call("write", "PutItem", key=pk, detail={"op": op, "version": op + 1}, TableName=ctx.table.name,
-                         Item={"PK": pk, "SK": SK, "GSI1PK": email, "GSI1SK": pk, "version": op + 1})
+                ctx.call(
+                    "write",
+                    "PutItem",
+                    key=pk,
+                    detail={"op": op, "version": op + 1},
+                    TableName=ctx.table.name,
+                    Item={"PK": pk, "SK": SK, "GSI1PK": email, "GSI1SK": pk, "version": op + 1},
+                )
             except Ambiguous:
                 continue  # recorded as unknown; there is no acknowledged write to read back
             acked = time.monotonic_ns()
@@ -94,19 +120,33 @@ class GsiConsistency(Pattern):
 
     @staticmethod
     def _read_base(ctx: ClientContext, pk: str, op: int, acked: int) -> None:
-        ctx.call("read-back", "GetItem", key=pk, detail=_read_detail(op, 1, acked),
-                 observe=lambda r: {"stale": int(r.get("Item", {}).get("version", 0)) < op + 1},
-                 TableName=ctx.table.name, Key={"PK": pk, "SK": SK}, ConsistentRead=True)
+        ctx.call(
+            "read-back",
+            "GetItem",
+            key=pk,
+            detail=_read_detail(op, 1, acked),
+            observe=lambda r: {"stale": int(r.get("Item", {}).get("version", 0)) < op + 1},
+            TableName=ctx.table.name,
+            Key={"PK": pk, "SK": SK},
+            ConsistentRead=True,
+        )
 
     @staticmethod
     def _read_index(ctx: ClientContext, email: str, op: int, acked: int) -> None:
         attempts = iter(range(1, ctx.options["read_attempts"] + 1))
 
         def query() -> list[dict[str, Any]]:
-            return ctx.call("read-back", "Query", key=email, detail=_read_detail(op, next(attempts), acked),
-                            observe=lambda r: {"stale": not r.get("Items")}, TableName=ctx.table.name,
-                            IndexName="GSI1", KeyConditionExpression="GSI1PK = :e",
-                            ExpressionAttributeValues={":e": email})["Items"]
+            return ctx.call(
+                "read-back",
+                "Query",
+                key=email,
+                detail=_read_detail(op, next(attempts), acked),
+                observe=lambda r: {"stale": not r.get("Items")},
+                TableName=ctx.table.name,
+                IndexName="GSI1",
+                KeyConditionExpression="GSI1PK = :e",
+                ExpressionAttributeValues={":e": email},
+            )["Items"]
 
         query_gsi_until_found(query, ctx.sleep, ctx.options["read_attempts"])
 
@@ -136,37 +176,69 @@ class GsiConsistency(Pattern):
         figures = _percentiles(list(first_seen.values()))
 
         n_stale = int(stale.sum())
-        invariants = [Invariant(
-            name="read-your-writes: every read after an acknowledged write sees it", holds=n_stale == 0,
-            expected="0 stale reads", observed=f"{n_stale} stale of {len(reads)} reads",
-            violations=n_stale, calls=rows(reads, stale),
-            explanation=(f"{n_stale} reads through {via} right after an acknowledged write missed it: the index "
-                         f"had not caught up yet ({lag})" if n_stale else
-                         f"every one of {len(reads)} reads through {via} saw the write just acknowledged"))]
+        invariants = [
+            Invariant(
+                name="read-your-writes: every read after an acknowledged write sees it",
+                holds=n_stale == 0,
+                expected="0 stale reads",
+                observed=f"{n_stale} stale of {len(reads)} reads",
+                violations=n_stale,
+                calls=rows(reads, stale),
+                explanation=(
+                    f"{n_stale} reads through {via} right after an acknowledged write missed it: the index "
+                    f"had not caught up yet ({lag})"
+                    if n_stale
+                    else f"every one of {len(reads)} reads through {via} saw the write just acknowledged"
+                ),
+            )
+        ]
 
         n_late = int(late.sum()) + unseen
-        invariants.append(Invariant(
-            name="every write is visible within lag + margin", holds=n_late == 0,
-            expected=f"≤ {bound_ms} ms", observed=figures + (f"; {unseen} never seen" if unseen else ""),
-            violations=n_late, calls=rows(reads, late),
-            explanation=(f"write → first read that saw it, over {len(first_seen)} writes read through {via}"
-                         + (f"; {int(late.sum())} reads sent more than {bound_ms} ms after the write still "
-                            f"missed it" if late.any() else "")
-                         + (f"; {unseen} writes were never seen within {options['read_attempts']} attempts"
-                            if unseen else "; none took longer than the lag + margin"))))
+        invariants.append(
+            Invariant(
+                name="every write is visible within lag + margin",
+                holds=n_late == 0,
+                expected=f"≤ {bound_ms} ms",
+                observed=figures + (f"; {unseen} never seen" if unseen else ""),
+                violations=n_late,
+                calls=rows(reads, late),
+                explanation=(
+                    f"write → first read that saw it, over {len(first_seen)} writes read through {via}"
+                    + (
+                        f"; {int(late.sum())} reads sent more than {bound_ms} ms after the write still missed it"
+                        if late.any()
+                        else ""
+                    )
+                    + (
+                        f"; {unseen} writes were never seen within {options['read_attempts']} attempts"
+                        if unseen
+                        else "; none took longer than the lag + margin"
+                    )
+                ),
+            )
+        )
 
         if len(writes):
-            time.sleep(max(0.0, (history.t0_ns + int(writes["complete_ns"].max())) / 1e9
-                           + bound_ms / 1000 - time.monotonic()))
+            time.sleep(
+                max(0.0, (history.t0_ns + int(writes["complete_ns"].max())) / 1e9 + bound_ms / 1000 - time.monotonic())
+            )
         wrong, evidence = _index_mismatches(table)
-        invariants.append(Invariant(
-            name="the GSI converges to the table after lag + margin", holds=wrong == 0,
-            expected="index = table", observed=f"{wrong} entries differ" if wrong else "index = table",
-            violations=wrong,
-            explanation=(f"{bound_ms} ms after the last write, {wrong} index entries still differ from the "
-                         f"table ({', '.join(evidence[:3])})" if wrong else
-                         f"{bound_ms} ms after the last write, GSI1 lists every user under its latest email "
-                         "and no old one")))
+        invariants.append(
+            Invariant(
+                name="the GSI converges to the table after lag + margin",
+                holds=wrong == 0,
+                expected="index = table",
+                observed=f"{wrong} entries differ" if wrong else "index = table",
+                violations=wrong,
+                explanation=(
+                    f"{bound_ms} ms after the last write, {wrong} index entries still differ from the "
+                    f"table ({', '.join(evidence[:3])})"
+                    if wrong
+                    else f"{bound_ms} ms after the last write, GSI1 lists every user under its latest email "
+                    "and no old one"
+                ),
+            )
+        )
         return invariants
 
     def walkthrough(self, walk: Any) -> None:
@@ -181,10 +253,13 @@ class GsiConsistency(Pattern):
         walk.result("ConsistentRead=True on a GSI", _message(refused))
 
         walk.call("PutItem", Item={**key, "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#1"})
-        walk.result("Immediate GSI read after write (Local is instant; AWS may return 0)",
-                    len(_items(walk.call("Query", **by_email))))
-        walk.result("Strongly consistent read from the base table",
-                    walk.call("GetItem", Key=key, ConsistentRead=True)["Item"])
+        walk.result(
+            "Immediate GSI read after write (Local is instant; AWS may return 0)",
+            len(_items(walk.call("Query", **by_email))),
+        )
+        walk.result(
+            "Strongly consistent read from the base table", walk.call("GetItem", Key=key, ConsistentRead=True)["Item"]
+        )
         items, attempts = _retry(walk, by_email)
         walk.result(f"GSI read with retry (found after {attempts} attempt(s))", items)
 
@@ -192,17 +267,19 @@ class GsiConsistency(Pattern):
             _set_simulated_lag(walk, lag_ms)
             walk.note(f"... the same on an index that lags {lag_ms} ms (simulated by the embedded server) ...")
             lagged = {":v": "EMAIL#b@x.com"}
-            walk.call("PutItem", Item={"PK": "USER#3", "SK": "PROFILE", "GSI1PK": "EMAIL#b@x.com",
-                                       "GSI1SK": "USER#3"})
-            walk.result(f"Immediate GSI read after write ({lag_ms} ms lag, simulated)",
-                        len(_items(walk.call("Query", **{**by_email, "ExpressionAttributeValues": lagged}))))
+            walk.call("PutItem", Item={"PK": "USER#3", "SK": "PROFILE", "GSI1PK": "EMAIL#b@x.com", "GSI1SK": "USER#3"})
+            walk.result(
+                f"Immediate GSI read after write ({lag_ms} ms lag, simulated)",
+                len(_items(walk.call("Query", **{**by_email, "ExpressionAttributeValues": lagged}))),
+            )
             items, attempts = _retry(walk, {**by_email, "ExpressionAttributeValues": lagged})
             walk.result(f"GSI read with retry (found after {attempts} attempt(s))", items)
             _set_simulated_lag(walk, 0)
 
         walk.call("PutItem", Item={"PK": "USER#2", "SK": "PROFILE", "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#2"})
-        walk.result("Two users with the same email in the GSI",
-                    [item["PK"] for item in _items(walk.call("Query", **by_email))])
+        walk.result(
+            "Two users with the same email in the GSI", [item["PK"] for item in _items(walk.call("Query", **by_email))]
+        )
 
 
 def _read_detail(op: int, attempt: int, acked: int) -> dict[str, Any]:
@@ -219,8 +296,7 @@ def _percentiles(values: list[float]) -> str:
 
 def _index_mismatches(table: Table) -> tuple[int, list[str]]:
     """Entries where GSI1 differs from the base table: a user missing, on an old email, or an old version."""
-    expected = {(item["PK"], item["GSI1PK"], int(item["version"])) for item in table.scan_all()
-                if "GSI1PK" in item}
+    expected = {(item["PK"], item["GSI1PK"], int(item["version"])) for item in table.scan_all() if "GSI1PK" in item}
     listed: set[tuple[str, str, int]] = set()
     kwargs: dict[str, Any] = {"TableName": table.name, "IndexName": "GSI1"}
     while True:

@@ -56,8 +56,12 @@ class Request:
     reuse: bool = False  # a buggy caller reusing an answered key for another amount: must be refused
 
     def detail(self, attempt: int) -> dict[str, Any]:
-        return {"request": self.request_id, "amount": self.amount, "attempt": attempt,
-                **({"reuse": True} if self.reuse else {})}
+        return {
+            "request": self.request_id,
+            "amount": self.amount,
+            "attempt": attempt,
+            **({"reuse": True} if self.reuse else {}),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,35 +149,70 @@ class IdempotencyKeys(Pattern):
     name = "idempotency-keys"
     seed = 27
     title = "Idempotency keys"
-    problem = ("Networks fail after the work is done but before the response arrives, and clients, SDKs, queues "
-               "and Lambda all retry. Without protection, a retried 'charge card' charges the card twice.")
-    solution = ("The caller sends a unique key with each logical request. The handler claims it with a "
-                "conditional PutItem (IN_PROGRESS, attribute_not_exists(PK) OR expiresAt < :now), does the side "
-                "effect once, and stores the response as COMPLETED; a retry gets the stored response back, a "
-                "concurrent duplicate is told to retry later, and a claim past its in-progress expiry (a crashed "
-                "handler's) is taken over. The claim names the charge id up front, so a takeover charges under "
-                "the same id and the card is charged once even if the old holder was only slow.")
+    problem = (
+        "Networks fail after the work is done but before the response arrives, and clients, SDKs, queues "
+        "and Lambda all retry. Without protection, a retried 'charge card' charges the card twice."
+    )
+    solution = (
+        "The caller sends a unique key with each logical request. The handler claims it with a "
+        "conditional PutItem (IN_PROGRESS, attribute_not_exists(PK) OR expiresAt < :now), does the side "
+        "effect once, and stores the response as COMPLETED; a retry gets the stored response back, a "
+        "concurrent duplicate is told to retry later, and a claim past its in-progress expiry (a crashed "
+        "handler's) is taken over. The claim names the charge id up front, so a takeover charges under "
+        "the same id and the card is charged once even if the old holder was only slow."
+    )
     process_pool = False  # duplicate requests are handed between clients through an in-memory mailbox
     variants = {
-        "with-key": Variant("with-key", True, "claim the key (naming the charge id), charge, store the reply; "
-                            "retries replay it, in-flight duplicates wait, stuck claims are taken over"),
+        "with-key": Variant(
+            "with-key",
+            True,
+            "claim the key (naming the charge id), charge, store the reply; "
+            "retries replay it, in-flight duplicates wait, stuck claims are taken over",
+        ),
         "without-key": Variant("without-key", False, "charge on every delivery: each retry charges the card again"),
     }
     options = {
-        "resend_share": Option("resend_share", 0.2, "share of answered requests the caller sends again, as if "
-                               "the reply was lost", 0, 1),
-        "duplicate_share": Option("duplicate_share", 0.2, "share of requests the queue also delivers to a second "
-                                  "worker at the same time", 0, 1),
-        "reuse_share": Option("reuse_share", 0.05, "share of requests that reuse an answered key for another "
-                              "amount (a caller's bug): they must be refused", 0, 1),
-        "crash_share": Option("crash_share", 0.01, "share of handlers that crash after the claim, before "
-                              "charging; the caller retries on another worker", 0, 1),
+        "resend_share": Option(
+            "resend_share", 0.2, "share of answered requests the caller sends again, as if the reply was lost", 0, 1
+        ),
+        "duplicate_share": Option(
+            "duplicate_share",
+            0.2,
+            "share of requests the queue also delivers to a second worker at the same time",
+            0,
+            1,
+        ),
+        "reuse_share": Option(
+            "reuse_share",
+            0.05,
+            "share of requests that reuse an answered key for another amount (a caller's bug): they must be refused",
+            0,
+            1,
+        ),
+        "crash_share": Option(
+            "crash_share",
+            0.01,
+            "share of handlers that crash after the claim, before charging; the caller retries on another worker",
+            0,
+            1,
+        ),
         "effect_ms": Option("effect_ms", 50, "how long the payment provider takes to charge", 0, 10_000),
-        "in_progress_timeout_ms": Option("in_progress_timeout_ms", 1000, "with-key: how long a claim holds before "
-                                         "another worker may take it over (a crashed handler's request waits this "
-                                         "long)", 1, 600_000),
-        "record_ttl_s": Option("record_ttl_s", DAY_S, "with-key: records expire this long after the claim "
-                               "(expiresAt); a retry after that is a new request", 1, 30 * DAY_S),
+        "in_progress_timeout_ms": Option(
+            "in_progress_timeout_ms",
+            1000,
+            "with-key: how long a claim holds before "
+            "another worker may take it over (a crashed handler's request waits this "
+            "long)",
+            1,
+            600_000,
+        ),
+        "record_ttl_s": Option(
+            "record_ttl_s",
+            DAY_S,
+            "with-key: records expire this long after the claim (expiresAt); a retry after that is a new request",
+            1,
+            30 * DAY_S,
+        ),
     }
     default_ops = 6
     lost_response_default = 0.2
@@ -252,12 +291,22 @@ class IdempotencyKeys(Pattern):
             ctx.crash(f"after claiming {request.request_id}")
         _charge(ctx, request, charge_id, detail)
         try:
-            ctx.call("complete", "UpdateItem", key=request.request_id, detail={**detail, "reply": charge_id},
-                     TableName=ctx.table.name, Key=key, UpdateExpression="SET #s = :done, #r = :response",
-                     ConditionExpression="chargeId = :charge",
-                     ExpressionAttributeNames={"#s": "status", "#r": "response"},
-                     ExpressionAttributeValues={":done": COMPLETED, ":charge": charge_id,
-                                                ":response": {"chargeId": charge_id, "amount": request.amount}})
+            ctx.call(
+                "complete",
+                "UpdateItem",
+                key=request.request_id,
+                detail={**detail, "reply": charge_id},
+                TableName=ctx.table.name,
+                Key=key,
+                UpdateExpression="SET #s = :done, #r = :response",
+                ConditionExpression="chargeId = :charge",
+                ExpressionAttributeNames={"#s": "status", "#r": "response"},
+                ExpressionAttributeValues={
+                    ":done": COMPLETED,
+                    ":charge": charge_id,
+                    ":response": {"chargeId": charge_id, "amount": request.amount},
+                },
+            )
         except CallError:
             pass  # the record moved on (expired, claimed anew): this request's charge is charge_id all the same
         return charge_id
@@ -284,9 +333,11 @@ class IdempotencyKeys(Pattern):
         original = {d["request"]: d["amount"] for d in calls.loc[~reuse, "detail"]}
         replied = pd.Series(["reply" in d for d in calls["detail"]], index=calls.index, dtype=bool)
         replies = calls[replied]
-        return [_one_charge_each(original, charges, replies, reuse[replied], calls, stuck),
-                _same_reply(replies, reuse[replied]),
-                _reuse_refused(original, charges, replies, reuse[replied])]
+        return [
+            _one_charge_each(original, charges, replies, reuse[replied], calls, stuck),
+            _same_reply(replies, reuse[replied]),
+            _reuse_refused(original, charges, replies, reuse[replied]),
+        ]
 
     def walkthrough(self, walk: Any) -> None:
         charge_ids = itertools.count(1)
@@ -294,8 +345,11 @@ class IdempotencyKeys(Pattern):
         def charge_card(request_id: str, amount: int) -> dict[str, Any]:
             """The seed's wrapped handler; the charge is a real item instead of a Python list."""
             key = record_key(request_id)
-            claim = walk.call("PutItem", Item={**key, "status": IN_PROGRESS, "expiresAt": int(time.time()) + DAY_S},
-                              ConditionExpression="attribute_not_exists(PK)")
+            claim = walk.call(
+                "PutItem",
+                Item={**key, "status": IN_PROGRESS, "expiresAt": int(time.time()) + DAY_S},
+                ConditionExpression="attribute_not_exists(PK)",
+            )
             if isinstance(claim, ConditionFailed):
                 record = walk.call("GetItem", Key=key, ConsistentRead=True)["Item"]
                 if record["status"] == COMPLETED:
@@ -304,32 +358,59 @@ class IdempotencyKeys(Pattern):
             charge_id = f"ch_{next(charge_ids)}"
             walk.call("PutItem", show=False, Item={**charge_key(charge_id), "requestId": request_id, "amount": amount})
             response = {"chargeId": charge_id, "amount": amount}
-            walk.call("UpdateItem", Key=key, UpdateExpression="SET #s = :done, #r = :response",
-                      ExpressionAttributeNames={"#s": "status", "#r": "response"},
-                      ExpressionAttributeValues={":done": COMPLETED, ":response": response})
+            walk.call(
+                "UpdateItem",
+                Key=key,
+                UpdateExpression="SET #s = :done, #r = :response",
+                ExpressionAttributeNames={"#s": "status", "#r": "response"},
+                ExpressionAttributeValues={":done": COMPLETED, ":response": response},
+            )
             return response
 
         walk.result("First call", charge_card("req-123", 50))
         walk.result("Client retries same key", charge_card("req-123", 50))
         walk.result("New key", charge_card("req-456", 20))
-        charges = walk.call("Scan", show=False, FilterExpression="SK = :charge",
-                            ExpressionAttributeValues={":charge": CHARGE})["Items"]
-        walk.result("Card was actually charged",
-                    [int(c["amount"]) for c in sorted(charges, key=lambda c: int(c["PK"].rsplit("_", 1)[1]))])
+        charges = walk.call(
+            "Scan", show=False, FilterExpression="SK = :charge", ExpressionAttributeValues={":charge": CHARGE}
+        )["Items"]
+        walk.result(
+            "Card was actually charged",
+            [int(c["amount"]) for c in sorted(charges, key=lambda c: int(c["PK"].rsplit("_", 1)[1]))],
+        )
 
 
-def _claim(ctx: ClientContext, box: _Mailbox, request: Request, key: dict[str, str], token: str, digest: str,
-           detail: dict[str, Any]) -> Verdict:
+def _claim(
+    ctx: ClientContext,
+    box: _Mailbox,
+    request: Request,
+    key: dict[str, str],
+    token: str,
+    digest: str,
+    detail: dict[str, Any],
+) -> Verdict:
     """Claim the key, naming the charge id up front; when refused (or unsure), the record decides."""
     charge_id = box.charge_id()
     for _ in range(4):  # the record can expire, or its holder stall, between our claim and our read
         now = time.time()
         try:
-            ctx.call("claim", "PutItem", key=request.request_id, detail=detail, TableName=ctx.table.name,
-                     Item={**key, "status": IN_PROGRESS, "payloadHash": digest, "chargeId": charge_id, "owner": token,
-                           "inProgressExpiry": int(now * 1000) + ctx.options["in_progress_timeout_ms"],
-                           "expiresAt": int(now) + ctx.options["record_ttl_s"]},
-                     ConditionExpression=CLAIM_CONDITION, ExpressionAttributeValues={":now": int(now)})
+            ctx.call(
+                "claim",
+                "PutItem",
+                key=request.request_id,
+                detail=detail,
+                TableName=ctx.table.name,
+                Item={
+                    **key,
+                    "status": IN_PROGRESS,
+                    "payloadHash": digest,
+                    "chargeId": charge_id,
+                    "owner": token,
+                    "inProgressExpiry": int(now * 1000) + ctx.options["in_progress_timeout_ms"],
+                    "expiresAt": int(now) + ctx.options["record_ttl_s"],
+                },
+                ConditionExpression=CLAIM_CONDITION,
+                ExpressionAttributeValues={":now": int(now)},
+            )
             return Verdict("proceed", "claimed", charge=charge_id)
         except (ConditionFailed, Ambiguous):
             pass  # held by someone, or our own claim applied and only its answer was lost
@@ -341,8 +422,9 @@ def _claim(ctx: ClientContext, box: _Mailbox, request: Request, key: dict[str, s
     return Verdict("wait", "contended")
 
 
-def _reclaim(ctx: ClientContext, request: Request, key: dict[str, str], token: str, charge_id: str,
-             detail: dict[str, Any]) -> Verdict:
+def _reclaim(
+    ctx: ClientContext, request: Request, key: dict[str, str], token: str, charge_id: str, detail: dict[str, Any]
+) -> Verdict:
     """Take over a claim past its in-progress expiry, keeping its charge id.
 
     The old holder may have charged already, or be about to: both of us charge under the same id, and a put of
@@ -350,27 +432,49 @@ def _reclaim(ctx: ClientContext, request: Request, key: dict[str, str], token: s
     """
     now_ms = int(time.time() * 1000)
     try:
-        ctx.call("reclaim", "UpdateItem", key=request.request_id, detail=detail, TableName=ctx.table.name, Key=key,
-                 UpdateExpression="SET #o = :me, inProgressExpiry = :later",
-                 ConditionExpression="#s = :running AND inProgressExpiry < :now_ms AND chargeId = :charge",
-                 ExpressionAttributeNames={"#o": "owner", "#s": "status"},
-                 ExpressionAttributeValues={":me": token, ":later": now_ms + ctx.options["in_progress_timeout_ms"],
-                                            ":running": IN_PROGRESS, ":now_ms": now_ms, ":charge": charge_id})
+        ctx.call(
+            "reclaim",
+            "UpdateItem",
+            key=request.request_id,
+            detail=detail,
+            TableName=ctx.table.name,
+            Key=key,
+            UpdateExpression="SET #o = :me, inProgressExpiry = :later",
+            ConditionExpression="#s = :running AND inProgressExpiry < :now_ms AND chargeId = :charge",
+            ExpressionAttributeNames={"#o": "owner", "#s": "status"},
+            ExpressionAttributeValues={
+                ":me": token,
+                ":later": now_ms + ctx.options["in_progress_timeout_ms"],
+                ":running": IN_PROGRESS,
+                ":now_ms": now_ms,
+                ":charge": charge_id,
+            },
+        )
         return Verdict("proceed", "reclaimed", charge=charge_id)
     except (ConditionFailed, Ambiguous):
         return Verdict("claim", "reclaim-refused")  # someone else got there first (or we did): read again
 
 
-def _read(ctx: ClientContext, request: Request, key: dict[str, str], token: str, digest: str,
-          detail: dict[str, Any]) -> Verdict:
+def _read(
+    ctx: ClientContext, request: Request, key: dict[str, str], token: str, digest: str, detail: dict[str, Any]
+) -> Verdict:
     seen: list[Verdict] = []
-    ctx.call("read-record", "GetItem", key=request.request_id, detail=detail, observe=_judging(seen, token, digest),
-             TableName=ctx.table.name, Key=key, ConsistentRead=True)
+    ctx.call(
+        "read-record",
+        "GetItem",
+        key=request.request_id,
+        detail=detail,
+        observe=_judging(seen, token, digest),
+        TableName=ctx.table.name,
+        Key=key,
+        ConsistentRead=True,
+    )
     return seen[0]
 
 
-def _charge(ctx: ClientContext, request: Request, charge_id: str, detail: dict[str, Any], *,
-            last: bool = False) -> None:
+def _charge(
+    ctx: ClientContext, request: Request, charge_id: str, detail: dict[str, Any], *, last: bool = False
+) -> None:
     """The side effect: the payment provider charges the card once per charge id (a charge item).
 
     With the key, a timed-out charge is sent again under the same id. Without it (`last`: this call ends the
@@ -379,9 +483,15 @@ def _charge(ctx: ClientContext, request: Request, charge_id: str, detail: dict[s
     ctx.sleep(ctx.options["effect_ms"] / 1000)
     while True:
         try:
-            ctx.call("charge", "PutItem", key=request.request_id, detail={**detail, "charge": charge_id},
-                     observe=(lambda _: {"reply": charge_id}) if last else None, TableName=ctx.table.name,
-                     Item={**charge_key(charge_id), "requestId": request.request_id, "amount": request.amount})
+            ctx.call(
+                "charge",
+                "PutItem",
+                key=request.request_id,
+                detail={**detail, "charge": charge_id},
+                observe=(lambda _: {"reply": charge_id}) if last else None,
+                TableName=ctx.table.name,
+                Item={**charge_key(charge_id), "requestId": request.request_id, "amount": request.amount},
+            )
             return
         except Ambiguous:
             if last or ctx.stopped:
@@ -390,9 +500,11 @@ def _charge(ctx: ClientContext, request: Request, charge_id: str, detail: dict[s
 
 def _judging(seen: list[Verdict], token: str, digest: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """An observe hook: judge the record read, keep the verdict for the handler and its reply in the history."""
+
     def observe(response: dict[str, Any]) -> dict[str, Any]:
         seen.append(judge(response.get("Item"), token, digest, time.time()))
         return seen[-1].detail
+
     return observe
 
 
@@ -400,8 +512,14 @@ def _response(stored: dict[str, Any]) -> dict[str, Any]:
     return {"chargeId": stored["chargeId"], "amount": stored["amount"]}
 
 
-def _one_charge_each(original: dict[str, int], charges: list[dict[str, Any]], replies: pd.DataFrame,
-                     reuse: pd.Series, calls: pd.DataFrame, stuck: int) -> Invariant:
+def _one_charge_each(
+    original: dict[str, int],
+    charges: list[dict[str, Any]],
+    replies: pd.DataFrame,
+    reuse: pd.Series,
+    calls: pd.DataFrame,
+    stuck: int,
+) -> Invariant:
     # Charges of another amount under a key belong to its reuse: the third invariant counts those.
     per_request = Counter(str(c["requestId"]) for c in charges if original.get(str(c["requestId"])) == c["amount"])
     answered = {d["request"] for d in replies.loc[~reuse, "detail"] if d["reply"] != REFUSED}
@@ -411,9 +529,12 @@ def _one_charge_each(original: dict[str, int], charges: list[dict[str, Any]], re
     unanswered = sum(1 for r in original if r not in answered and per_request[r] == 0)
     reclaimed = int(((calls["action"] == "reclaim") & (calls["outcome"] == "ok")).sum())
     n = len(original)
-    notes = [f"{len(doubled)} requests were charged more than once ({extra} extra charges): a retry or a duplicate "
-             "delivery ran the charge again" if extra else
-             f"every one of {n} requests was charged once, however often it was sent"]
+    notes = [
+        f"{len(doubled)} requests were charged more than once ({extra} extra charges): a retry or a duplicate "
+        "delivery ran the charge again"
+        if extra
+        else f"every one of {n} requests was charged once, however often it was sent"
+    ]
     if uncharged:
         notes.append(f"{len(uncharged)} answered requests have no charge ({', '.join(uncharged[:3])})")
     if reclaimed:
@@ -422,14 +543,19 @@ def _one_charge_each(original: dict[str, int], charges: list[dict[str, Any]], re
         notes.append(f"{unanswered} requests were still unanswered and uncharged when the run ended")
     if stuck:
         notes.append(f"{stuck} records were left IN_PROGRESS")
-    evidence = rows(calls, [a == "charge" and d["request"] in doubled
-                            for a, d in zip(calls["action"], calls["detail"])])
+    evidence = rows(
+        calls, [a == "charge" and d["request"] in doubled for a, d in zip(calls["action"], calls["detail"])]
+    )
     return Invariant(
-        name="exactly one charge per logical request", holds=extra == 0 and not uncharged,
+        name="exactly one charge per logical request",
+        holds=extra == 0 and not uncharged,
         expected=f"{n} requests, {n} charges",
         observed=f"{len(per_request)} charged, {extra} extra charges"
-                 + (f", {len(uncharged)} answered but uncharged" if uncharged else ""),
-        violations=extra + len(uncharged), calls=evidence, explanation="; ".join(notes))
+        + (f", {len(uncharged)} answered but uncharged" if uncharged else ""),
+        violations=extra + len(uncharged),
+        calls=evidence,
+        explanation="; ".join(notes),
+    )
 
 
 def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
@@ -442,21 +568,38 @@ def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
     evidence = rows(originals, [d["request"] in differing for d in originals["detail"]])
     sample = next(iter(sorted(differing)), None)
     return Invariant(
-        name="every reply to a key is the same", holds=not differing, expected=0,
-        observed=f"{len(differing)} keys got differing replies" if differing else 0, violations=extra, calls=evidence,
-        explanation=(f"{len(differing)} requests were answered with different charges (e.g. {sample}: "
-                     f"{', '.join(sorted(seen[sample]))})" if differing else
-                     f"{len(originals)} replies to {len(seen)} keys: each key always got its first reply back"))
+        name="every reply to a key is the same",
+        holds=not differing,
+        expected=0,
+        observed=f"{len(differing)} keys got differing replies" if differing else 0,
+        violations=extra,
+        calls=evidence,
+        explanation=(
+            f"{len(differing)} requests were answered with different charges (e.g. {sample}: "
+            f"{', '.join(sorted(seen[sample]))})"
+            if differing
+            else f"{len(originals)} replies to {len(seen)} keys: each key always got its first reply back"
+        ),
+    )
 
 
-def _reuse_refused(original: dict[str, int], charges: list[dict[str, Any]], replies: pd.DataFrame,
-                   reuse: pd.Series) -> Invariant:
+def _reuse_refused(
+    original: dict[str, int], charges: list[dict[str, Any]], replies: pd.DataFrame, reuse: pd.Series
+) -> Invariant:
     wrong = [c for c in charges if original.get(str(c["requestId"])) != c["amount"]]
     reused = replies[reuse]
     attempts = len(reused)
     evidence = rows(reused, [d["reply"] != REFUSED for d in reused["detail"]])
     return Invariant(
-        name="a key reused with another payload is refused", holds=not wrong, expected=0, observed=len(wrong),
-        violations=len(wrong), calls=evidence,
-        explanation=(f"{len(wrong)} charges were made for a reused key with another amount" if wrong else
-                     f"all {attempts} sends that reused a key for another amount were refused (payload hash)"))
+        name="a key reused with another payload is refused",
+        holds=not wrong,
+        expected=0,
+        observed=len(wrong),
+        violations=len(wrong),
+        calls=evidence,
+        explanation=(
+            f"{len(wrong)} charges were made for a reused key with another amount"
+            if wrong
+            else f"all {attempts} sends that reused a key for another amount were refused (payload hash)"
+        ),
+    )

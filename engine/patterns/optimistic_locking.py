@@ -23,19 +23,25 @@ class OptimisticLocking(Pattern):
     name = "optimistic-locking"
     seed = 23
     title = "Optimistic locking"
-    problem = ("Two clients read the same item, change it in memory and write it back: the second write "
-               "silently overwrites the first. A lost update, and DynamoDB has no row locks to stop it.")
-    solution = ("Keep a version number on the item. Every write says 'only if the version is still what I "
-                "read' (version = :v) and increments it; on ConditionalCheckFailed, re-read with "
-                "ConsistentRead and retry with backoff.")
+    problem = (
+        "Two clients read the same item, change it in memory and write it back: the second write "
+        "silently overwrites the first. A lost update, and DynamoDB has no row locks to stop it."
+    )
+    solution = (
+        "Keep a version number on the item. Every write says 'only if the version is still what I "
+        "read' (version = :v) and increments it; on ConditionalCheckFailed, re-read with "
+        "ConsistentRead and retry with backoff."
+    )
     variants = {
-        "version-check": Variant("version-check", True,
-                                 "read (ConsistentRead), put with version = :v, retry with backoff"),
+        "version-check": Variant(
+            "version-check", True, "read (ConsistentRead), put with version = :v, retry with backoff"
+        ),
         "blind-write": Variant("blind-write", False, "read, change, put with no condition: loses updates"),
     }
     options = {
-        "accounts": Option("accounts", 1, "how many account items the clients share (fewer = more contention)",
-                           1, 10_000),
+        "accounts": Option(
+            "accounts", 1, "how many account items the clients share (fewer = more contention)", 1, 10_000
+        ),
         "initial_balance": Option("initial_balance", 1000, "starting balance of each account", 0, 10**12),
         "max_attempts": Option("max_attempts", 50, "version-check: attempts per change before giving up", 1, 1000),
     }
@@ -54,8 +60,9 @@ class OptimisticLocking(Pattern):
             for attempt in range(ctx.options["max_attempts"] if safe else 1):
                 if ctx.stopped:
                     return
-                item = ctx.call("read", "GetItem", key=pk, TableName=ctx.table.name,
-                                Key={"PK": pk, "SK": SK}, ConsistentRead=True)["Item"]
+                item = ctx.call(
+                    "read", "GetItem", key=pk, TableName=ctx.table.name, Key={"PK": pk, "SK": SK}, ConsistentRead=True
+                )["Item"]
                 version = int(item["version"])
                 new = {"PK": pk, "SK": SK, "balance": item["balance"] + amount, "version": version + 1}
                 params: dict[str, Any] = {"TableName": ctx.table.name, "Item": new}
@@ -63,9 +70,20 @@ class OptimisticLocking(Pattern):
                     params["ConditionExpression"] = "version = :v"
                     params["ExpressionAttributeValues"] = {":v": version}
                 try:
-                    ctx.call(action, "PutItem", key=pk, detail={
-                        "amount": amount, "read_version": version, "version": version + 1,
-                        "balance": int(new["balance"]), "attempt": attempt + 1, "op": op}, **params)
+                    ctx.call(
+                        action,
+                        "PutItem",
+                        key=pk,
+                        detail={
+                            "amount": amount,
+                            "read_version": version,
+                            "version": version + 1,
+                            "balance": int(new["balance"]),
+                            "attempt": attempt + 1,
+                            "op": op,
+                        },
+                        **params,
+                    )
                     break
                 except ConditionFailed:
                     ctx.backoff(attempt)
@@ -100,23 +118,40 @@ class OptimisticLocking(Pattern):
         # A write whose response was lost may or may not have landed: the balance is right if some subset
         # of the unknown amounts accounts for the difference.
         balance_ok = (observed_balance - expected_balance) in _subset_sums(
-            [d.get("amount", 0) for d in unknown["detail"]])
+            [d.get("amount", 0) for d in unknown["detail"]]
+        )
         return [
-            Invariant(name="balance = initial + acknowledged changes", holds=balance_ok,
-                      expected=expected_balance, observed=observed_balance,
-                      explanation="every change a client was told succeeded is in the final balance" + hedge,
-                      violations=0 if balance_ok else 1, calls=tuple(lost_rows[:40])),
-            Invariant(name="version = 1 + successful writes",
-                      holds=expected_version <= observed_version <= expected_version + n_unknown,
-                      expected=expected_version, observed=observed_version,
-                      explanation="each acknowledged write moved the version by exactly one" + hedge,
-                      violations=max(0, expected_version - observed_version)),
-            Invariant(name="no lost update", holds=lost == 0, expected=0, observed=lost,
-                      explanation=(f"{lost} acknowledged writes were silently overwritten: two clients wrote the "
-                                   "same version and the later one erased the earlier" if lost else
-                                   "every version number was written by exactly one acknowledged write"),
-                      violations=lost,
-                      calls=tuple(lost_rows[:40])),
+            Invariant(
+                name="balance = initial + acknowledged changes",
+                holds=balance_ok,
+                expected=expected_balance,
+                observed=observed_balance,
+                explanation="every change a client was told succeeded is in the final balance" + hedge,
+                violations=0 if balance_ok else 1,
+                calls=tuple(lost_rows[:40]),
+            ),
+            Invariant(
+                name="version = 1 + successful writes",
+                holds=expected_version <= observed_version <= expected_version + n_unknown,
+                expected=expected_version,
+                observed=observed_version,
+                explanation="each acknowledged write moved the version by exactly one" + hedge,
+                violations=max(0, expected_version - observed_version),
+            ),
+            Invariant(
+                name="no lost update",
+                holds=lost == 0,
+                expected=0,
+                observed=lost,
+                explanation=(
+                    f"{lost} acknowledged writes were silently overwritten: two clients wrote the "
+                    "same version and the later one erased the earlier"
+                    if lost
+                    else "every version number was written by exactly one acknowledged write"
+                ),
+                violations=lost,
+                calls=tuple(lost_rows[:40]),
+            ),
         ]
 
     def walkthrough(self, walk: Any) -> None:
@@ -126,11 +161,13 @@ class OptimisticLocking(Pattern):
         b = walk.call("GetItem", show=False, Key=key, ConsistentRead=True, client_id=1)["Item"]
 
         def save(item: dict[str, Any], balance: int, client_id: int) -> Any:
-            return walk.call("PutItem", client_id=client_id,
-                             Item={"SK": "META", "PK": "ACCOUNT#a1", "balance": balance,
-                                   "version": int(item["version"]) + 1},
-                             ConditionExpression="version = :v",
-                             ExpressionAttributeValues={":v": int(item["version"])})
+            return walk.call(
+                "PutItem",
+                client_id=client_id,
+                Item={"SK": "META", "PK": "ACCOUNT#a1", "balance": balance, "version": int(item["version"]) + 1},
+                ConditionExpression="version = :v",
+                ExpressionAttributeValues={":v": int(item["version"])},
+            )
 
         save(a, int(a["balance"]) + 50, 0)
         walk.result("A deposited 50", walk.call("GetItem", Key=key)["Item"])

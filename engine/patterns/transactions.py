@@ -26,12 +26,30 @@ def customer_pk(client_id: int) -> str:
 def place_order_items(table: str, customer: str, order: str, qty: int) -> list[dict[str, Any]]:
     """The seed's three actions: create the order, take the stock if there is enough, count the order."""
     return [
-        {"Put": {"TableName": table, "Item": {"PK": customer, "SK": f"ORDER#{order}", "qty": qty},
-                 "ConditionExpression": "attribute_not_exists(PK)"}},
-        {"Update": {"TableName": table, "Key": STOCK, "UpdateExpression": "SET stock = stock - :q",
-                    "ConditionExpression": "stock >= :q", "ExpressionAttributeValues": {":q": qty}}},
-        {"Update": {"TableName": table, "Key": {"PK": customer, "SK": PROFILE},
-                    "UpdateExpression": "ADD orderCount :one", "ExpressionAttributeValues": {":one": 1}}},
+        {
+            "Put": {
+                "TableName": table,
+                "Item": {"PK": customer, "SK": f"ORDER#{order}", "qty": qty},
+                "ConditionExpression": "attribute_not_exists(PK)",
+            }
+        },
+        {
+            "Update": {
+                "TableName": table,
+                "Key": STOCK,
+                "UpdateExpression": "SET stock = stock - :q",
+                "ConditionExpression": "stock >= :q",
+                "ExpressionAttributeValues": {":q": qty},
+            }
+        },
+        {
+            "Update": {
+                "TableName": table,
+                "Key": {"PK": customer, "SK": PROFILE},
+                "UpdateExpression": "ADD orderCount :one",
+                "ExpressionAttributeValues": {":one": 1},
+            }
+        },
     ]
 
 
@@ -55,31 +73,47 @@ class Transactions(Pattern):
     name = "transactions"
     seed = 25
     title = "Transactions"
-    problem = ("Placing an order touches three items: create the order, decrement the stock, bump the customer's "
-               "order count. If one write succeeds and another fails (or the client dies in between), the data "
-               "is left inconsistent: an order without stock taken, or stock taken without an order.")
-    solution = ("TransactWriteItems makes the writes all-or-nothing, each with its own condition; a cancellation "
-                "names the failing action in CancellationReasons. A ClientRequestToken makes a resend after a lost "
-                "response apply once, and TransactGetItems reads several items as one consistent snapshot.")
+    problem = (
+        "Placing an order touches three items: create the order, decrement the stock, bump the customer's "
+        "order count. If one write succeeds and another fails (or the client dies in between), the data "
+        "is left inconsistent: an order without stock taken, or stock taken without an order."
+    )
+    solution = (
+        "TransactWriteItems makes the writes all-or-nothing, each with its own condition; a cancellation "
+        "names the failing action in CancellationReasons. A ClientRequestToken makes a resend after a lost "
+        "response apply once, and TransactGetItems reads several items as one consistent snapshot."
+    )
     variants = {
-        "transact": Variant("transact", True,
-                            "one TransactWriteItems with a ClientRequestToken; resends reuse the token"),
-        "separate-writes": Variant("separate-writes", False,
-                                   "stock checked in code, then the three writes one by one; clients may crash "
-                                   "between them, and a resend repeats the writes"),
+        "transact": Variant(
+            "transact", True, "one TransactWriteItems with a ClientRequestToken; resends reuse the token"
+        ),
+        "separate-writes": Variant(
+            "separate-writes",
+            False,
+            "stock checked in code, then the three writes one by one; clients may crash "
+            "between them, and a resend repeats the writes",
+        ),
     }
     options = {
         "stock": Option("stock", 200, "widgets in stock at the start (a default run sells out part way)", 0, 10**9),
         "max_qty": Option("max_qty", 3, "each order asks for 1..max_qty widgets", 1, 10**6),
-        "resend_share": Option("resend_share", 0.2,
-                               "share of placed orders the client sends again, as after a lost response", 0.0, 1.0),
-        "crash_share": Option("crash_share", 0.0,
-                              "share of orders where the client crashes mid-placement: between the writes in "
-                              "separate-writes (0.05 there by default), after the transaction in transact", 0.0, 1.0),
+        "resend_share": Option(
+            "resend_share", 0.2, "share of placed orders the client sends again, as after a lost response", 0.0, 1.0
+        ),
+        "crash_share": Option(
+            "crash_share",
+            0.0,
+            "share of orders where the client crashes mid-placement: between the writes in "
+            "separate-writes (0.05 there by default), after the transaction in transact",
+            0.0,
+            1.0,
+        ),
     }
     default_ops = 8
-    business_refusals = {"place-order": "TransactionCanceledException",  # stock >= :q: out of stock
-                         "resend-order": "TransactionCanceledException"}
+    business_refusals = {
+        "place-order": "TransactionCanceledException",  # stock >= :q: out of stock
+        "resend-order": "TransactionCanceledException",
+    }
 
     @classmethod
     def variant_default(cls, variant: str, option: str) -> Any:
@@ -120,14 +154,21 @@ class Transactions(Pattern):
         action = "resend-order" if resend else "place-order"
         # A token is remembered for 10 minutes across the account: this run's table name keeps it ours.
         nonce = hashlib.blake2b(ctx.table.name.encode(), digest_size=4).hexdigest()
-        params = {"TransactItems": place_order_items(ctx.table.name, ref.customer, ref.order, ref.qty),
-                  "ClientRequestToken": f"{nonce}-{ref.customer.removeprefix('USER#')}-{ref.order}"}
+        params = {
+            "TransactItems": place_order_items(ctx.table.name, ref.customer, ref.order, ref.qty),
+            "ClientRequestToken": f"{nonce}-{ref.customer.removeprefix('USER#')}-{ref.order}",
+        }
         for attempt in range(MAX_ATTEMPTS):
             if ctx.stopped:
                 return None
             try:
-                ctx.call(action, "TransactWriteItems", key=ref.name, detail={
-                    "customer": ref.customer, "order": ref.order, "qty": ref.qty, "attempt": attempt + 1}, **params)
+                ctx.call(
+                    action,
+                    "TransactWriteItems",
+                    key=ref.name,
+                    detail={"customer": ref.customer, "order": ref.order, "qty": ref.qty, "attempt": attempt + 1},
+                    **params,
+                )
             except TransactionCanceled as e:
                 if "TransactionConflict" not in e.reasons:
                     return False  # a condition failed; e.reasons (recorded) names which action
@@ -145,27 +186,49 @@ class Transactions(Pattern):
         name = ctx.table.name
         detail = {"customer": ref.customer, "order": ref.order, "qty": ref.qty, "resend": resend}
         try:
-            stock = ctx.call("read-stock", "GetItem", key="stock", TableName=name, Key=STOCK,
-                             ConsistentRead=True)["Item"]["stock"]
+            stock = ctx.call("read-stock", "GetItem", key="stock", TableName=name, Key=STOCK, ConsistentRead=True)[
+                "Item"
+            ]["stock"]
             if stock < ref.qty:
                 return False
             try:
-                ctx.call("put-order", "PutItem", key=ref.name, detail=detail, TableName=name,
-                         Item={"PK": ref.customer, "SK": f"ORDER#{ref.order}", "qty": ref.qty},
-                         ConditionExpression="attribute_not_exists(PK)")
+                ctx.call(
+                    "put-order",
+                    "PutItem",
+                    key=ref.name,
+                    detail=detail,
+                    TableName=name,
+                    Item={"PK": ref.customer, "SK": f"ORDER#{ref.order}", "qty": ref.qty},
+                    ConditionExpression="attribute_not_exists(PK)",
+                )
             except ConditionFailed:
                 if not resend:
                     return False
                 # The usual retry bug: "the order is there, so my first try got that far; finish the rest".
             self._crash_here(ctx, ref, crash, "after the order, before the stock")
-            ctx.call("take-stock", "UpdateItem", key=ref.name, detail=detail,
-                     observe=lambda r: {"stock_after": int(r["Attributes"]["stock"])}, TableName=name, Key=STOCK,
-                     UpdateExpression="SET stock = stock - :q", ExpressionAttributeValues={":q": ref.qty},
-                     ReturnValues="UPDATED_NEW")
+            ctx.call(
+                "take-stock",
+                "UpdateItem",
+                key=ref.name,
+                detail=detail,
+                observe=lambda r: {"stock_after": int(r["Attributes"]["stock"])},
+                TableName=name,
+                Key=STOCK,
+                UpdateExpression="SET stock = stock - :q",
+                ExpressionAttributeValues={":q": ref.qty},
+                ReturnValues="UPDATED_NEW",
+            )
             self._crash_here(ctx, ref, crash, "after the stock, before the count")
-            ctx.call("count-order", "UpdateItem", key=ref.name, detail=detail, TableName=name,
-                     Key={"PK": ref.customer, "SK": PROFILE}, UpdateExpression="ADD orderCount :one",
-                     ExpressionAttributeValues={":one": 1})
+            ctx.call(
+                "count-order",
+                "UpdateItem",
+                key=ref.name,
+                detail=detail,
+                TableName=name,
+                Key={"PK": ref.customer, "SK": PROFILE},
+                UpdateExpression="ADD orderCount :one",
+                ExpressionAttributeValues={":one": 1},
+            )
         except Ambiguous:
             return None
         return True
@@ -181,15 +244,22 @@ class Transactions(Pattern):
 
         def observe(response: dict[str, Any]) -> dict[str, Any]:
             stock, profile, order = (r.get("Item") for r in response["Responses"])
-            return {"stock": int(stock["stock"]), "orderCount": int(profile["orderCount"]),
-                    "order_present": order is not None}
+            return {
+                "stock": int(stock["stock"]),
+                "orderCount": int(profile["orderCount"]),
+                "order_present": order is not None,
+            }
 
         for attempt in range(MAX_ATTEMPTS):
             try:
-                response = ctx.call("snapshot", "TransactGetItems", key=ref.name, observe=observe,
-                                    detail={"order": ref.order, "placed": placed, "expected_count": expected,
-                                            "attempt": attempt + 1},
-                                    TransactItems=snapshot_items(ctx.table.name, ref.customer, ref.order))
+                response = ctx.call(
+                    "snapshot",
+                    "TransactGetItems",
+                    key=ref.name,
+                    observe=observe,
+                    detail={"order": ref.order, "placed": placed, "expected_count": expected, "attempt": attempt + 1},
+                    TransactItems=snapshot_items(ctx.table.name, ref.customer, ref.order),
+                )
             except TransactionCanceled as e:
                 if "TransactionConflict" not in e.reasons:
                     raise
@@ -203,12 +273,20 @@ class Transactions(Pattern):
 
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
         frame = history.snapshot(detail=True)
-        calls = list(zip(frame["seq"].astype(int), frame["action"].astype(str), frame["outcome"].astype(str),
-                         frame["error"].astype(str), frame["detail"]))
+        calls = list(
+            zip(
+                frame["seq"].astype(int),
+                frame["action"].astype(str),
+                frame["outcome"].astype(str),
+                frame["error"].astype(str),
+                frame["detail"],
+            )
+        )
         items = table.scan_all()
         final_stock = int(next(i["stock"] for i in items if i["PK"] == STOCK["PK"]))
-        orders = {f"{i['PK']}/{i['SK'].removeprefix('ORDER#')}": int(i["qty"]) for i in items
-                  if i["SK"].startswith("ORDER#")}
+        orders = {
+            f"{i['PK']}/{i['SK'].removeprefix('ORDER#')}": int(i["qty"]) for i in items if i["SK"].startswith("ORDER#")
+        }
         counts = {i["PK"]: int(i.get("orderCount", 0)) for i in items if i["SK"] == PROFILE}
         taken = options["stock"] - final_stock
         units = sum(orders.values())
@@ -224,8 +302,11 @@ class Transactions(Pattern):
         snapshots = acked("snapshot")
         neg_writes = [seq for seq, d in acked("take-stock") if d.get("stock_after", 0) < 0]
         neg_snaps = [seq for seq, d in snapshots if d.get("stock", 0) < 0]
-        lowest = min([final_stock] + [d["stock_after"] for _, d in acked("take-stock") if "stock_after" in d]
-                     + [d["stock"] for _, d in snapshots if "stock" in d])
+        lowest = min(
+            [final_stock]
+            + [d["stock_after"] for _, d in acked("take-stock") if "stock_after" in d]
+            + [d["stock"] for _, d in snapshots if "stock" in d]
+        )
 
         # Per order, what the separate writes did (the transaction does all three or none, so it has no rows here).
         takes = Counter(order_of(d) for _, d in acked("take-stock"))
@@ -236,68 +317,107 @@ class Transactions(Pattern):
         extra = sum(max(0, n - allowed[o]) for o, n in takes.items())
         extra_rows = [seq for seq, d in acked("take-stock") if takes[order_of(d)] > allowed[order_of(d)]]
         balanced = taken == units and count_off == 0
-        unbalanced = [part for part in (
-            f"{len(no_take)} orders without stock taken" if no_take else "",
-            f"{extra} stock takes beyond one per order" if extra else "",
-            f"orderCount off by {count_off}" if count_off else "",
-            f"stock taken {taken} ≠ {units} units ordered" if taken != units and not (no_take or extra) else "",
-        ) if part]
+        unbalanced = [
+            part
+            for part in (
+                f"{len(no_take)} orders without stock taken" if no_take else "",
+                f"{extra} stock takes beyond one per order" if extra else "",
+                f"orderCount off by {count_off}" if count_off else "",
+                f"stock taken {taken} ≠ {units} units ordered" if taken != units and not (no_take or extra) else "",
+            )
+            if part
+        ]
 
         placed = {order_of(d) for _, d in acked("place-order") + acked("resend-order")}
-        cancelled = [(seq, order_of(d), tuple(d.get("reasons", ()))) for seq, a, outcome, error, d in calls
-                     if a == "place-order" and error == "TransactionCanceledException"]
+        cancelled = [
+            (seq, order_of(d), tuple(d.get("reasons", ())))
+            for seq, a, outcome, error, d in calls
+            if a == "place-order" and error == "TransactionCanceledException"
+        ]
         leaked = [seq for seq, o, _ in cancelled if o in orders and o not in placed]
         unfinished = [puts[o] for o in orders if o in puts and o not in finished]
         seen_leaks = [seq for seq, d in snapshots if d.get("placed") is False and d.get("order_present")]
         reasons = Counter(r for *_, r in cancelled)
 
-        resent = {order_of(d) for _, a, _, _, d in calls
-                  if a == "resend-order" or (a == "put-order" and d.get("resend"))}
-        doubled = [seq for seq, d in snapshots
-                   if d.get("expected_count") is not None and d.get("orderCount") != d["expected_count"]]
+        resent = {
+            order_of(d) for _, a, _, _, d in calls if a == "resend-order" or (a == "put-order" and d.get("resend"))
+        }
+        doubled = [
+            seq
+            for seq, d in snapshots
+            if d.get("expected_count") is not None and d.get("orderCount") != d["expected_count"]
+        ]
 
         transact = options.variant == "transact"
         return [
             Invariant(
-                name="stock never negative", holds=lowest >= 0, expected="≥ 0", observed=lowest,
+                name="stock never negative",
+                holds=lowest >= 0,
+                expected="≥ 0",
+                observed=lowest,
                 violations=len(neg_writes) or len(neg_snaps) or int(final_stock < 0),
                 calls=tuple((neg_writes or neg_snaps)[:40]),
-                explanation=(f"{len(neg_writes)} stock takes drove the stock below zero: clients checked it in "
-                             "code, then other orders took it before their write landed" if lowest < 0 else
-                             "stock >= :q inside the transaction refused every order the stock could not cover"
-                             if transact else "the stock happened not to go below zero in this run")),
+                explanation=(
+                    f"{len(neg_writes)} stock takes drove the stock below zero: clients checked it in "
+                    "code, then other orders took it before their write landed"
+                    if lowest < 0
+                    else "stock >= :q inside the transaction refused every order the stock could not cover"
+                    if transact
+                    else "the stock happened not to go below zero in this run"
+                ),
+            ),
             Invariant(
-                name="orders written = stock taken = orderCount", holds=balanced,
+                name="orders written = stock taken = orderCount",
+                holds=balanced,
                 expected=f"{units} units in {len(orders)} orders",
                 observed=f"stock taken {taken}, orderCount {sum(counts.values())}",
                 violations=(len(no_take) + extra or int(taken != units)) + count_off,
                 calls=tuple(([puts[o] for o in no_take] + extra_rows)[:40]),
-                explanation=("; ".join(unbalanced) if unbalanced else
-                             "every order took its stock and counted once, and nothing else moved")),
+                explanation=(
+                    "; ".join(unbalanced)
+                    if unbalanced
+                    else "every order took its stock and counted once, and nothing else moved"
+                ),
+            ),
             Invariant(
                 name="no order item from a cancelled or unfinished placement",
-                holds=not leaked and not unfinished and not seen_leaks, expected=0,
-                observed=len(leaked) + len(unfinished), violations=len(leaked) + len(unfinished) + len(seen_leaks),
+                holds=not leaked and not unfinished and not seen_leaks,
+                expected=0,
+                observed=len(leaked) + len(unfinished),
+                violations=len(leaked) + len(unfinished) + len(seen_leaks),
                 calls=tuple((leaked + unfinished + seen_leaks)[:40]),
-                explanation=(f"{len(unfinished)} orders were written by clients that died before finishing, "
-                             "left without their stock or count" if unfinished else
-                             f"{len(leaked) + len(seen_leaks)} cancelled orders left an order item" if leaked
-                             or seen_leaks else
-                             f"{len(cancelled)} transactions were cancelled (reasons "
-                             f"{', '.join(f'{list(r)} ×{n}' for r, n in reasons.items())}) and none left an item; "
-                             "snapshots showed their orders as null" if cancelled else
-                             "no placement was cancelled or left half-done")),
+                explanation=(
+                    f"{len(unfinished)} orders were written by clients that died before finishing, "
+                    "left without their stock or count"
+                    if unfinished
+                    else f"{len(leaked) + len(seen_leaks)} cancelled orders left an order item"
+                    if leaked or seen_leaks
+                    else f"{len(cancelled)} transactions were cancelled (reasons "
+                    f"{', '.join(f'{list(r)} ×{n}' for r, n in reasons.items())}) and none left an item; "
+                    "snapshots showed their orders as null"
+                    if cancelled
+                    else "no placement was cancelled or left half-done"
+                ),
+            ),
             Invariant(
-                name="a resent order applies once", holds=not doubled,
+                name="a resent order applies once",
+                holds=not doubled,
                 expected=f"{len(resent)} resent orders counted once",
                 observed=f"{len(resent) - len(doubled)} once, {len(doubled)} twice",
-                violations=len(doubled), calls=tuple(doubled[:40]),
-                explanation=(f"{len(doubled)} resends were applied again: the snapshot after the resend shows "
-                             "orderCount one higher than the orders the client placed" if doubled else
-                             "no order was resent in this run" if not resent else
-                             "the resent transactions carried the same ClientRequestToken, so DynamoDB answered "
-                             "without applying them again" if transact else
-                             "no resend was applied twice in this run")),
+                violations=len(doubled),
+                calls=tuple(doubled[:40]),
+                explanation=(
+                    f"{len(doubled)} resends were applied again: the snapshot after the resend shows "
+                    "orderCount one higher than the orders the client placed"
+                    if doubled
+                    else "no order was resent in this run"
+                    if not resent
+                    else "the resent transactions carried the same ClientRequestToken, so DynamoDB answered "
+                    "without applying them again"
+                    if transact
+                    else "no resend was applied twice in this run"
+                ),
+            ),
         ]
 
     def walkthrough(self, walk: Any) -> None:
@@ -306,9 +426,11 @@ class Transactions(Pattern):
         # A fresh token per replay: a replay on the same server within 10 minutes must not hit the old one.
         suffix = uuid.uuid4().hex[:8]
         for order, qty in (("o1", 2), ("o2", 5)):
-            response = walk.call("TransactWriteItems",
-                                 TransactItems=place_order_items(walk.name, "USER#alice", order, qty),
-                                 ClientRequestToken=f"place-order-{order}-{suffix}")
+            response = walk.call(
+                "TransactWriteItems",
+                TransactItems=place_order_items(walk.name, "USER#alice", order, qty),
+                ClientRequestToken=f"place-order-{order}-{suffix}",
+            )
             if isinstance(response, TransactionCanceled):
                 walk.result(f"Order {order} (qty {qty}) cancelled - per-item reasons", response.reasons)
             else:

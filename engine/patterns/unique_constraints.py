@@ -29,10 +29,20 @@ def sentinel_pk(email: str) -> str:
 def sign_up_items(table: str, user: str, email: str) -> list[dict[str, Any]]:
     """The seed's two-item transaction: the profile and the email's sentinel, both create-only."""
     return [
-        {"Put": {"TableName": table, "Item": {"PK": user_pk(user), "SK": PROFILE, "email": email},
-                 "ConditionExpression": "attribute_not_exists(PK)"}},
-        {"Put": {"TableName": table, "Item": {"PK": sentinel_pk(email), "SK": SENTINEL, "user_id": user},
-                 "ConditionExpression": "attribute_not_exists(PK)"}},
+        {
+            "Put": {
+                "TableName": table,
+                "Item": {"PK": user_pk(user), "SK": PROFILE, "email": email},
+                "ConditionExpression": "attribute_not_exists(PK)",
+            }
+        },
+        {
+            "Put": {
+                "TableName": table,
+                "Item": {"PK": sentinel_pk(email), "SK": SENTINEL, "user_id": user},
+                "ConditionExpression": "attribute_not_exists(PK)",
+            }
+        },
     ]
 
 
@@ -40,11 +50,22 @@ def change_items(table: str, user: str, old: str, new: str) -> list[dict[str, An
     """Release the old sentinel, claim the new one, and move the profile, all or nothing."""
     return [
         {"Delete": {"TableName": table, "Key": {"PK": sentinel_pk(old), "SK": SENTINEL}}},
-        {"Put": {"TableName": table, "Item": {"PK": sentinel_pk(new), "SK": SENTINEL, "user_id": user},
-                 "ConditionExpression": "attribute_not_exists(PK)"}},
-        {"Update": {"TableName": table, "Key": {"PK": user_pk(user), "SK": PROFILE},
-                    "UpdateExpression": "SET email = :new", "ConditionExpression": "email = :old",
-                    "ExpressionAttributeValues": {":old": old, ":new": new}}},
+        {
+            "Put": {
+                "TableName": table,
+                "Item": {"PK": sentinel_pk(new), "SK": SENTINEL, "user_id": user},
+                "ConditionExpression": "attribute_not_exists(PK)",
+            }
+        },
+        {
+            "Update": {
+                "TableName": table,
+                "Key": {"PK": user_pk(user), "SK": PROFILE},
+                "UpdateExpression": "SET email = :new",
+                "ConditionExpression": "email = :old",
+                "ExpressionAttributeValues": {":old": old, ":new": new},
+            }
+        },
     ]
 
 
@@ -52,24 +73,38 @@ class UniqueConstraints(Pattern):
     name = "unique-constraints"
     seed = 26
     title = "Unique constraints on non-key attributes"
-    problem = ("DynamoDB only enforces uniqueness on the primary key. 'Email must be unique across users' "
-               "needs more: email is not the key, and a GSI does not enforce uniqueness.")
-    solution = ("Write a sentinel item whose key is the (lower-cased) email, in the same transaction as the "
-                "user, with attribute_not_exists(PK) on both. Changing the email deletes the old sentinel, puts "
-                "the new one and updates the profile (email = :old) in one transaction.")
+    problem = (
+        "DynamoDB only enforces uniqueness on the primary key. 'Email must be unique across users' "
+        "needs more: email is not the key, and a GSI does not enforce uniqueness."
+    )
+    solution = (
+        "Write a sentinel item whose key is the (lower-cased) email, in the same transaction as the "
+        "user, with attribute_not_exists(PK) on both. Changing the email deletes the old sentinel, puts "
+        "the new one and updates the profile (email = :old) in one transaction."
+    )
     variants = {
-        "sentinel": Variant("sentinel", True,
-                            "TransactWriteItems: profile + EMAIL#<lower> sentinel, both attribute_not_exists(PK)"),
-        "check-then-write": Variant("check-then-write", False,
-                                    "Query the GSI on the email, write the user if nobody has it: two requests, "
-                                    "so two clients can both see it free"),
+        "sentinel": Variant(
+            "sentinel", True, "TransactWriteItems: profile + EMAIL#<lower> sentinel, both attribute_not_exists(PK)"
+        ),
+        "check-then-write": Variant(
+            "check-then-write",
+            False,
+            "Query the GSI on the email, write the user if nobody has it: two requests, "
+            "so two clients can both see it free",
+        ),
     }
     options = {
-        "emails": Option("emails", 40, "size of the email pool the clients draw from (smaller = more collisions)",
-                         2, 100_000),
-        "gsi_lag_ms": Option("gsi_lag_ms", 300, "check-then-write: simulated GSI lag in ms (embedded server only; "
-                             "DynamoDB's is typically under a second): the check reads an even staler index",
-                             0, 10_000),
+        "emails": Option(
+            "emails", 40, "size of the email pool the clients draw from (smaller = more collisions)", 2, 100_000
+        ),
+        "gsi_lag_ms": Option(
+            "gsi_lag_ms",
+            300,
+            "check-then-write: simulated GSI lag in ms (embedded server only; "
+            "DynamoDB's is typically under a second): the check reads an even staler index",
+            0,
+            10_000,
+        ),
     }
     default_ops = 10
 
@@ -103,34 +138,63 @@ class UniqueConstraints(Pattern):
     def _sentinel_write(ctx: ClientContext, user: str, old: str | None, new: str, op: int) -> None:
         name = ctx.table.name
         if old is None:
-            ctx.call("sign-up", "TransactWriteItems", key=user_pk(user), detail={"user": user, "email": new, "op": op},
-                     TransactItems=sign_up_items(name, user, new))
+            ctx.call(
+                "sign-up",
+                "TransactWriteItems",
+                key=user_pk(user),
+                detail={"user": user, "email": new, "op": op},
+                TransactItems=sign_up_items(name, user, new),
+            )
         else:
-            ctx.call("change-email", "TransactWriteItems", key=user_pk(user),
-                     detail={"user": user, "email": new, "old": old, "op": op},
-                     TransactItems=change_items(name, user, old, new))
+            ctx.call(
+                "change-email",
+                "TransactWriteItems",
+                key=user_pk(user),
+                detail={"user": user, "email": new, "old": old, "op": op},
+                TransactItems=change_items(name, user, old, new),
+            )
 
     @staticmethod
     def _checked_write(ctx: ClientContext, user: str, old: str | None, new: str, op: int) -> bool:
         """Query the index, then write if nobody had the email. False when the check found it taken."""
         name = ctx.table.name
-        found = ctx.call("check-email", "Query", key=sentinel_pk(new), detail={"user": user, "email": new, "op": op},
-                         observe=lambda r: {"taken": int(r["Count"])}, TableName=name, IndexName="GSI1",
-                         KeyConditionExpression="GSI1PK = :e", ExpressionAttributeValues={":e": sentinel_pk(new)},
-                         Select="COUNT")["Count"]
+        found = ctx.call(
+            "check-email",
+            "Query",
+            key=sentinel_pk(new),
+            detail={"user": user, "email": new, "op": op},
+            observe=lambda r: {"taken": int(r["Count"])},
+            TableName=name,
+            IndexName="GSI1",
+            KeyConditionExpression="GSI1PK = :e",
+            ExpressionAttributeValues={":e": sentinel_pk(new)},
+            Select="COUNT",
+        )["Count"]
         if found:
             return False
         index = {"GSI1PK": sentinel_pk(new), "GSI1SK": user_pk(user)}
         if old is None:
-            ctx.call("sign-up", "PutItem", key=user_pk(user), detail={"user": user, "email": new, "op": op},
-                     TableName=name, Item={"PK": user_pk(user), "SK": PROFILE, "email": new, **index},
-                     ConditionExpression="attribute_not_exists(PK)")
+            ctx.call(
+                "sign-up",
+                "PutItem",
+                key=user_pk(user),
+                detail={"user": user, "email": new, "op": op},
+                TableName=name,
+                Item={"PK": user_pk(user), "SK": PROFILE, "email": new, **index},
+                ConditionExpression="attribute_not_exists(PK)",
+            )
         else:
-            ctx.call("change-email", "UpdateItem", key=user_pk(user),
-                     detail={"user": user, "email": new, "old": old, "op": op},
-                     TableName=name, Key={"PK": user_pk(user), "SK": PROFILE},
-                     UpdateExpression="SET email = :new, GSI1PK = :pk", ConditionExpression="email = :old",
-                     ExpressionAttributeValues={":old": old, ":new": new, ":pk": index["GSI1PK"]})
+            ctx.call(
+                "change-email",
+                "UpdateItem",
+                key=user_pk(user),
+                detail={"user": user, "email": new, "old": old, "op": op},
+                TableName=name,
+                Key={"PK": user_pk(user), "SK": PROFILE},
+                UpdateExpression="SET email = :new, GSI1PK = :pk",
+                ConditionExpression="email = :old",
+                ExpressionAttributeValues={":old": old, ":new": new, ":pk": index["GSI1PK"]},
+            )
         return True
 
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
@@ -141,8 +205,11 @@ class UniqueConstraints(Pattern):
         writes = frame[frame["action"].isin(WRITES)]
         invariants = [_no_shared_email(profiles, writes)]
         if options.variant == "sentinel":
-            invariants += [_every_email_has_sentinel(profiles, sentinels), _no_orphan_sentinel(profiles, sentinels),
-                           _refused_change_changes_nothing(profiles, sentinels, writes)]
+            invariants += [
+                _every_email_has_sentinel(profiles, sentinels),
+                _no_orphan_sentinel(profiles, sentinels),
+                _refused_change_changes_nothing(profiles, sentinels, writes),
+            ]
         return invariants
 
     def walkthrough(self, walk: Any) -> None:
@@ -172,8 +239,14 @@ def _pick_email(ctx: ClientContext, avoid: str | None) -> str:
 
 def _current_email(ctx: ClientContext, user: str) -> str | None:
     """After an unknown outcome, the profile says which email the user really has."""
-    item = ctx.call("read-profile", "GetItem", key=user_pk(user), TableName=ctx.table.name,
-                    Key={"PK": user_pk(user), "SK": PROFILE}, ConsistentRead=True).get("Item")
+    item = ctx.call(
+        "read-profile",
+        "GetItem",
+        key=user_pk(user),
+        TableName=ctx.table.name,
+        Key={"PK": user_pk(user), "SK": PROFILE},
+        ConsistentRead=True,
+    ).get("Item")
     return str(item["email"]) if item else None
 
 
@@ -184,36 +257,65 @@ def _no_shared_email(profiles: dict[str, str], writes: pd.DataFrame) -> Invarian
     shared = {email: users for email, users in owners.items() if len(users) > 1}
     extra = sum(len(users) - 1 for users in shared.values())
     # Evidence: the acknowledged writes that put a user on a shared email.
-    calls = rows(writes, [o == "ok" and d["user"] in shared.get(d["email"].lower(), ())
-                          for o, d in zip(writes["outcome"], writes["detail"])])
+    calls = rows(
+        writes,
+        [
+            o == "ok" and d["user"] in shared.get(d["email"].lower(), ())
+            for o, d in zip(writes["outcome"], writes["detail"])
+        ],
+    )
     sample = "; ".join(f"{e}: {', '.join(sorted(u))}" for e, u in sorted(shared.items())[:3])
     return Invariant(
-        name="no two users share an email", holds=extra == 0, expected=0,
-        observed=f"{extra} extra users on {len(shared)} emails" if extra else 0, violations=extra, calls=calls,
-        explanation=(f"{extra} users took an email someone already had ({sample}): the index check and the write "
-                     "are two requests, so two clients both saw the email free" if extra else
-                     f"each of the {len(profiles)} users' emails (lower-cased) belongs to that user alone"))
+        name="no two users share an email",
+        holds=extra == 0,
+        expected=0,
+        observed=f"{extra} extra users on {len(shared)} emails" if extra else 0,
+        violations=extra,
+        calls=calls,
+        explanation=(
+            f"{extra} users took an email someone already had ({sample}): the index check and the write "
+            "are two requests, so two clients both saw the email free"
+            if extra
+            else f"each of the {len(profiles)} users' emails (lower-cased) belongs to that user alone"
+        ),
+    )
 
 
 def _every_email_has_sentinel(profiles: dict[str, str], sentinels: dict[str, str]) -> Invariant:
     missing = sorted(u for u, e in profiles.items() if sentinels.get(e.lower()) != u)
     return Invariant(
-        name="one sentinel per user email", holds=not missing, expected=len(profiles),
-        observed=len(profiles) - len(missing), violations=len(missing),
-        explanation=(f"users without their EMAIL#<lower-cased email> sentinel: {', '.join(missing[:5])}" if missing
-                     else "every user's lower-cased email has a sentinel pointing back at that user"))
+        name="one sentinel per user email",
+        holds=not missing,
+        expected=len(profiles),
+        observed=len(profiles) - len(missing),
+        violations=len(missing),
+        explanation=(
+            f"users without their EMAIL#<lower-cased email> sentinel: {', '.join(missing[:5])}"
+            if missing
+            else "every user's lower-cased email has a sentinel pointing back at that user"
+        ),
+    )
 
 
 def _no_orphan_sentinel(profiles: dict[str, str], sentinels: dict[str, str]) -> Invariant:
     orphans = sorted(e for e, u in sentinels.items() if profiles.get(u, "").lower() != e)
     return Invariant(
-        name="no orphan sentinel", holds=not orphans, expected=0, observed=len(orphans), violations=len(orphans),
-        explanation=(f"sentinels whose user does not have that email: {', '.join(orphans[:5])}" if orphans else
-                     f"each of the {len(sentinels)} sentinels belongs to a user who has that email"))
+        name="no orphan sentinel",
+        holds=not orphans,
+        expected=0,
+        observed=len(orphans),
+        violations=len(orphans),
+        explanation=(
+            f"sentinels whose user does not have that email: {', '.join(orphans[:5])}"
+            if orphans
+            else f"each of the {len(sentinels)} sentinels belongs to a user who has that email"
+        ),
+    )
 
 
-def _refused_change_changes_nothing(profiles: dict[str, str], sentinels: dict[str, str],
-                                    writes: pd.DataFrame) -> Invariant:
+def _refused_change_changes_nothing(
+    profiles: dict[str, str], sentinels: dict[str, str], writes: pd.DataFrame
+) -> Invariant:
     """Each user ends on the email of its last acknowledged write (or a later unknown one), sentinel intact."""
     expected: dict[str, set[str]] = {}
     refused: dict[str, list[int]] = defaultdict(list)
@@ -225,16 +327,27 @@ def _refused_change_changes_nothing(profiles: dict[str, str], sentinels: dict[st
             expected.setdefault(user, set()).add(d["email"])
         else:
             refused[user].append(int(seq))
-    broken = sorted(u for u in refused if u in profiles and (
-        profiles[u] not in expected.get(u, set()) or sentinels.get(profiles[u].lower()) != u))
+    broken = sorted(
+        u
+        for u in refused
+        if u in profiles and (profiles[u] not in expected.get(u, set()) or sentinels.get(profiles[u].lower()) != u)
+    )
     n_refused = sum(len(s) for s in refused.values())
     return Invariant(
-        name="a refused change deletes nothing", holds=not broken, expected=0, observed=len(broken),
-        violations=len(broken), calls=tuple(s for u in broken for s in refused[u])[:40],
-        explanation=(f"users whose refused change left them without their last acknowledged email and its "
-                     f"sentinel: {', '.join(broken[:5])}" if broken else
-                     f"{n_refused} refused sign-ups and changes left every profile on its last acknowledged "
-                     "email, with its sentinel: a cancelled transaction writes and deletes nothing"))
+        name="a refused change deletes nothing",
+        holds=not broken,
+        expected=0,
+        observed=len(broken),
+        violations=len(broken),
+        calls=tuple(s for u in broken for s in refused[u])[:40],
+        explanation=(
+            f"users whose refused change left them without their last acknowledged email and its "
+            f"sentinel: {', '.join(broken[:5])}"
+            if broken
+            else f"{n_refused} refused sign-ups and changes left every profile on its last acknowledged "
+            "email, with its sentinel: a cancelled transaction writes and deletes nothing"
+        ),
+    )
 
 
 def _cancelled(response: Any) -> Any:

@@ -30,13 +30,21 @@ class VersionedStore:
         self.table_name = table_name
 
     def get(self, key: Mapping[str, Any], *, consistent: bool = True) -> dict[str, Any] | None:
-        response = self.caller.call("get", "GetItem", key=_key_text(key), TableName=self.table_name,
-                                    Key=dict(key), ConsistentRead=consistent)
+        response = self.caller.call(
+            "get", "GetItem", key=_key_text(key), TableName=self.table_name, Key=dict(key), ConsistentRead=consistent
+        )
         return response.get("Item")
 
-    def save(self, item: Mapping[str, Any], *, condition: str | None = None,
-             names: Mapping[str, str] | None = None, values: Mapping[str, Any] | None = None,
-             action: str = "save", detail: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def save(
+        self,
+        item: Mapping[str, Any],
+        *,
+        condition: str | None = None,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+        action: str = "save",
+        detail: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """Create (no version yet) or update (version = held version); returns the item as saved."""
         held = item.get(VERSION)
         new = dict(item)
@@ -48,22 +56,39 @@ class VersionedStore:
             new[VERSION] = int(held) + 1
             check = f"{VERSION} = :held_version"
             attr_values[":held_version"] = int(held)
-        params: dict[str, Any] = {"TableName": self.table_name, "Item": new,
-                                  "ConditionExpression": _and(condition, check)}
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Item": new,
+            "ConditionExpression": _and(condition, check),
+        }
         if names:
             params["ExpressionAttributeNames"] = dict(names)
         if attr_values:
             params["ExpressionAttributeValues"] = attr_values
-        self.caller.call(action, "PutItem", key=_key_text(item),
-                         detail={"read_version": held, "version": new[VERSION], **(detail or {})}, **params)
+        self.caller.call(
+            action,
+            "PutItem",
+            key=_key_text(item),
+            detail={"read_version": held, "version": new[VERSION], **(detail or {})},
+            **params,
+        )
         return new
 
-    def delete(self, item: Mapping[str, Any], *, condition: str | None = None,
-               names: Mapping[str, str] | None = None, values: Mapping[str, Any] | None = None) -> None:
+    def delete(
+        self,
+        item: Mapping[str, Any],
+        *,
+        condition: str | None = None,
+        names: Mapping[str, str] | None = None,
+        values: Mapping[str, Any] | None = None,
+    ) -> None:
         attr_values = {**(values or {}), ":held_version": int(item[VERSION])}
-        params: dict[str, Any] = {"TableName": self.table_name, "Key": {"PK": item["PK"], "SK": item["SK"]},
-                                  "ConditionExpression": _and(condition, f"{VERSION} = :held_version"),
-                                  "ExpressionAttributeValues": attr_values}
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Key": {"PK": item["PK"], "SK": item["SK"]},
+            "ConditionExpression": _and(condition, f"{VERSION} = :held_version"),
+            "ExpressionAttributeValues": attr_values,
+        }
         if names:
             params["ExpressionAttributeNames"] = dict(names)
         self.caller.call("delete", "DeleteItem", key=_key_text(item), detail={"read_version": item[VERSION]}, **params)

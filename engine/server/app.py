@@ -63,8 +63,9 @@ def _error(code: str, message: str, status: int = 400) -> tuple[int, bytes]:
 class FaithfulDynamoDB:
     """WSGI app: moto's DynamoDB behind one lock, plus the behaviour listed in the module docstring."""
 
-    def __init__(self, moto_app: Callable[..., Iterable[bytes]], *, ttl_interval_s: float = 1.0,
-                 seed: int | None = None) -> None:
+    def __init__(
+        self, moto_app: Callable[..., Iterable[bytes]], *, ttl_interval_s: float = 1.0, seed: int | None = None
+    ) -> None:
         undo.install()  # transactions restore the items they touched, not whole-table copies
         self._moto = moto_app
         self._lock = threading.Lock()
@@ -95,7 +96,10 @@ class FaithfulDynamoDB:
         if faults.latency_ms > 0:
             time.sleep(faults.latency_ms / 1000.0)
         if faults.throttle_share > 0 and op and self._random.random() < faults.throttle_share:
-            return _respond(start_response, *_error(faults.throttle_code, "Rate of requests exceeds the allowed throughput (injected)"))
+            return _respond(
+                start_response,
+                *_error(faults.throttle_code, "Rate of requests exceeds the allowed throughput (injected)"),
+            )
         try:
             params = json.loads(body) if body else {}
         except ValueError:
@@ -131,17 +135,22 @@ class FaithfulDynamoDB:
                 close()
         return captured["status"], captured["headers"], out
 
-    def _transact_with_token(self, environ: dict[str, Any], start_response: StartResponse, body: bytes,
-                             params: dict[str, Any]) -> Iterable[bytes]:
+    def _transact_with_token(
+        self, environ: dict[str, Any], start_response: StartResponse, body: bytes, params: dict[str, Any]
+    ) -> Iterable[bytes]:
         token = params["ClientRequestToken"]
         digest = _digest({k: v for k, v in params.items() if k not in ("ClientRequestToken", "ReturnConsumedCapacity")})
         now = time.monotonic()
         record = self._tokens.get(token)
         if record and record.expires > now:
             if record.digest != digest:
-                return _respond(start_response, *_error(
-                    "IdempotentParameterMismatchException",
-                    "Request token was used before with different parameters (within the last 10 minutes)"))
+                return _respond(
+                    start_response,
+                    *_error(
+                        "IdempotentParameterMismatchException",
+                        "Request token was used before with different parameters (within the last 10 minutes)",
+                    ),
+                )
             return _respond(start_response, 200, record.body)
         with self.gsi.around("TransactWriteItems", params, _region(environ)) as result:
             status, headers, out = self._call_moto(environ, body)
@@ -174,9 +183,14 @@ class FaithfulDynamoDB:
                 return _respond(start_response, 400, json.dumps({"error": str(e)}).encode(), "application/json")
         if path in ("/_lab/config", "/_lab/stats"):
             faults = self.state.faults
-            info = {"latency_ms": faults.latency_ms, "throttle_share": faults.throttle_share,
-                    "throttle_code": faults.throttle_code, "ttl_interval_s": self.ttl_interval_s,
-                    "requests": self.state.requests, "ttl_deleted": self.state.ttl_deleted}
+            info = {
+                "latency_ms": faults.latency_ms,
+                "throttle_share": faults.throttle_share,
+                "throttle_code": faults.throttle_code,
+                "ttl_interval_s": self.ttl_interval_s,
+                "requests": self.state.requests,
+                "ttl_deleted": self.state.ttl_deleted,
+            }
             return _respond(start_response, 200, json.dumps(info).encode(), "application/json")
         return _respond(start_response, 404, b'{"error": "unknown lab path"}', "application/json")
 
@@ -186,7 +200,7 @@ class FaithfulDynamoDB:
         while not self._stop.wait(self.ttl_interval_s):
             try:
                 self.sweep_ttl()
-            except Exception:  # noqa: BLE001 - a sweeper must never take the server down
+            except Exception:
                 pass
 
     def sweep_ttl(self, now: float | None = None) -> int:

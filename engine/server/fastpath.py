@@ -35,10 +35,19 @@ _TARGET_PREFIX = "DynamoDB_20120810."
 _INTERNAL_ERROR = (
     b"<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n"
     b"<p>The server encountered an internal error and was unable to complete your request. Either the server is "
-    b"overloaded or there is an error in the application.</p>\n")
+    b"overloaded or there is an error in the application.</p>\n"
+)
 # The parts of the WSGI environ that werkzeug builds a request's URL from.
-_URL_KEYS = ("wsgi.url_scheme", "HTTP_HOST", "SERVER_NAME", "SERVER_PORT", "SCRIPT_NAME", "PATH_INFO",
-             "QUERY_STRING", "RAW_URI")
+_URL_KEYS = (
+    "wsgi.url_scheme",
+    "HTTP_HOST",
+    "SERVER_NAME",
+    "SERVER_PORT",
+    "SCRIPT_NAME",
+    "PATH_INFO",
+    "QUERY_STRING",
+    "RAW_URI",
+)
 
 
 def verified() -> bool:
@@ -73,9 +82,13 @@ class DirectDynamo:
         self._cors = not settings.DISABLE_GLOBAL_CORS  # moto's app runs flask-cors unless this is set
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        if (environ.get("PATH_INFO") != "/" or environ.get("REQUEST_METHOD") != "POST"
-                or not environ.get("HTTP_X_AMZ_TARGET", "").startswith(_TARGET_PREFIX)
-                or "HTTP_ORIGIN" in environ or "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK" in environ):
+        if (
+            environ.get("PATH_INFO") != "/"
+            or environ.get("REQUEST_METHOD") != "POST"
+            or not environ.get("HTTP_X_AMZ_TARGET", "").startswith(_TARGET_PREFIX)
+            or "HTTP_ORIGIN" in environ
+            or "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK" in environ
+        ):
             return self._flask(environ, start_response)
         request = _ServerRequest(environ)
         try:
@@ -83,7 +96,7 @@ class DirectDynamo:
                 status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers))
             except ClientError as exc:  # as moto's convert_to_flask_response
                 status, headers, body = 400, {}, exc.response["Error"]["Message"]
-        except Exception:  # noqa: BLE001 - Flask answers 500 and logs; so do we
+        except Exception:
             self._flask.logger.exception("Exception on / [POST]")
             status, headers, body = 500, {"Content-Type": "text/html; charset=utf-8"}, _INTERNAL_ERROR
         data = body.encode() if isinstance(body, str) else bytes(body)
@@ -148,9 +161,11 @@ def tune_moto() -> None:
 
     lex = comparisons.ConditionExpressionParser._lex_condition_expression
     tokens = functools.lru_cache(maxsize=1024)(
-        lambda expression: tuple(lex(comparisons.ConditionExpressionParser(expression, None, None))))
+        lambda expression: tuple(lex(comparisons.ConditionExpressionParser(expression, None, None)))
+    )
     comparisons.ConditionExpressionParser._lex_condition_expression = (  # type: ignore[method-assign]
-        lambda self: deque(tokens(self.condition_expression)))
+        lambda self: deque(tokens(self.condition_expression))
+    )
 
     pool = string.ascii_letters + string.digits  # as MotoRandom.get_random_string
 
@@ -196,7 +211,7 @@ class _CachedUpdateExpressionParser:
 def _snapshot(ast: Any) -> Any:
     try:
         blob = pickle.dumps(ast, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001 - an unpicklable tree is simply copied the slow way
+    except Exception:
         return ast
     setattr(ast, _SNAPSHOT, blob)
     return ast

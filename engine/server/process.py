@@ -12,8 +12,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 import urllib.request
+from collections import deque
 from typing import Any
 
 from engine.errors import BadInput, ServerStartFailed
@@ -45,15 +45,33 @@ class EmbeddedServer:
         return self._proc is not None and self._proc.poll() is None
 
     def start(self) -> EmbeddedServer:
-        cmd = [sys.executable, "-m", "engine.server", "--host", self.host, "--port", str(self.requested_port),
-               "--parent-pid", str(os.getpid()), "--ttl-interval", str(self.ttl_interval_s)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "engine.server",
+            "--host",
+            self.host,
+            "--port",
+            str(self.requested_port),
+            "--parent-pid",
+            str(os.getpid()),
+            "--ttl-interval",
+            str(self.ttl_interval_s),
+        ]
         # The server never calls AWS, but boto3 inside it reads the profile: a user's AWS_PROFILE naming a
         # profile this machine lacks would stop it from starting.
         env = {k: v for k, v in os.environ.items() if k not in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")}
         env["PYTHONUNBUFFERED"] = "1"
         # stdin is a pipe we never write: the child exits when it closes, i.e. when this process dies.
-        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE,
-                                      text=True, env=env, start_new_session=True)
+        self._proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
         self._stderr_tail: deque[str] = deque(maxlen=50)
         threading.Thread(target=self._drain_stderr, name="embedded-server-stderr", daemon=True).start()
         line = self._first_line(START_TIMEOUT_S)
@@ -67,11 +85,15 @@ class EmbeddedServer:
         err = "\n".join(self._stderr_tail)
         self.stop()
         if line.startswith("ERROR") and "in use" in line.lower():
-            raise BadInput(f"port {self.requested_port} on {self.host} is already in use",
-                           "pick another --port, or stop the program that holds it")
+            raise BadInput(
+                f"port {self.requested_port} on {self.host} is already in use",
+                "pick another --port, or stop the program that holds it",
+            )
         tail = (err.strip().splitlines() or [line or "no output"])[-1]
-        raise ServerStartFailed(f"the embedded DynamoDB did not start: {tail}",
-                                "check that the set-up command was run (moto[server] installed)")
+        raise ServerStartFailed(
+            f"the embedded DynamoDB did not start: {tail}",
+            "check that the set-up command was run (moto[server] installed)",
+        )
 
     def _first_line(self, timeout: float) -> str:
         assert self._proc and self._proc.stdout
@@ -130,8 +152,12 @@ class EmbeddedServer:
 def lab_config(endpoint_url: str, **settings: Any) -> dict[str, Any]:
     """POST /_lab/config on an embedded server (any process) and return its current settings."""
     data = json.dumps(settings).encode()
-    request = urllib.request.Request(endpoint_url.rstrip("/") + "/_lab/config", data=data, method="POST",
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        endpoint_url.rstrip("/") + "/_lab/config",
+        data=data,
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=5) as response:
         return json.loads(response.read())
 
@@ -141,5 +167,5 @@ def is_embedded(endpoint_url: str) -> bool:
     try:
         with urllib.request.urlopen(endpoint_url.rstrip("/") + "/_lab/health", timeout=2) as response:
             return response.status == 200
-    except Exception:  # noqa: BLE001 - any failure means "not ours"
+    except Exception:
         return False

@@ -168,7 +168,7 @@ class LoopServer:
     def _answer(self, request: _Request, peer: str, *, multithread: bool) -> tuple[bytes, bool]:
         try:
             return _call(self.app, request, peer, self.server_address, multithread=multithread)
-        except Exception:  # noqa: BLE001 - as socketserver: report it, drop this connection, serve the others
+        except Exception:
             traceback.print_exc()
             return _SERVER_ERROR, True
 
@@ -250,8 +250,8 @@ def _parse(conn: _Conn) -> _Request | None:
             conn.outbuf += _CONTINUE  # the client waits for this before it sends the body
             conn.continued = True
         return None
-    body = bytes(buf[end + 4:end + 4 + length])
-    del buf[:end + 4 + length]
+    body = bytes(buf[end + 4 : end + 4 + length])
+    del buf[: end + 4 + length]
     conn.continued = False
     return _Request(method, target, version, headers, body)
 
@@ -261,16 +261,29 @@ def _reject(conn: _Conn) -> None:
     conn.closing = True
 
 
-def _call(app: Callable[..., Any], request: _Request, peer: str, address: tuple[str, int], *,
-          multithread: bool) -> tuple[bytes, bool]:
+def _call(
+    app: Callable[..., Any], request: _Request, peer: str, address: tuple[str, int], *, multithread: bool
+) -> tuple[bytes, bool]:
     """Run the WSGI app on one request; return the whole HTTP response and whether to close afterwards."""
     path, _, query = request.target.partition("?")
     environ: dict[str, Any] = {
-        "REQUEST_METHOD": request.method, "PATH_INFO": path, "QUERY_STRING": query, "SCRIPT_NAME": "",
-        "SERVER_NAME": address[0], "SERVER_PORT": str(address[1]), "SERVER_PROTOCOL": request.version,
-        "REMOTE_ADDR": peer, "CONTENT_TYPE": "", "CONTENT_LENGTH": str(len(request.body)),
-        "wsgi.input": io.BytesIO(request.body), "wsgi.errors": sys.stderr, "wsgi.url_scheme": "http",
-        "wsgi.version": (1, 0), "wsgi.multithread": multithread, "wsgi.multiprocess": False, "wsgi.run_once": False,
+        "REQUEST_METHOD": request.method,
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "SCRIPT_NAME": "",
+        "SERVER_NAME": address[0],
+        "SERVER_PORT": str(address[1]),
+        "SERVER_PROTOCOL": request.version,
+        "REMOTE_ADDR": peer,
+        "CONTENT_TYPE": "",
+        "CONTENT_LENGTH": str(len(request.body)),
+        "wsgi.input": io.BytesIO(request.body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.url_scheme": "http",
+        "wsgi.version": (1, 0),
+        "wsgi.multithread": multithread,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
     }
     for name, value in request.headers:
         key = name.upper().replace("-", "_")
@@ -293,8 +306,11 @@ def _call(app: Callable[..., Any], request: _Request, peer: str, address: tuple[
         if hasattr(chunks, "close"):
             chunks.close()
     status, headers = box
-    head = [f"HTTP/1.1 {status}", *(f"{k}: {v}" for k, v in headers if k.lower() not in _OWN_HEADERS),
-            f"Content-Length: {len(payload)}"]
+    head = [
+        f"HTTP/1.1 {status}",
+        *(f"{k}: {v}" for k, v in headers if k.lower() not in _OWN_HEADERS),
+        f"Content-Length: {len(payload)}",
+    ]
     if close:
         head.append("Connection: close")
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload, close

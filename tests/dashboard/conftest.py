@@ -8,20 +8,20 @@ from tests.dashboard.helpers import frame
 
 
 @pytest.fixture(scope="session")
-def counters_racy():  # noqa: ANN201 - (DataFrame, summary)
+def counters_racy():
     return frame("atomic-counters-racy")
 
 
 @pytest.fixture(scope="session")
-def counters_safe():  # noqa: ANN201
+def counters_safe():
     return frame("atomic-counters-safe")
 
 
 @pytest.fixture(scope="session")
-def locking_racy():  # noqa: ANN201
+def locking_racy():
     return frame("optimistic-locking-racy")
 
 
 @pytest.fixture(scope="session")
-def locking_safe():  # noqa: ANN201
+def locking_safe():
     return frame("optimistic-locking-safe")

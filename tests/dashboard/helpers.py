@@ -15,7 +15,7 @@ def load(name: str) -> tuple[History, dict[str, Any]]:
     return history, meta.get("summary") or {}
 
 
-def frame(name: str):  # noqa: ANN201 - a DataFrame
+def frame(name: str):
     history, summary = load(name)
     return history.snapshot(detail=True, requests=True), summary
 
@@ -32,17 +32,49 @@ def scaled(name: str, n_calls: int) -> tuple[History, dict[str, Any]]:
         for c in calls:
             if len(big) >= n_calls:
                 break
-            big.append(Call(client=c.client, action=c.action, op=c.op, key=c.key, invoke_ns=c.invoke_ns + shift,
-                            complete_ns=c.complete_ns + shift, outcome=c.outcome, error=c.error, retries=c.retries,
-                            detail=c.detail, request=c.request))
+            big.append(
+                Call(
+                    client=c.client,
+                    action=c.action,
+                    op=c.op,
+                    key=c.key,
+                    invoke_ns=c.invoke_ns + shift,
+                    complete_ns=c.complete_ns + shift,
+                    outcome=c.outcome,
+                    error=c.error,
+                    retries=c.retries,
+                    detail=c.detail,
+                    request=c.request,
+                )
+            )
         i += 1
     return big, summary
 
 
-def call(client: int, action: str, op: str, t0: float, t1: float, outcome: str = "ok", error: str | None = None,
-         key: str = "k", detail: dict[str, Any] | None = None, request: str | None = None) -> Call:
-    return Call(client=client, action=action, op=op, key=key, invoke_ns=int(t0 * 1e9), complete_ns=int(t1 * 1e9),
-                outcome=Outcome(outcome), error=error, detail=detail or {}, request=request)
+def call(
+    client: int,
+    action: str,
+    op: str,
+    t0: float,
+    t1: float,
+    outcome: str = "ok",
+    error: str | None = None,
+    key: str = "k",
+    detail: dict[str, Any] | None = None,
+    request: str | None = None,
+) -> Call:
+    return Call(
+        client=client,
+        action=action,
+        op=op,
+        key=key,
+        invoke_ns=int(t0 * 1e9),
+        complete_ns=int(t1 * 1e9),
+        outcome=Outcome(outcome),
+        error=error,
+        detail=detail or {},
+        request=request,
+    )
 
 
 def history_of(calls: list[Call]) -> History:
@@ -51,7 +83,7 @@ def history_of(calls: list[Call]) -> History:
     return h
 
 
-def growing(history: History, pattern: str, rng: Any, max_batch: int):  # noqa: ANN201 - (History, RunView)
+def growing(history: History, pattern: str, rng: Any, max_batch: int):
     """The calls of `history` arriving in random batches of 1..max_batch into a new History, and the run's view
     brought up to date after each batch (as a live page refreshes)."""
     from dashboard.aggregates import RunView, aggregates_for
@@ -63,7 +95,7 @@ def growing(history: History, pattern: str, rng: Any, max_batch: int):  # noqa: 
     i = 0
     while i < len(calls):
         k = int(rng.integers(1, max_batch + 1))
-        live.extend(calls[i:i + k])
+        live.extend(calls[i : i + k])
         i += k
         view.update()
     return live, view

@@ -28,10 +28,14 @@ def plain(fig: Any) -> dict[str, Any]:
 
 def every_chart(calls: Any, summary: dict[str, Any], *, max_bars: int = charts.MAX_BARS) -> list[Any]:
     invariants = summary.get("invariants") or []
-    return [charts.timeline(calls, flagged=an.flagged_calls(invariants), lanes=8, max_bars=max_bars),
-            charts.outcomes_over_time(calls), charts.outcomes_over_time(calls, x_range=(0.0, 61.0)),
-            charts.latency(calls), charts.action_outcomes(calls),
-            *charts.pattern_views(summary["pattern"], calls, invariants, summary.get("options"))]
+    return [
+        charts.timeline(calls, flagged=an.flagged_calls(invariants), lanes=8, max_bars=max_bars),
+        charts.outcomes_over_time(calls),
+        charts.outcomes_over_time(calls, x_range=(0.0, 61.0)),
+        charts.latency(calls),
+        charts.action_outcomes(calls),
+        *charts.pattern_views(summary["pattern"], calls, invariants, summary.get("options")),
+    ]
 
 
 @pytest.mark.parametrize("name", RECORDED)
@@ -90,10 +94,10 @@ def test_reservoirs_give_the_sample_of_everything() -> None:
             rows = part[mask]
             reservoir.offer(an._stable_hash(seq[rows]), lambda pick, rows=rows: {"row": rows[pick]})
         start = stop
-    candidates = np.unique(np.concatenate([preferred.cols["row"], others.cols["row"],
-                                           np.flatnonzero(np.isin(seq, flagged))]))
-    chosen, _, _ = an.choose(seq[candidates], k, keep=np.isin(seq[candidates], flagged),
-                             prefer=prefer_all[candidates])
+    candidates = np.unique(
+        np.concatenate([preferred.cols["row"], others.cols["row"], np.flatnonzero(np.isin(seq, flagged))])
+    )
+    chosen, _, _ = an.choose(seq[candidates], k, keep=np.isin(seq[candidates], flagged), prefer=prefer_all[candidates])
     assert sorted(candidates[chosen]) == sorted(np.flatnonzero(expected))
 
 
@@ -116,12 +120,19 @@ def test_time_bins_stay_few_over_a_long_run() -> None:
     rng = np.random.default_rng(4)
     n = 50_000
     done = np.sort(rng.uniform(0, 3 * 3600, n)) * 1e9  # three hours
-    frame = pd.DataFrame({"complete_ns": done.astype(np.int64), "end_s": done / 1e9,
-                          "latency_ms": rng.exponential(20, n), "outcome": pd.Categorical(["ok"] * n),
-                          "error": pd.Categorical([""] * n), "op": pd.Categorical(["PutItem"] * n)})
+    frame = pd.DataFrame(
+        {
+            "complete_ns": done.astype(np.int64),
+            "end_s": done / 1e9,
+            "latency_ms": rng.exponential(20, n),
+            "outcome": pd.Categorical(["ok"] * n),
+            "error": pd.Categorical([""] * n),
+            "op": pd.Categorical(["PutItem"] * n),
+        }
+    )
     bins = ag.TimeBins()
     for start in range(0, n, 3000):
-        bins.add(ag.Rows.of(frame.iloc[start:start + 3000]))
+        bins.add(ag.Rows.of(frame.iloc[start : start + 3000]))
     assert bins.used_bins() <= 700 and bins.lat.shape[0] <= 1400
     whole = ag.TimeBins.of(frame)
     for span in (None, 3 * 3600 * 1.3):
@@ -172,10 +183,20 @@ class Counting:
 
 
 def running(history: Any, summary: dict[str, Any]) -> RunRecord:
-    run = SimpleNamespace(finished=False, invariants=[], options=SimpleNamespace(values={}),
-                          state=SimpleNamespace(value="running"))
-    return RunRecord(id="live", source=Source.LIVE, pattern=summary["pattern"], variant=summary["variant"],
-                     threads=8, ops_per_client=None, duration_s=None, history=history, run=run)  # type: ignore[arg-type]
+    run = SimpleNamespace(
+        finished=False, invariants=[], options=SimpleNamespace(values={}), state=SimpleNamespace(value="running")
+    )
+    return RunRecord(
+        id="live",
+        source=Source.LIVE,
+        pattern=summary["pattern"],
+        variant=summary["variant"],
+        threads=8,
+        ops_per_client=None,
+        duration_s=None,
+        history=history,
+        run=run,
+    )  # type: ignore[arg-type]
 
 
 def test_a_live_refresh_reads_only_the_new_calls() -> None:
@@ -189,15 +210,17 @@ def test_a_live_refresh_reads_only_the_new_calls() -> None:
     assert sum(b - a for a, b in history.read) <= 2 * 10_000  # every call read once (snapshot and details)
     for arrived in (10_500, 12_000):
         history.read.clear()
-        history.history.extend(calls[len(history):arrived])
+        history.history.extend(calls[len(history) : arrived])
         figures = live.run_figures(record)
         new = arrived - (10_000 if arrived == 10_500 else 10_500)
         assert max(b - a for a, b in history.read) <= new  # nothing but the new calls
         assert figures["timeline"].layout.meta["total"] == arrived
     # The run ends: the verdicts come, nothing is re-read but a columnar snapshot for exact latency, once.
     record.run.finished = True  # type: ignore[union-attr]
-    record.run.invariants = [SimpleNamespace(as_dict=lambda inv=inv: inv)  # type: ignore[union-attr]
-                             for inv in summary["invariants"]]
+    record.run.invariants = [
+        SimpleNamespace(as_dict=lambda inv=inv: inv)  # type: ignore[union-attr]
+        for inv in summary["invariants"]
+    ]
     history.read.clear()
     final = live.run_figures(record)
     again = live.run_figures(record)

@@ -20,8 +20,15 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.browser
@@ -41,9 +48,14 @@ def dashboard_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
     log = tmp_path_factory.mktemp("dashboard") / "dashboard.log"
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "dashboard", "--server.port", str(port),
-                                 "--server.headless", "true"], cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "dashboard", "--server.port", str(port), "--server.headless", "true"],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90

@@ -30,6 +30,7 @@ def names(fig: go.Figure) -> list[str]:
 
 # -- labels, colours, sampling --------------------------------------------------------------------------------------
 
+
 def test_outcome_labels_split_reads_and_shorten_codes(locking_safe) -> None:
     f, _ = locking_safe
     labels = an.outcome_labels(f)
@@ -60,6 +61,7 @@ def test_sample_keeps_flagged_and_failures_first() -> None:
 
 
 # -- the run page's charts --------------------------------------------------------------------------------------------
+
 
 def test_timeline_one_bar_per_call_lanes_per_client(counters_racy) -> None:
     f, summary = counters_racy
@@ -124,12 +126,19 @@ def test_binned_percentiles_match_numpy() -> None:
 
 def test_empty_history_gives_placeholders() -> None:
     f = history_of([]).snapshot(detail=True, requests=True)
-    for fig in (charts.timeline(f), charts.outcomes_over_time(f), charts.latency(f), charts.final_state([]),
-                *charts.pattern_views("atomic-counters", f), *charts.pattern_views("distributed-locking", f)):
+    for fig in (
+        charts.timeline(f),
+        charts.outcomes_over_time(f),
+        charts.latency(f),
+        charts.final_state([]),
+        *charts.pattern_views("atomic-counters", f),
+        *charts.pattern_views("distributed-locking", f),
+    ):
         assert valid(fig).layout.meta["empty"] is True
 
 
 # -- per-pattern views ------------------------------------------------------------------------------------------------
+
 
 def test_version_history_finds_the_lost_updates(locking_racy) -> None:
     f, summary = locking_racy
@@ -193,13 +202,35 @@ def test_cancellation_heatmap_action_by_reason() -> None:
 
 def test_cancellation_reasons_from_a_synthetic_history() -> None:
     req = ">>> TransactWriteItems\n    - Put t\n        item: {}\n    - Update t\n        key: {}"
-    calls = [call(0, "place-order", "TransactWriteItems", 0, 0.1, "fail", "TransactionCanceledException",
-                  detail={"reasons": ["None", "ConditionalCheckFailed"]}, request=req),
-             call(1, "place-order", "TransactWriteItems", 0, 0.1, "fail", "TransactionCanceledException",
-                  detail={"reasons": ["TransactionConflict", "None"]}, request=req)]
+    calls = [
+        call(
+            0,
+            "place-order",
+            "TransactWriteItems",
+            0,
+            0.1,
+            "fail",
+            "TransactionCanceledException",
+            detail={"reasons": ["None", "ConditionalCheckFailed"]},
+            request=req,
+        ),
+        call(
+            1,
+            "place-order",
+            "TransactWriteItems",
+            0,
+            0.1,
+            "fail",
+            "TransactionCanceledException",
+            detail={"reasons": ["TransactionConflict", "None"]},
+            request=req,
+        ),
+    ]
     counts = an.cancellation_counts(history_of(calls).snapshot(detail=True, requests=True))
     assert sorted(map(tuple, counts[["item", "reason"]].to_numpy())) == [
-        ("item 1 (Put)", "TransactionConflict"), ("item 2 (Update)", "ConditionalCheckFailed")]
+        ("item 1 (Put)", "TransactionConflict"),
+        ("item 2 (Update)", "ConditionalCheckFailed"),
+    ]
 
 
 def test_unique_view_counts_sentinels_and_duplicates() -> None:
@@ -255,9 +286,18 @@ def test_lease_gantt_fenced_refuses_stale_writes() -> None:
     assert (holds["start"].iloc[1:].to_numpy() >= holds["end"].iloc[:-1].to_numpy() - 1e-3).all()  # one holder
 
 
-@pytest.mark.parametrize("name", ["atomic-counters-racy", "optimistic-locking-safe", "transactions-safe",
-                                  "unique-constraints-safe", "idempotency-keys-safe", "gsi-consistency-racy",
-                                  "distributed-locking-racy"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "atomic-counters-racy",
+        "optimistic-locking-safe",
+        "transactions-safe",
+        "unique-constraints-safe",
+        "idempotency-keys-safe",
+        "gsi-consistency-racy",
+        "distributed-locking-racy",
+    ],
+)
 def test_every_pattern_view_is_a_valid_figure(name: str) -> None:
     f, summary = frame(name)
     figs = charts.pattern_views(summary["pattern"], f, summary["invariants"], summary["options"])
@@ -277,9 +317,22 @@ def test_share_y_gives_side_by_side_charts_one_scale(counters_racy, counters_saf
 
 
 def test_sweep_lines_four_panels_two_variants() -> None:
-    rows = pd.DataFrame([{"variant": v, "safe": v == "add", "threads": t, "conflict_rate": 0.1, "calls": 10,
-                          "retries_per_success": 0.2, "calls_per_s": 100.0, "p95_ms": 5.0}
-                         for v in ("add", "read-then-put") for t in (1, 2, 4, 8)])
+    rows = pd.DataFrame(
+        [
+            {
+                "variant": v,
+                "safe": v == "add",
+                "threads": t,
+                "conflict_rate": 0.1,
+                "calls": 10,
+                "retries_per_success": 0.2,
+                "calls_per_s": 100.0,
+                "p95_ms": 5.0,
+            }
+            for v in ("add", "read-then-put")
+            for t in (1, 2, 4, 8)
+        ]
+    )
     fig = valid(charts.sweep_lines(rows))
     assert len(fig.data) == 8 and {t.xaxis for t in fig.data} == {"x", "x2", "x3", "x4"}
     assert fig.layout.xaxis.type == "log"
@@ -295,19 +348,33 @@ def test_call_log_is_the_seed_format(locking_safe) -> None:
 
 # -- 100k calls --------------------------------------------------------------------------------------------------
 
+
 def test_a_refresh_at_100k_calls_samples_and_says_so() -> None:
     """Every chart of the Run page from a 100k-call run, as a live refresh draws them (from the run's aggregates):
     the timeline and the version history are sampled and say so. How long it takes is measured by
     bench/dashboard_refresh.py, not here."""
     history, summary = scaled("optimistic-locking-safe", 100_000)
-    record = RunRecord(id="big", source=Source.IMPORTED, pattern=summary["pattern"], variant=summary["variant"],
-                       threads=8, ops_per_client=None, duration_s=None, history=history, imported_summary=summary)
+    record = RunRecord(
+        id="big",
+        source=Source.IMPORTED,
+        pattern=summary["pattern"],
+        variant=summary["variant"],
+        threads=8,
+        ops_per_client=None,
+        duration_s=None,
+        history=history,
+        imported_summary=summary,
+    )
     invariants = summary["invariants"]
     with record.view() as view:
         assert view.n == 100_000
-        figs = [charts.timeline(view, flagged=an.flagged_calls(invariants)), charts.outcomes_over_time(view),
-                charts.latency(view), *charts.pattern_views(summary["pattern"], view, invariants),
-                charts.final_state(invariants)]
+        figs = [
+            charts.timeline(view, flagged=an.flagged_calls(invariants)),
+            charts.outcomes_over_time(view),
+            charts.latency(view),
+            *charts.pattern_views(summary["pattern"], view, invariants),
+            charts.final_state(invariants),
+        ]
     assert sum(len(t.x) for t in figs[0].data if t.type == "bar") == charts.MAX_BARS
     assert figs[0].layout.meta["sampled"] and figs[3].layout.meta["sampled"]
     assert "sampled: 2,000 of 100,000 calls shown" in figs[0].layout.title.subtitle.text

@@ -23,11 +23,15 @@ def app(page: str | None = None) -> AppTest:
 
 
 def text(at: AppTest) -> str:
-    return "\n".join([m.value for m in at.markdown] + [str(e.value) for e in at.error]
-                     + [str(i.value) for i in at.info] + [str(s.value) for s in at.success])
+    return "\n".join(
+        [m.value for m in at.markdown]
+        + [str(e.value) for e in at.error]
+        + [str(i.value) for i in at.info]
+        + [str(s.value) for s in at.success]
+    )
 
 
-def until(at: AppTest, done, timeout: float = 90) -> AppTest:  # noqa: ANN001
+def until(at: AppTest, done, timeout: float = 90) -> AppTest:
     deadline = time.monotonic() + timeout
     while not done(at):
         assert time.monotonic() < deadline, text(at)[-2000:]
@@ -86,8 +90,7 @@ def test_compare_page_runs_safe_and_racy_side_by_side() -> None:
     at.number_input(key="compare-atomic-counters-threads").set_value(2)
     at.number_input(key="compare-atomic-counters-ops").set_value(3)
     at.button(key="compare-start").click().run()
-    until(at, lambda a: text(a).count("invariants") >= 2 and "running" not in " ".join(
-        str(s.value) for s in a.info))
+    until(at, lambda a: text(a).count("invariants") >= 2 and "running" not in " ".join(str(s.value) for s in a.info))
     body = text(at)
     assert ":green[add]" in body and ":red[read-then-put]" in body
     assert "all 4 invariants hold" in body
@@ -107,7 +110,8 @@ def test_sweep_page_draws_lines_and_a_table() -> None:
 def test_history_page_imports_a_file_and_refuses_a_broken_one() -> None:
     at = app("app_pages/history.py")
     at.file_uploader(key="history-upload").set_value(
-        ("counters.jsonl", (DATA / "atomic-counters-racy.jsonl").read_bytes(), "application/x-ndjson")).run()
+        ("counters.jsonl", (DATA / "atomic-counters-racy.jsonl").read_bytes(), "application/x-ndjson")
+    ).run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("Imported counters.jsonl: 960 calls" in s.value for s in at.success)
     assert "atomic-counters / read-then-put (racy)" in text(at)
@@ -118,8 +122,9 @@ def test_history_page_imports_a_file_and_refuses_a_broken_one() -> None:
     assert len(at.dataframe[0].value) == before  # the earlier runs are still listed
 
 
-@pytest.mark.parametrize("page", ["app_pages/run.py", "app_pages/compare.py", "app_pages/sweep.py",
-                                  "app_pages/history.py"])
+@pytest.mark.parametrize(
+    "page", ["app_pages/run.py", "app_pages/compare.py", "app_pages/sweep.py", "app_pages/history.py"]
+)
 def test_every_page_renders_without_errors(page: str) -> None:
     at = app(page)
     assert at.title and not at.error
@@ -131,8 +136,11 @@ def test_a_spent_call_budget_is_shown_with_its_fix_and_start_is_disabled(monkeyp
     registry = get_registry()  # the process-wide one the pages use (a Streamlit resource)
     used = registry.calls.used()
     monkeypatch.setattr(registry.calls, "limit", used)  # every browser session's calls so far: none left
-    for page, start in [(None, "run-start"), ("app_pages/compare.py", "compare-start"),
-                        ("app_pages/sweep.py", "sweep-start")]:
+    for page, start in [
+        (None, "run-start"),
+        ("app_pages/compare.py", "compare-start"),
+        ("app_pages/sweep.py", "sweep-start"),
+    ]:
         at = app(page)
         warning = " ".join(str(w.value) for w in at.warning)
         assert f"budget of {used:,} calls is spent" in warning and "DDBLAB_MAX_TOTAL_CALLS" in warning

@@ -25,7 +25,7 @@ def registry(backend: Backend) -> Registry:
     return Registry(max_threads_per_run=16, max_total_threads=12, backend_factory=lambda spec: backend)
 
 
-def wait(records, timeout: float = 60) -> None:  # noqa: ANN001
+def wait(records, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while any(r.running for r in records):
         assert time.monotonic() < deadline, "run did not finish"
@@ -33,8 +33,9 @@ def wait(records, timeout: float = 60) -> None:  # noqa: ANN001
 
 
 def test_a_run_is_registered_polled_and_verified(registry: Registry) -> None:
-    record = registry.start(RunConfig(pattern="atomic-counters", variant="read-then-put", threads=3,
-                                      ops_per_client=4), SPEC)
+    record = registry.start(
+        RunConfig(pattern="atomic-counters", variant="read-then-put", threads=3, ops_per_client=4), SPEC
+    )
     assert registry.get(record.id) is record and registry.records()[0] is record
     seen = len(record.frame())
     wait([record])
@@ -47,8 +48,9 @@ def test_a_run_is_registered_polled_and_verified(registry: Registry) -> None:
 
 
 def test_export_then_import_round_trip(registry: Registry) -> None:
-    record = registry.start(RunConfig(pattern="optimistic-locking", variant="blind-write", threads=2,
-                                      ops_per_client=3), SPEC)
+    record = registry.start(
+        RunConfig(pattern="optimistic-locking", variant="blind-write", threads=2, ops_per_client=3), SPEC
+    )
     wait([record])
     data = record.export_jsonl()
     again = registry.import_history("mine.jsonl", data)
@@ -82,15 +84,17 @@ def test_import_a_recorded_file(registry: Registry) -> None:
     assert record.options() == {"tickets": 100, "sequence": 1}
 
 
-@pytest.mark.parametrize("name, data, problem", [
-    ("bad.jsonl", b"not json at all\n", "line 1"),
-    ("bad.jsonl", b'{"format": "ddblab-history", "version": 1}\n{"client": 1, "act', "line 2"),
-    ("bad.jsonl", b'{"format": "something else"}\n', "no ddblab history header"),
-    ("bad.jsonl", b"\xff\xfe\x00garbage", "not UTF-8"),
-    ("calls.csv", b"seq,client\n1,2\n", "not a .jsonl history"),
-])
-def test_a_broken_import_says_why_and_keeps_the_runs(registry: Registry, name: str, data: bytes,
-                                                     problem: str) -> None:
+@pytest.mark.parametrize(
+    "name, data, problem",
+    [
+        ("bad.jsonl", b"not json at all\n", "line 1"),
+        ("bad.jsonl", b'{"format": "ddblab-history", "version": 1}\n{"client": 1, "act', "line 2"),
+        ("bad.jsonl", b'{"format": "something else"}\n', "no ddblab history header"),
+        ("bad.jsonl", b"\xff\xfe\x00garbage", "not UTF-8"),
+        ("calls.csv", b"seq,client\n1,2\n", "not a .jsonl history"),
+    ],
+)
+def test_a_broken_import_says_why_and_keeps_the_runs(registry: Registry, name: str, data: bytes, problem: str) -> None:
     kept = registry.import_history("ok.jsonl", (DATA / "idempotency-keys-racy.jsonl").read_bytes())
     with pytest.raises(HistoryFileError) as e:
         registry.import_history(name, data)
@@ -129,8 +133,12 @@ def test_sweep_rows_per_variant_and_thread_count(registry: Registry) -> None:
         time.sleep(0.05)
     assert job.state is SweepState.DONE and job.error is None
     rows = job.frame()
-    assert sorted(zip(rows["threads"], rows["variant"])) == [(1, "add"), (1, "read-then-put"), (2, "add"),
-                                                             (2, "read-then-put")]
+    assert sorted(zip(rows["threads"], rows["variant"])) == [
+        (1, "add"),
+        (1, "read-then-put"),
+        (2, "add"),
+        (2, "read-then-put"),
+    ]
     with pytest.raises(BadInput, match="no thread counts"):
         registry.start_sweep("atomic-counters", [], 2, SPEC)
 
@@ -144,16 +152,19 @@ def test_bad_settings_are_refused_with_a_fix() -> None:
     with pytest.raises(BadInput, match="duration"):
         build_config(RunSettings(pattern="atomic-counters", limit=LIMIT_DURATION, duration_s=0), max_threads=256)
     with pytest.raises(BadInput, match="out of range"):
-        build_config(RunSettings(pattern="atomic-counters", ops_per_client=1, options={"tickets": -1}),
-                     max_threads=256)
-    config = build_config(RunSettings(pattern="optimistic-locking", variant="blind-write", threads=4,
-                                      ops_per_client=2, options={"accounts": 3}), max_threads=256)
+        build_config(RunSettings(pattern="atomic-counters", ops_per_client=1, options={"tickets": -1}), max_threads=256)
+    config = build_config(
+        RunSettings(
+            pattern="optimistic-locking", variant="blind-write", threads=4, ops_per_client=2, options={"accounts": 3}
+        ),
+        max_threads=256,
+    )
     assert config.options["accounts"] == 3 and config.variant == "blind-write"
     with pytest.raises(BadInput, match="must share one process"):
-        build_config(RunSettings(pattern="idempotency-keys", threads=8, ops_per_client=1, processes=2),
-                     max_threads=256)
-    spread = build_config(RunSettings(pattern="atomic-counters", threads=8, ops_per_client=1, processes=2),
-                          max_threads=256)
+        build_config(RunSettings(pattern="idempotency-keys", threads=8, ops_per_client=1, processes=2), max_threads=256)
+    spread = build_config(
+        RunSettings(pattern="atomic-counters", threads=8, ops_per_client=1, processes=2), max_threads=256
+    )
     assert spread.processes == 2
 
 
@@ -175,11 +186,13 @@ def test_wrong_credentials_on_an_endpoint_are_named_and_nothing_is_lost() -> Non
     registry = Registry()  # a real one: the shared test registry always hands out the embedded server
     try:
         kept = registry.import_history("ok.jsonl", (DATA / "idempotency-keys-racy.jsonl").read_bytes())
-        with refusing_endpoint("UnrecognizedClientException",
-                               "The security token included in the request is invalid.") as (url, targets):
+        with refusing_endpoint(
+            "UnrecognizedClientException", "The security token included in the request is invalid."
+        ) as (url, targets):
             with pytest.raises(BadCredentials) as e:
-                registry.start(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=2),
-                               BackendSpec.parse(url))
+                registry.start(
+                    RunConfig(pattern="atomic-counters", threads=2, ops_per_client=2), BackendSpec.parse(url)
+                )
         assert "rejected the credentials" in e.value.problem and e.value.fix
         assert targets == ["DynamoDB_20120810.ListTables"]  # the check, and nothing written
         assert registry.records() == [kept]
@@ -218,9 +231,15 @@ def test_runs_on_aws_get_a_call_budget(registry: Registry) -> None:
 
 # -- the call budget shared by every session ------------------------------------------------------------------------
 
+
 def budgeted(backend: Backend, calls: int, aws_calls: int = 100_000) -> Registry:
-    return Registry(max_threads_per_run=16, max_total_threads=16, max_total_calls=calls, max_aws_calls=aws_calls,
-                    backend_factory=lambda spec: backend)
+    return Registry(
+        max_threads_per_run=16,
+        max_total_threads=16,
+        max_total_calls=calls,
+        max_aws_calls=aws_calls,
+        backend_factory=lambda spec: backend,
+    )
 
 
 def test_a_run_is_refused_once_the_call_budget_is_spent_and_the_message_names_the_fix(backend: Backend) -> None:
@@ -231,9 +250,11 @@ def test_a_run_is_refused_once_the_call_budget_is_spent_and_the_message_names_th
     assert 150 <= len(record.history) <= 150 + 2 * 8  # at most an operation in flight per client past it
     assert registry.calls.used() == len(record.history) and registry.calls_left(SPEC) == 0
     assert "budget of 150 calls" in record.budget_note() and "DDBLAB_MAX_TOTAL_CALLS" in record.budget_note()
-    refusals = [lambda: registry.start(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1), SPEC),
-                lambda: registry.start_pair(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1), SPEC),
-                lambda: registry.start_sweep("atomic-counters", [1], 1, SPEC)]
+    refusals = [
+        lambda: registry.start(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1), SPEC),
+        lambda: registry.start_pair(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1), SPEC),
+        lambda: registry.start_sweep("atomic-counters", [1], 1, SPEC),
+    ]
     for refused in refusals:
         with pytest.raises(BadInput, match="budget of 150 calls is spent") as e:
             refused()
@@ -261,15 +282,18 @@ def test_a_run_gets_max_calls_clamped_to_what_is_left(backend: Backend) -> None:
     # On AWS a run draws from both budgets: its own cap (AWS_DEFAULT_MAX_CALLS), the AWS budget, the total one.
     aws = BackendSpec.parse(aws=True, confirm_aws=True)
     config, cap = budgeted(backend, 10_000_000, aws_calls=500)._budgeted(
-        registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws), aws)
+        registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws), aws
+    )
     assert config.max_calls == cap == 500
     config, cap = budgeted(backend, 10_000_000)._budgeted(
-        registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws), aws)
+        registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws), aws
+    )
     assert config.max_calls == 20_000 and cap is None
 
 
 def test_a_run_whose_thread_cannot_start_ends_failed_and_frees_its_threads_and_budget(
-        backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     registry = budgeted(backend, 400)
     start = threading.Thread.start
 

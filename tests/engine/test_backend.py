@@ -86,10 +86,15 @@ def test_the_account_is_masked() -> None:
 
 
 def test_a_table_the_lab_did_not_create_is_not_written_unasked(client) -> None:
-    client.create_table(TableName="someone-elses", BillingMode="PAY_PER_REQUEST",
-                        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-                        AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"},
-                                              {"AttributeName": "SK", "AttributeType": "S"}])
+    client.create_table(
+        TableName="someone-elses",
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "PK", "AttributeType": "S"},
+            {"AttributeName": "SK", "AttributeType": "S"},
+        ],
+    )
     try:
         with pytest.raises(ForeignTable):
             open_table(client, "x", TableSpec(), name="someone-elses")
@@ -130,27 +135,57 @@ def test_a_named_table_with_items_in_it_is_refused(client) -> None:
 # refuses to send, and a missing credential is found by botocore before any request exists.
 
 ACCOUNT = "123456789012"
-DENIED = (f"User: arn:aws:iam::{ACCOUNT}:user/lab is not authorized to perform: dynamodb:ListTables on resource: "
-          f"arn:aws:dynamodb:us-east-1:{ACCOUNT}:table/* because no identity-based policy allows the "
-          "dynamodb:ListTables action")
+DENIED = (
+    f"User: arn:aws:iam::{ACCOUNT}:user/lab is not authorized to perform: dynamodb:ListTables on resource: "
+    f"arn:aws:dynamodb:us-east-1:{ACCOUNT}:table/* because no identity-based policy allows the "
+    "dynamodb:ListTables action"
+)
 # (STS error code, HTTP status, AWS's message, what our message must name, what our fix must say)
 STS_REFUSALS = [
-    ("InvalidClientTokenId", 403, "The security token included in the request is invalid.",
-     "the access key id is not valid", "aws configure"),
-    ("SignatureDoesNotMatch", 403, "The request signature we calculated does not match the signature you provided.",
-     "the secret access key does not match the access key id", "AWS_SECRET_ACCESS_KEY"),
-    ("ExpiredToken", 400, "The security token included in the request is expired",
-     "the session token has expired", "refresh the session token"),
-    ("ExpiredTokenException", 400, "The security token included in the request is expired",
-     "the session token has expired", "refresh the session token"),
+    (
+        "InvalidClientTokenId",
+        403,
+        "The security token included in the request is invalid.",
+        "the access key id is not valid",
+        "aws configure",
+    ),
+    (
+        "SignatureDoesNotMatch",
+        403,
+        "The request signature we calculated does not match the signature you provided.",
+        "the secret access key does not match the access key id",
+        "AWS_SECRET_ACCESS_KEY",
+    ),
+    (
+        "ExpiredToken",
+        400,
+        "The security token included in the request is expired",
+        "the session token has expired",
+        "refresh the session token",
+    ),
+    (
+        "ExpiredTokenException",
+        400,
+        "The security token included in the request is expired",
+        "the session token has expired",
+        "refresh the session token",
+    ),
 ]
 
 
-def stubbed(service: str, method: str, *, error: str | None = None, status: int = 400, message: str = "",
-            response: dict[str, Any] | None = None) -> Any:
+def stubbed(
+    service: str,
+    method: str,
+    *,
+    error: str | None = None,
+    status: int = 400,
+    message: str = "",
+    response: dict[str, Any] | None = None,
+) -> Any:
     """A real botocore client whose one answer is given: no request leaves it."""
-    client = boto3.session.Session().client(service, region_name="us-east-1", aws_access_key_id="x",
-                                            aws_secret_access_key="x")
+    client = boto3.session.Session().client(
+        service, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
     stub = Stubber(client)
     if error:
         stub.add_client_error(method, service_error_code=error, service_message=message, http_status_code=status)
@@ -167,8 +202,11 @@ def without_aws_credentials(monkeypatch: pytest.MonkeyPatch, folder: Path) -> di
             monkeypatch.delenv(name)
     empty = folder / "empty"
     empty.write_text("")
-    settings = {"AWS_SHARED_CREDENTIALS_FILE": str(empty), "AWS_CONFIG_FILE": str(empty),
-                "AWS_EC2_METADATA_DISABLED": "true"}
+    settings = {
+        "AWS_SHARED_CREDENTIALS_FILE": str(empty),
+        "AWS_CONFIG_FILE": str(empty),
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
     return settings
@@ -185,6 +223,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def no_dynamodb(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fails the test if a DynamoDB client is made: with credentials unknown, nothing may be written."""
+
     def refuse(self: Backend, **kwargs: object) -> None:
         raise AssertionError("a DynamoDB client was made before the credentials were known good")
 
@@ -202,8 +241,9 @@ def assert_one_clear_line(error: Exception) -> None:
 
 
 @pytest.mark.parametrize("code, status, message, problem, fix", STS_REFUSALS, ids=[r[0] for r in STS_REFUSALS])
-def test_rejected_aws_credentials_stop_at_sts_with_a_fix(monkeypatch, no_network, no_dynamodb, code, status,
-                                                         message, problem, fix) -> None:
+def test_rejected_aws_credentials_stop_at_sts_with_a_fix(
+    monkeypatch, no_network, no_dynamodb, code, status, message, problem, fix
+) -> None:
     sts = stubbed("sts", "get_caller_identity", error=code, status=status, message=message)
     monkeypatch.setattr(Backend, "_sts_client", lambda self: sts)
     with pytest.raises(BadCredentials) as e:
@@ -214,8 +254,9 @@ def test_rejected_aws_credentials_stop_at_sts_with_a_fix(monkeypatch, no_network
     assert_one_clear_line(e.value)
 
 
-def test_no_aws_credentials_at_all_is_one_message_before_any_request(monkeypatch, tmp_path, no_network,
-                                                                     no_dynamodb) -> None:
+def test_no_aws_credentials_at_all_is_one_message_before_any_request(
+    monkeypatch, tmp_path, no_network, no_dynamodb
+) -> None:
     without_aws_credentials(monkeypatch, tmp_path)
     with pytest.raises(BadCredentials) as e:
         aws_backend().open()
@@ -241,8 +282,11 @@ def test_half_a_key_pair_is_named(monkeypatch, tmp_path, no_network, no_dynamodb
 
 
 def test_valid_aws_credentials_without_dynamodb_permission_name_the_permission(monkeypatch, no_network) -> None:
-    sts = stubbed("sts", "get_caller_identity",
-                  response={"UserId": "AIDAEXAMPLE", "Account": ACCOUNT, "Arn": f"arn:aws:iam::{ACCOUNT}:user/lab"})
+    sts = stubbed(
+        "sts",
+        "get_caller_identity",
+        response={"UserId": "AIDAEXAMPLE", "Account": ACCOUNT, "Arn": f"arn:aws:iam::{ACCOUNT}:user/lab"},
+    )
     ddb = stubbed("dynamodb", "list_tables", error="AccessDeniedException", message=DENIED)
     monkeypatch.setattr(Backend, "_sts_client", lambda self: sts)
     monkeypatch.setattr(Backend, "_make_client", lambda self, **kwargs: ddb)
@@ -254,8 +298,11 @@ def test_valid_aws_credentials_without_dynamodb_permission_name_the_permission(m
 
 
 def test_good_aws_credentials_open_and_show_only_the_masked_account(monkeypatch, no_network) -> None:
-    sts = stubbed("sts", "get_caller_identity",
-                  response={"UserId": "AIDAEXAMPLE", "Account": ACCOUNT, "Arn": f"arn:aws:iam::{ACCOUNT}:user/lab"})
+    sts = stubbed(
+        "sts",
+        "get_caller_identity",
+        response={"UserId": "AIDAEXAMPLE", "Account": ACCOUNT, "Arn": f"arn:aws:iam::{ACCOUNT}:user/lab"},
+    )
     ddb = stubbed("dynamodb", "list_tables", response={"TableNames": []})
     monkeypatch.setattr(Backend, "_sts_client", lambda self: sts)
     monkeypatch.setattr(Backend, "_make_client", lambda self, **kwargs: ddb)
@@ -273,7 +320,7 @@ def refusing_endpoint(error: str, message: str) -> Iterator[tuple[str, list[str]
     body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{error}", "message": message}).encode()
 
     class Refuse(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             targets.append(self.headers.get("X-Amz-Target", ""))
             self.send_response(400)
@@ -335,14 +382,19 @@ class _TokenExpires(Answering):
             self._left -= 1
             if self._left >= 0:
                 return None
-        return error_answer(request, "com.amazon.coral.service#ExpiredTokenException",
-                            "The security token included in the request is expired")
+        return error_answer(
+            request,
+            "com.amazon.coral.service#ExpiredTokenException",
+            "The security token included in the request is expired",
+        )
 
 
 def test_a_token_that_expires_during_a_run_ends_it_with_the_credentials_message_and_keeps_the_calls(
-        backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="optimistic-locking", threads=4, ops_per_client=50),
-                      _TokenExpires(backend, calls=60))  # type: ignore[arg-type]
+    backend: Backend,
+) -> None:
+    run = run_pattern(
+        RunConfig(pattern="optimistic-locking", threads=4, ops_per_client=50), _TokenExpires(backend, calls=60)
+    )  # type: ignore[arg-type]
     assert run.state is RunState.FAILED and isinstance(run.error, BadCredentials)
     assert "rejected the credentials: the session token has expired (ExpiredTokenException)" in run.error.problem
     assert_one_clear_line(run.error)

@@ -14,18 +14,52 @@ from engine.cli import build_parser, config_from_args, main
 from engine.errors import HistoryFileError, LabError
 from engine.history import read_jsonl
 
-FLAGS = ["--variant", "--threads", "--ops", "--duration", "--set", "--retry-mode", "--max-attempts",
-         "--lost-responses", "--latency-ms", "--table", "--max-threads", "--seed", "--gsi-lag-ms", "--max-calls",
-         "--endpoint-url", "--region"]
-VALUES = st.one_of(st.integers(-10**6, 10**6).map(str), st.floats(allow_nan=True).map(str),
-                   st.text(max_size=12), st.sampled_from(["0", "-1", "1e9", "nan", "inf", "version-check", "a=b",
-                                                          "accounts=0", "accounts=inf", "max_attempts=nan",
-                                                          "http://", "http://127.0.0.1:9"]))
+FLAGS = [
+    "--variant",
+    "--threads",
+    "--ops",
+    "--duration",
+    "--set",
+    "--retry-mode",
+    "--max-attempts",
+    "--lost-responses",
+    "--latency-ms",
+    "--table",
+    "--max-threads",
+    "--seed",
+    "--gsi-lag-ms",
+    "--max-calls",
+    "--endpoint-url",
+    "--region",
+]
+VALUES = st.one_of(
+    st.integers(-(10**6), 10**6).map(str),
+    st.floats(allow_nan=True).map(str),
+    st.text(max_size=12),
+    st.sampled_from(
+        [
+            "0",
+            "-1",
+            "1e9",
+            "nan",
+            "inf",
+            "version-check",
+            "a=b",
+            "accounts=0",
+            "accounts=inf",
+            "max_attempts=nan",
+            "http://",
+            "http://127.0.0.1:9",
+        ]
+    ),
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(pattern=st.sampled_from(["23", "optimistic-locking", "atomic-counters", "29", "nope", ""]),
-       pairs=st.lists(st.tuples(st.sampled_from(FLAGS), VALUES), max_size=5))
+@given(
+    pattern=st.sampled_from(["23", "optimistic-locking", "atomic-counters", "29", "nope", ""]),
+    pairs=st.lists(st.tuples(st.sampled_from(FLAGS), VALUES), max_size=5),
+)
 def test_any_run_arguments_parse_or_fail_with_a_clear_message(pattern: str, pairs: list[tuple[str, str]]) -> None:
     argv = ["run", pattern] + [part for pair in pairs for part in pair]
     try:
@@ -66,8 +100,9 @@ def test_random_lines_after_a_valid_header_never_crash_the_importer(lines: list[
 
 def test_an_unconfirmed_aws_run_makes_zero_calls(monkeypatch, capsys) -> None:
     """botocore's Stubber holds no responses: any call at all would raise."""
-    stubbed = boto3.session.Session(region_name="us-east-1", aws_access_key_id="x",
-                                    aws_secret_access_key="x").client("dynamodb")
+    stubbed = boto3.session.Session(region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x").client(
+        "dynamodb"
+    )
     stubber = Stubber(stubbed)
     stubber.activate()
     made = []

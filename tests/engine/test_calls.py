@@ -28,8 +28,9 @@ def table(backend: Backend):
 def test_a_won_condition_is_ok_and_a_lost_one_is_fail(table) -> None:
     history = History()
     caller = Caller(table.client, history, client_id=3)
-    put = dict(TableName=table.name, Item={"PK": "USER#alice", "SK": "PROFILE"},
-               ConditionExpression="attribute_not_exists(PK)")
+    put = dict(
+        TableName=table.name, Item={"PK": "USER#alice", "SK": "PROFILE"}, ConditionExpression="attribute_not_exists(PK)"
+    )
     caller.call("create", "PutItem", key="USER#alice", **put)
     with pytest.raises(ConditionFailed):
         caller.call("create", "PutItem", key="USER#alice", **put)
@@ -44,9 +45,13 @@ def test_a_refused_call_leaves_no_reference_cycle_behind(table) -> None:
     # A refused call's frame, its request and the response used to stay in a cycle with the raised error until
     # the garbage collector came by: with a conflict on most calls, those collections slowed a whole run.
     table.put({"PK": "TICKETS#gig", "SK": "COUNTER", "remaining": 0})
-    sale = dict(TableName=table.name, Key={"PK": "TICKETS#gig", "SK": "COUNTER"},
-                UpdateExpression="ADD remaining :minus", ConditionExpression="remaining > :zero",
-                ExpressionAttributeValues={":minus": -1, ":zero": 0})
+    sale = dict(
+        TableName=table.name,
+        Key={"PK": "TICKETS#gig", "SK": "COUNTER"},
+        UpdateExpression="ADD remaining :minus",
+        ConditionExpression="remaining > :zero",
+        ExpressionAttributeValues={":minus": -1, ":zero": 0},
+    )
     caller = Caller(table.client, History(), client_id=0)
 
     def garbage(call: Callable[[], None]) -> int:
@@ -75,10 +80,17 @@ def test_all_old_on_failure_keeps_the_item_as_it_was(table) -> None:
     caller = Caller(table.client, history, client_id=0)
     table.put({"PK": "USER#alice", "SK": "PROFILE", "credits": 3})
     with pytest.raises(ConditionFailed) as e:
-        caller.call("spend", "UpdateItem", key="USER#alice", TableName=table.name,
-                    Key={"PK": "USER#alice", "SK": "PROFILE"}, UpdateExpression="SET credits = credits - :a",
-                    ConditionExpression="credits >= :a", ExpressionAttributeValues={":a": 7},
-                    ReturnValuesOnConditionCheckFailure="ALL_OLD")
+        caller.call(
+            "spend",
+            "UpdateItem",
+            key="USER#alice",
+            TableName=table.name,
+            Key={"PK": "USER#alice", "SK": "PROFILE"},
+            UpdateExpression="SET credits = credits - :a",
+            ConditionExpression="credits >= :a",
+            ExpressionAttributeValues={":a": 7},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
     assert e.value.item["credits"] == 3
     assert history.call(0).detail["old_item"]["credits"] == 3
 
@@ -88,13 +100,29 @@ def test_cancellation_reasons_are_recorded_per_action(table) -> None:
     caller = Caller(table.client, history, client_id=0)
     table.put({"PK": "PRODUCT#widget", "SK": "STOCK", "stock": 1})
     with pytest.raises(TransactionCanceled) as e:
-        caller.call("order", "TransactWriteItems", key="ORDER#o2", TransactItems=[
-            {"Put": {"TableName": table.name, "Item": {"PK": "USER#alice", "SK": "ORDER#o2"},
-                     "ConditionExpression": "attribute_not_exists(PK)"}},
-            {"Update": {"TableName": table.name, "Key": {"PK": "PRODUCT#widget", "SK": "STOCK"},
-                        "UpdateExpression": "SET stock = stock - :q", "ConditionExpression": "stock >= :q",
-                        "ExpressionAttributeValues": {":q": 5}}},
-        ])
+        caller.call(
+            "order",
+            "TransactWriteItems",
+            key="ORDER#o2",
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": table.name,
+                        "Item": {"PK": "USER#alice", "SK": "ORDER#o2"},
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                },
+                {
+                    "Update": {
+                        "TableName": table.name,
+                        "Key": {"PK": "PRODUCT#widget", "SK": "STOCK"},
+                        "UpdateExpression": "SET stock = stock - :q",
+                        "ConditionExpression": "stock >= :q",
+                        "ExpressionAttributeValues": {":q": 5},
+                    }
+                },
+            ],
+        )
     assert e.value.reasons == ["None", "ConditionalCheckFailed"]
     assert history.call(0).detail["reasons"] == ["None", "ConditionalCheckFailed"]
 
@@ -105,8 +133,15 @@ def test_a_lost_response_on_a_create_only_put_is_ambiguous_not_a_failure(table) 
     history = History()
     caller = Caller(table.client, history, client_id=0)
     with pytest.raises(Ambiguous) as e:
-        caller.call("claim", "PutItem", key="REQ#1", lose_response=True, TableName=table.name,
-                    Item={"PK": "REQ#1", "SK": "RECORD"}, ConditionExpression="attribute_not_exists(PK)")
+        caller.call(
+            "claim",
+            "PutItem",
+            key="REQ#1",
+            lose_response=True,
+            TableName=table.name,
+            Item={"PK": "REQ#1", "SK": "RECORD"},
+            ConditionExpression="attribute_not_exists(PK)",
+        )
     call = history.call(0)
     assert e.value.code == "ConditionalCheckFailedException"
     assert call.outcome is Outcome.INFO and call.retries == 1
@@ -121,9 +156,16 @@ def test_a_lost_response_without_retries_ends_as_info(backend: Backend) -> None:
     try:
         history = History()
         with pytest.raises(Ambiguous):
-            Caller(client, history, 0).call("add", "UpdateItem", key="C", lose_response=True, TableName=table.name,
-                                            Key={"PK": "C", "SK": "C"}, UpdateExpression="ADD n :one",
-                                            ExpressionAttributeValues={":one": 1})
+            Caller(client, history, 0).call(
+                "add",
+                "UpdateItem",
+                key="C",
+                lose_response=True,
+                TableName=table.name,
+                Key={"PK": "C", "SK": "C"},
+                UpdateExpression="ADD n :one",
+                ExpressionAttributeValues={":one": 1},
+            )
         assert history.call(0).outcome is Outcome.INFO and history.call(0).error == "ReadTimeoutError"
         assert table.get("C", "C")["n"] == 1
     finally:
@@ -144,8 +186,16 @@ def test_a_write_that_succeeds_after_a_lost_response_is_unknown_not_ok(table) ->
     history = History()
     table.put({"PK": "C", "SK": "C", "n": 0})
     response = Caller(table.client, history, 0).call(
-        "add", "UpdateItem", key="C", lose_response=True, TableName=table.name, Key={"PK": "C", "SK": "C"},
-        UpdateExpression="ADD n :one", ExpressionAttributeValues={":one": 1}, ReturnValues="UPDATED_NEW")
+        "add",
+        "UpdateItem",
+        key="C",
+        lose_response=True,
+        TableName=table.name,
+        Key={"PK": "C", "SK": "C"},
+        UpdateExpression="ADD n :one",
+        ExpressionAttributeValues={":one": 1},
+        ReturnValues="UPDATED_NEW",
+    )
     call = history.call(0)
     assert response["Attributes"]["n"] == 2  # really applied twice
     assert call.outcome is Outcome.INFO and call.error is None and call.detail["ambiguous_retry"] is True

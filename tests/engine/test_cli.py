@@ -25,10 +25,23 @@ from tests.engine.test_backend import (  # noqa: F401 - no_network and no_dynamo
     without_aws_credentials,
 )
 
-SCHEMA = {"pattern": str, "variant": str, "threads": int, "ops_per_client": int, "backend": str,
-          "endpoint_url": (str, type(None)), "table": str, "duration_s": float, "calls": int,
-          "calls_per_s": float, "outcomes": dict, "errors": dict, "retries": int, "invariants": list,
-          "client_cpu_cores": list}
+SCHEMA = {
+    "pattern": str,
+    "variant": str,
+    "threads": int,
+    "ops_per_client": int,
+    "backend": str,
+    "endpoint_url": (str, type(None)),
+    "table": str,
+    "duration_s": float,
+    "calls": int,
+    "calls_per_s": float,
+    "outcomes": dict,
+    "errors": dict,
+    "retries": int,
+    "invariants": list,
+    "client_cpu_cores": list,
+}
 
 
 def engine(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -43,8 +56,9 @@ def test_list_names_every_pattern_and_its_variants(capsys) -> None:
 
 
 def test_run_json_prints_one_object_with_the_stable_schema() -> None:
-    result = engine("run", "optimistic-locking", "--variant", "version-check", "--threads", "16", "--ops", "5",
-                    "--json")
+    result = engine(
+        "run", "optimistic-locking", "--variant", "version-check", "--threads", "16", "--ops", "5", "--json"
+    )
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)  # nothing else on stdout
     for key, kind in SCHEMA.items():
@@ -60,8 +74,22 @@ def test_run_json_prints_one_object_with_the_stable_schema() -> None:
 
 def test_run_prints_a_readable_summary_and_exports_the_history(backend, tmp_path, capsys) -> None:
     path = tmp_path / "run.jsonl"
-    code = main(["run", "24", "--variant", "read-then-put", "--threads", "8", "--ops", "10",
-                 "--endpoint-url", backend.endpoint_url, "--history", str(path)])
+    code = main(
+        [
+            "run",
+            "24",
+            "--variant",
+            "read-then-put",
+            "--threads",
+            "8",
+            "--ops",
+            "10",
+            "--endpoint-url",
+            backend.endpoint_url,
+            "--history",
+            str(path),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "calls " in out and "outcomes   ok" in out and "conflicts" in out and "calls/s" in out
@@ -70,20 +98,23 @@ def test_run_prints_a_readable_summary_and_exports_the_history(backend, tmp_path
     assert len(path.read_text().splitlines()) > 100
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "optimistic-locking", "--threads", "0"], "threads must be at least 1"),
-    (["run", "optimistic-locking", "--threads", "-3"], "threads must be at least 1"),
-    (["run", "optimistic-locking", "--ops", "0"], "ops per client"),
-    (["run", "optimistic-locking", "--threads", "many"], "not a whole number"),
-    (["run", "no-such-pattern"], "unknown pattern"),
-    (["run", "optimistic-locking", "--variant", "yolo"], "has no variant"),
-    (["run", "optimistic-locking", "--set", "accounts"], "not NAME=VALUE"),
-    (["run", "optimistic-locking", "--endpoint-url", "localhost:8000"], "is not a URL"),
-    (["run", "optimistic-locking", "--aws"], "real AWS"),
-    (["run", "optimistic-locking", "--history", "out.txt"], "must end in .jsonl or .csv"),
-    (["walkthrough", "99"], "unknown pattern"),
-    (["frobnicate"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "optimistic-locking", "--threads", "0"], "threads must be at least 1"),
+        (["run", "optimistic-locking", "--threads", "-3"], "threads must be at least 1"),
+        (["run", "optimistic-locking", "--ops", "0"], "ops per client"),
+        (["run", "optimistic-locking", "--threads", "many"], "not a whole number"),
+        (["run", "no-such-pattern"], "unknown pattern"),
+        (["run", "optimistic-locking", "--variant", "yolo"], "has no variant"),
+        (["run", "optimistic-locking", "--set", "accounts"], "not NAME=VALUE"),
+        (["run", "optimistic-locking", "--endpoint-url", "localhost:8000"], "is not a URL"),
+        (["run", "optimistic-locking", "--aws"], "real AWS"),
+        (["run", "optimistic-locking", "--history", "out.txt"], "must end in .jsonl or .csv"),
+        (["walkthrough", "99"], "unknown pattern"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
     result = engine(*args, timeout=30)
     assert result.returncode == 2
@@ -108,20 +139,36 @@ def test_serve_runs_the_embedded_server_for_any_boto3_script_until_ctrl_c() -> N
     port = _free_port()
     # SIGINT as a terminal leaves it, even where the tests run with it ignored (a background job of a
     # non-interactive shell is started so, and a Python started so never turns Ctrl-C into KeyboardInterrupt).
-    proc = subprocess.Popen([sys.executable, "-m", "engine", "serve", "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         line = proc.stdout.readline()
         assert f"http://127.0.0.1:{port}" in line
-        ddb = boto3.resource("dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
-                             aws_access_key_id="x", aws_secret_access_key="x")
-        table = ddb.create_table(TableName="seed-snippets", BillingMode="PAY_PER_REQUEST",
-                                 KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
-                                 AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}])
+        ddb = boto3.resource(
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{port}",
+            region_name="us-east-1",
+            aws_access_key_id="x",
+            aws_secret_access_key="x",
+        )
+        table = ddb.create_table(
+            TableName="seed-snippets",
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"}],
+        )
         table.put_item(Item={"PK": "POST#hello-world", "views": 0})
-        table.update_item(Key={"PK": "POST#hello-world"}, UpdateExpression="ADD #v :one",
-                          ExpressionAttributeNames={"#v": "views"}, ExpressionAttributeValues={":one": 1})
+        table.update_item(
+            Key={"PK": "POST#hello-world"},
+            UpdateExpression="ADD #v :one",
+            ExpressionAttributeNames={"#v": "views"},
+            ExpressionAttributeValues={":one": 1},
+        )
         assert table.get_item(Key={"PK": "POST#hello-world"})["Item"]["views"] == 1
         busy = engine("serve", "--port", str(port), timeout=30)
         assert busy.returncode == 2 and "already in use" in busy.stderr
@@ -134,8 +181,12 @@ def test_sweep_runs_both_variants_at_each_thread_count(backend, capsys) -> None:
     code = main(["sweep", "24", "--threads", "1,4", "--ops", "3", "--endpoint-url", backend.endpoint_url, "--json"])
     rows = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert sorted((r["variant"], r["threads"]) for r in rows) == [("add", 1), ("add", 4), ("read-then-put", 1),
-                                                                   ("read-then-put", 4)]
+    assert sorted((r["variant"], r["threads"]) for r in rows) == [
+        ("add", 1),
+        ("add", 4),
+        ("read-then-put", 1),
+        ("read-then-put", 4),
+    ]
     assert all(r["state"] == "done" and r["calls"] > 0 for r in rows)
 
 
@@ -145,8 +196,23 @@ def test_an_unwritable_history_path_is_refused_before_the_run(capsys) -> None:
 
 
 def test_injected_throttling_shows_as_botocore_retries(capsys) -> None:
-    code = main(["run", "24", "--threads", "4", "--ops", "5", "--throttle-share", "0.3", "--retry-mode", "legacy",
-                 "--max-attempts", "10", "--json"])
+    code = main(
+        [
+            "run",
+            "24",
+            "--threads",
+            "4",
+            "--ops",
+            "5",
+            "--throttle-share",
+            "0.3",
+            "--retry-mode",
+            "legacy",
+            "--max-attempts",
+            "10",
+            "--json",
+        ]
+    )
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["retries"] > 0
     assert data["retry_policy"] == {"mode": "legacy", "max_attempts": 10}
@@ -159,6 +225,7 @@ def test_throttling_needs_the_embedded_server(capsys) -> None:
 
 # -- wrong credentials: one line, exit 1, before any write -----------------------------------------------------
 
+
 def assert_one_error_line(stderr: str, *parts: str) -> None:
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in stderr, stderr
@@ -167,18 +234,38 @@ def assert_one_error_line(stderr: str, *parts: str) -> None:
 
 
 def test_aws_without_any_credentials_is_one_line_and_exit_1(monkeypatch, tmp_path) -> None:
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
-           **without_aws_credentials(monkeypatch, tmp_path)}
-    result = subprocess.run([sys.executable, "-m", "engine", "run", "conditional-writes", "--aws", "--confirm-aws",
-                             "--threads", "2", "--ops", "1"], capture_output=True, text=True, timeout=60, env=env)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+        **without_aws_credentials(monkeypatch, tmp_path),
+    }
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "run",
+            "conditional-writes",
+            "--aws",
+            "--confirm-aws",
+            "--threads",
+            "2",
+            "--ops",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert result.returncode == 1
     assert_one_error_line(result.stderr, "no AWS credentials were found", "aws configure", "AWS_PROFILE")
     assert result.stdout == ""
 
 
 @pytest.mark.parametrize("code, status, message, problem, fix", STS_REFUSALS, ids=[r[0] for r in STS_REFUSALS])
-def test_rejected_aws_credentials_are_one_line_and_exit_1(monkeypatch, capsys, no_network, no_dynamodb, code,
-                                                          status, message, problem, fix) -> None:
+def test_rejected_aws_credentials_are_one_line_and_exit_1(
+    monkeypatch, capsys, no_network, no_dynamodb, code, status, message, problem, fix
+) -> None:
     sts = stubbed("sts", "get_caller_identity", error=code, status=status, message=message)
     monkeypatch.setattr(Backend, "_sts_client", lambda self: sts)
     assert main(["run", "conditional-writes", "--aws", "--confirm-aws", "--threads", "2", "--ops", "1"]) == 1
@@ -190,11 +277,26 @@ def test_rejected_aws_credentials_are_one_line_and_exit_1(monkeypatch, capsys, n
 def test_an_endpoint_that_rejects_the_credentials_is_one_line_and_nothing_is_written(tmp_path) -> None:
     history = tmp_path / "run.jsonl"
     with refusing_endpoint("UnrecognizedClientException", INVALID_TOKEN) as (url, targets):
-        result = engine("run", "conditional-writes", "--endpoint-url", url, "--threads", "8", "--ops", "20",
-                        "--history", str(history), timeout=60)
+        result = engine(
+            "run",
+            "conditional-writes",
+            "--endpoint-url",
+            url,
+            "--threads",
+            "8",
+            "--ops",
+            "20",
+            "--history",
+            str(history),
+            timeout=60,
+        )
     assert result.returncode == 1
-    assert_one_error_line(result.stderr, f"DynamoDB at {url} rejected the credentials", "UnrecognizedClientException",
-                          "accepts any credentials")
+    assert_one_error_line(
+        result.stderr,
+        f"DynamoDB at {url} rejected the credentials",
+        "UnrecognizedClientException",
+        "accepts any credentials",
+    )
     assert result.stdout == "" and not history.exists()
     assert targets == ["DynamoDB_20120810.ListTables"]  # failed at the check: no table, no pattern call
 

@@ -13,8 +13,15 @@ from engine.history import Call, History, Outcome, read_jsonl
 
 
 def _call(i: int, **kw) -> Call:
-    base = dict(client=i % 7, action="withdraw", op="PutItem", key=f"ACCOUNT#{i % 3}", invoke_ns=1000 + i,
-                complete_ns=2000 + i, outcome=Outcome.OK)
+    base = dict(
+        client=i % 7,
+        action="withdraw",
+        op="PutItem",
+        key=f"ACCOUNT#{i % 3}",
+        invoke_ns=1000 + i,
+        complete_ns=2000 + i,
+        outcome=Outcome.OK,
+    )
     return Call(**{**base, **kw})
 
 
@@ -38,8 +45,16 @@ def test_many_threads_append_without_losing_a_call() -> None:
 
 def test_snapshot_columns_and_relative_times() -> None:
     history = History(t0_ns=1000)
-    history.append(_call(0, outcome=Outcome.FAIL, error="ConditionalCheckFailedException", retries=2,
-                         detail={"read_version": 3}, request=">>> PutItem t"))
+    history.append(
+        _call(
+            0,
+            outcome=Outcome.FAIL,
+            error="ConditionalCheckFailedException",
+            retries=2,
+            detail={"read_version": 3},
+            request=">>> PutItem t",
+        )
+    )
     frame = history.snapshot(detail=True, requests=True)
     row = frame.iloc[0]
     assert row["outcome"] == "fail" and row["error"] == "ConditionalCheckFailedException"
@@ -62,7 +77,10 @@ def test_jsonl_round_trip_keeps_every_field(tmp_path) -> None:
     history.export(path, meta={"pattern": "transactions"})
     loaded, meta = read_jsonl(path)
     assert meta == {"pattern": "transactions"}
-    assert [c.detail for c in loaded] == [{"lost_response": True}, {"reasons": ["None", "ConditionalCheckFailed", "None"]}]
+    assert [c.detail for c in loaded] == [
+        {"lost_response": True},
+        {"reasons": ["None", "ConditionalCheckFailed", "None"]},
+    ]
     assert loaded.call(0).outcome is Outcome.INFO and loaded.call(0).invoke_ns == 1001 - 500
 
 
@@ -74,13 +92,16 @@ def test_csv_export_has_one_row_per_call(tmp_path) -> None:
     assert len(path.read_text().strip().splitlines()) == 6
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("", "not JSON"),
-    ("hello\n", "not JSON"),
-    ('{"format": "other"}\n', "no ddblab history header"),
-    ('{"format": "ddblab-history", "version": 1}\n{"client": 1', "line 2"),
-    ('{"format": "ddblab-history", "version": 1}\n{"client": 1}\n', "lacks the fields"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("", "not JSON"),
+        ("hello\n", "not JSON"),
+        ('{"format": "other"}\n', "no ddblab history header"),
+        ('{"format": "ddblab-history", "version": 1}\n{"client": 1', "line 2"),
+        ('{"format": "ddblab-history", "version": 1}\n{"client": 1}\n', "lacks the fields"),
+    ],
+)
 def test_a_broken_file_gets_a_clear_message(text: str, problem: str) -> None:
     with pytest.raises(HistoryFileError) as e:
         read_jsonl(io.StringIO(text))

@@ -35,8 +35,10 @@ def test_threads_are_dealt_round_robin_over_the_processes() -> None:
 
 
 def test_version_checks_across_two_processes_lose_no_update(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="optimistic-locking", variant="version-check", threads=16, ops_per_client=4,
-                                processes=2), backend)
+    run = run_pattern(
+        RunConfig(pattern="optimistic-locking", variant="version-check", threads=16, ops_per_client=4, processes=2),
+        backend,
+    )
     assert run.state is RunState.DONE, run.error
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
     frame = run.history.snapshot()
@@ -48,16 +50,27 @@ def test_version_checks_across_two_processes_lose_no_update(backend: Backend) ->
 
 
 def test_a_read_modify_write_race_across_processes_still_loses_increments(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="atomic-counters", variant="read-then-put", threads=16,
-                                ops_per_client=10, processes=2), backend)
+    run = run_pattern(
+        RunConfig(pattern="atomic-counters", variant="read-then-put", threads=16, ops_per_client=10, processes=2),
+        backend,
+    )
     assert run.state is RunState.DONE, run.error
     count = next(inv for inv in run.invariants if inv.name == "final count = acknowledged increments")
     assert not count.holds and count.observed < count.expected
 
 
 def test_a_client_crash_in_a_child_process_is_recorded(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="transactions", variant="separate-writes", threads=4, ops_per_client=4,
-                                processes=2, options={"crash_share": 1.0}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="transactions",
+            variant="separate-writes",
+            threads=4,
+            ops_per_client=4,
+            processes=2,
+            options={"crash_share": 1.0},
+        ),
+        backend,
+    )
     assert run.state is RunState.DONE, run.error
     assert {e["client"] for e in run.worker_errors} == {0, 1, 2, 3}
     assert all(e["kind"] == "crash" for e in run.worker_errors)
@@ -77,12 +90,15 @@ def test_stop_reaches_every_process_within_two_seconds(backend: Backend) -> None
     assert not pool_children()
 
 
-@pytest.mark.parametrize("config, message", [
-    (RunConfig(pattern="optimistic-locking", threads=2, processes=3), "at most one per thread"),
-    (RunConfig(pattern="optimistic-locking", processes=0), "processes must be from 1"),
-    (RunConfig(pattern="idempotency-keys", threads=8, processes=2), "must share one process"),
-    (RunConfig(pattern="distributed-locking", threads=8, processes=2), "must share one process"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (RunConfig(pattern="optimistic-locking", threads=2, processes=3), "at most one per thread"),
+        (RunConfig(pattern="optimistic-locking", processes=0), "processes must be from 1"),
+        (RunConfig(pattern="idempotency-keys", threads=8, processes=2), "must share one process"),
+        (RunConfig(pattern="distributed-locking", threads=8, processes=2), "must share one process"),
+    ],
+)
 def test_impossible_process_counts_are_refused_with_a_fix(config: RunConfig, message: str) -> None:
     with pytest.raises(BadInput) as e:
         config.validated()
@@ -99,8 +115,9 @@ def test_a_stop_while_the_children_start_makes_no_call(backend: Backend) -> None
 
 
 def test_the_call_budget_holds_across_processes(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="atomic-counters", threads=16, duration_s=600, processes=4, max_calls=300),
-                      backend)
+    run = run_pattern(
+        RunConfig(pattern="atomic-counters", threads=16, duration_s=600, processes=4, max_calls=300), backend
+    )
     assert run.state is RunState.DONE
     # Each child stops at its quarter; a client's op in flight may add its own few calls.
     assert 300 <= len(run.history) <= 300 + 16 * 3
@@ -112,10 +129,27 @@ def test_ctrl_c_stops_a_run_in_processes_in_order_and_the_safe_variant_still_hol
     import subprocess
     import sys
 
-    cli = subprocess.Popen([sys.executable, "-m", "engine", "run", "optimistic-locking", "--threads", "8",
-                            "--processes", "2", "--duration", "120", "--json"], stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, start_new_session=True, text=True,
-                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal has it
+    cli = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "engine",
+            "run",
+            "optimistic-locking",
+            "--threads",
+            "8",
+            "--processes",
+            "2",
+            "--duration",
+            "120",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # as a terminal has it
     time.sleep(12)  # the embedded server and two client processes start, and the clients run a while
     os.killpg(cli.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
     out, _ = cli.communicate(timeout=60)

@@ -59,16 +59,19 @@ def test_stop_ends_a_long_run_within_two_seconds_and_keeps_the_calls(backend: Ba
     assert run.invariants and all(inv.holds for inv in run.invariants)
 
 
-@pytest.mark.parametrize("config, message", [
-    (RunConfig(pattern="optimistic-locking", threads=0), "threads must be at least 1"),
-    (RunConfig(pattern="optimistic-locking", threads=300), "above the cap of 256"),
-    (RunConfig(pattern="optimistic-locking", ops_per_client=0), "ops per client"),
-    (RunConfig(pattern="nope"), "unknown pattern"),
-    (RunConfig(pattern="optimistic-locking", variant="nope"), "has no variant"),
-    (RunConfig(pattern="optimistic-locking", options={"accounts": 0}), "out of range"),
-    (RunConfig(pattern="optimistic-locking", options={"colour": 1}), "has no option"),
-    (RunConfig(pattern="optimistic-locking", lost_response_share=2.0), "lost-response share"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (RunConfig(pattern="optimistic-locking", threads=0), "threads must be at least 1"),
+        (RunConfig(pattern="optimistic-locking", threads=300), "above the cap of 256"),
+        (RunConfig(pattern="optimistic-locking", ops_per_client=0), "ops per client"),
+        (RunConfig(pattern="nope"), "unknown pattern"),
+        (RunConfig(pattern="optimistic-locking", variant="nope"), "has no variant"),
+        (RunConfig(pattern="optimistic-locking", options={"accounts": 0}), "out of range"),
+        (RunConfig(pattern="optimistic-locking", options={"colour": 1}), "has no option"),
+        (RunConfig(pattern="optimistic-locking", lost_response_share=2.0), "lost-response share"),
+    ],
+)
 def test_bad_settings_are_refused_with_a_fix(config: RunConfig, message: str) -> None:
     with pytest.raises(BadInput) as e:
         config.validated()
@@ -82,8 +85,9 @@ def test_the_thread_cap_can_be_raised() -> None:
 @pytest.mark.parametrize("processes", [1, 2])
 def test_the_run_ends_with_a_clear_error_when_the_server_dies(processes: int) -> None:
     with Backend(BackendSpec()) as backend:
-        run = Run(RunConfig(pattern="optimistic-locking", threads=32, duration_s=600, processes=processes),
-                  backend).start()
+        run = Run(
+            RunConfig(pattern="optimistic-locking", threads=32, duration_s=600, processes=processes), backend
+        ).start()
         deadline = time.monotonic() + 60
         while run.progress()["calls"] < 100 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -99,8 +103,10 @@ def test_the_run_ends_with_a_clear_error_when_the_server_dies(processes: int) ->
 
 def test_sold_out_refusals_are_outcomes_not_conflicts(backend: Backend) -> None:
     # 8 clients buy 160 tickets of 100 with ADD: 60 refusals, all "sold out", none a race lost.
-    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=8, ops_per_client=20,
-                                options={"tickets": 100}), backend)
+    run = run_pattern(
+        RunConfig(pattern="atomic-counters", variant="add", threads=8, ops_per_client=20, options={"tickets": 100}),
+        backend,
+    )
     counts = run.history.counts()
     assert counts["refusals"] == {("buy-ticket", "ConditionalCheckFailedException"): 60}
     assert run.progress()["conflicts"] == 0
@@ -114,8 +120,10 @@ def test_the_client_cpu_figure_says_when_the_clients_are_cpu_bound(backend: Back
     [cores] = run.progress()["client_cpu"]  # one process: its client threads' CPU over the run
     assert cores > 0
     assert client_cpu_text([0.42]) == "0.42 of a core"
-    assert client_cpu_text([0.95, 0.5]) == ("0.95, 0.50 of a core each (2 processes): CPU-bound (Python runs one "
-                                            "thread at a time per process), so more threads add few calls")
+    assert client_cpu_text([0.95, 0.5]) == (
+        "0.95, 0.50 of a core each (2 processes): CPU-bound (Python runs one "
+        "thread at a time per process), so more threads add few calls"
+    )
 
 
 def test_a_clients_cpu_counts_to_its_end_even_when_it_crashes_mid_operation() -> None:
@@ -126,8 +134,20 @@ def test_a_clients_cpu_counts_to_its_end_even_when_it_crashes_mid_operation() ->
                 pass
             raise ClientCrash("the process died mid-operation")
 
-    ctx = ClientContext(client=None, history=History(), client_id=0, table=None, options={}, variant="v", threads=1,
-                        ops_per_client=1, deadline=None, stop=threading.Event(), shared={}, rng=random.Random(0))
+    ctx = ClientContext(
+        client=None,
+        history=History(),
+        client_id=0,
+        table=None,
+        options={},
+        variant="v",
+        threads=1,
+        ops_per_client=1,
+        deadline=None,
+        stop=threading.Event(),
+        shared={},
+        rng=random.Random(0),
+    )
     failure = client_failure(BurnsThenCrashes(), ctx)  # type: ignore[arg-type]
     assert failure is not None and failure["kind"] == "crash"
     assert ctx.cpu_s >= 0.05  # the op it crashed in is counted, though it never finished

@@ -15,8 +15,10 @@ CANCELLED = "TransactionCanceledException"
 
 def test_tickets_selling_out_under_add_are_not_conflicts(backend: Backend) -> None:
     # 8 clients want 160 tickets of 100: 60 sales are refused by remaining > 0, and ADD never conflicts.
-    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=8, ops_per_client=20,
-                                options={"tickets": 100}), backend)
+    run = run_pattern(
+        RunConfig(pattern="atomic-counters", variant="add", threads=8, ops_per_client=20, options={"tickets": 100}),
+        backend,
+    )
     frame = run.history.snapshot()
     sold_out = frame[(frame["action"] == "buy-ticket") & (frame["error"] == CCF)]
     assert len(sold_out) == 60
@@ -27,8 +29,9 @@ def test_tickets_selling_out_under_add_are_not_conflicts(backend: Backend) -> No
 
 
 def test_refused_version_checks_still_count_as_conflicts(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="optimistic-locking", variant="version-check", threads=8, ops_per_client=10),
-                      backend)
+    run = run_pattern(
+        RunConfig(pattern="optimistic-locking", variant="version-check", threads=8, ops_per_client=10), backend
+    )
     frame = run.history.snapshot()
     writes = frame[frame["op"] == "PutItem"]
     refused = int((writes["error"] == CCF).sum())
@@ -37,8 +40,16 @@ def test_refused_version_checks_still_count_as_conflicts(backend: Backend) -> No
 
 
 def test_out_of_stock_orders_are_no_conflicts_but_a_colliding_transaction_is(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="transactions", variant="transact", threads=8, ops_per_client=4,
-                                options={"stock": 10, "resend_share": 0.0}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="transactions",
+            variant="transact",
+            threads=8,
+            ops_per_client=4,
+            options={"stock": 10, "resend_share": 0.0},
+        ),
+        backend,
+    )
     frame = run.history.snapshot()
     assert (frame["error"] == CANCELLED).sum() > 0  # 32 orders of 1..3 widgets, 10 in stock
     assert sweep_row(run)["conflict_rate"] == 0.0  # the embedded server serialises: no TransactionConflict
@@ -48,9 +59,19 @@ def test_out_of_stock_orders_are_no_conflicts_but_a_colliding_transaction_is(bac
     history = History()
     for reasons in (["None", "ConditionalCheckFailed", "None"], ["None", "TransactionConflict", "None"]):
         now = time.monotonic_ns()
-        history.append(Call(client=0, action="place-order", op="TransactWriteItems", key="USER#c0/o0",
-                            invoke_ns=now, complete_ns=now + 1000, outcome=Outcome.FAIL, error=CANCELLED,
-                            detail={"reasons": reasons}))
+        history.append(
+            Call(
+                client=0,
+                action="place-order",
+                op="TransactWriteItems",
+                key="USER#c0/o0",
+                invoke_ns=now,
+                complete_ns=now + 1000,
+                outcome=Outcome.FAIL,
+                error=CANCELLED,
+                detail={"reasons": reasons},
+            )
+        )
     assert list(business_refusals("transactions", history.snapshot(), history)) == [True, False]
 
 

@@ -29,8 +29,9 @@ def _walk_together(backend: Backend, n: int) -> list[str]:
         return list(pool.map(walk, range(n)))
 
 
-def test_walkthroughs_started_together_each_get_their_own_table_and_tell_the_whole_scene(backend: Backend,
-                                                                                          client) -> None:
+def test_walkthroughs_started_together_each_get_their_own_table_and_tell_the_whole_scene(
+    backend: Backend, client
+) -> None:
     alone, _ = run_walkthrough(23, backend)
     assert _tables_in(alone) == {PLAIN}
 

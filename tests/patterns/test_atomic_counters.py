@@ -9,8 +9,10 @@ from tests.patterns.printed import printed_result
 
 
 def test_add_keeps_every_increment_sequence_and_ticket_floor_at_64_threads(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=64, ops_per_client=3,
-                                options={"tickets": 100}), backend)
+    run = run_pattern(
+        RunConfig(pattern="atomic-counters", variant="add", threads=64, ops_per_client=3, options={"tickets": 100}),
+        backend,
+    )
     assert run.state is RunState.DONE
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
     inv = run.invariants_by_name()
@@ -19,16 +21,28 @@ def test_add_keeps_every_increment_sequence_and_ticket_floor_at_64_threads(backe
 
 
 def test_tickets_sell_out_exactly_under_the_floor(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=16, ops_per_client=5,
-                                options={"tickets": 30, "sequence": 0}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="atomic-counters",
+            variant="add",
+            threads=16,
+            ops_per_client=5,
+            options={"tickets": 30, "sequence": 0},
+        ),
+        backend,
+    )
     inv = run.invariants_by_name()
     assert inv["tickets never oversold"].holds and inv["tickets never oversold"].observed == "sold 30, remaining 0"
     assert run.history.counts()["errors"]["ConditionalCheckFailedException"] == 16 * 5 - 30
 
 
 def test_read_then_put_loses_increments_duplicates_numbers_and_oversells(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="atomic-counters", variant="read-then-put", threads=16,
-                                ops_per_client=10, options={"tickets": 40}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="atomic-counters", variant="read-then-put", threads=16, ops_per_client=10, options={"tickets": 40}
+        ),
+        backend,
+    )
     inv = run.invariants_by_name()
     count = inv["final count = acknowledged increments"]
     assert not count.holds and count.observed < count.expected and count.violations > 0 and count.calls
@@ -38,10 +52,16 @@ def test_read_then_put_loses_increments_duplicates_numbers_and_oversells(backend
 
 def test_walkthrough_add_lands_on_exactly_50_and_racy_below(backend: Backend) -> None:
     text, _ = run_walkthrough(24, backend)
-    assert printed_result(text, "After 50 concurrent increments") == {"PK": "POST#hello-world", "SK": "STATS",
-                                                                       "views": 50}
+    assert printed_result(text, "After 50 concurrent increments") == {
+        "PK": "POST#hello-world",
+        "SK": "STATS",
+        "views": 50,
+    }
     racy = printed_result(text, "Racy read-modify-write after 50 'increments' (expect < 50)")
     assert racy["views"] <= 50  # almost always well below; never above
-    assert "update:     ADD next 1\n    ReturnValues: UPDATED_NEW\n\n=== Next invoice number ===\n{\n  \"next\": 1\n}" in text
+    assert (
+        'update:     ADD next 1\n    ReturnValues: UPDATED_NEW\n\n=== Next invoice number ===\n{\n  "next": 1\n}'
+        in text
+    )
     assert "condition:  remaining > 0\n    update:     ADD remaining -1\n\n=== Ticket sale 1: sold ===" in text
     assert text.rstrip().endswith("=== Ticket sale 2: sold out ===")

@@ -11,12 +11,18 @@ from engine.runner import Run, RunConfig, RunState, run_pattern
 from engine.tables import TableSpec, drop_table, open_table
 from engine.walkthrough import run_walkthrough
 
-ALL = ("one winner per new user", "balance never below zero", "spends add up to credits taken",
-       "update-if-exists creates no ghost", "PENDING → PAID exactly once", "refusals return the item as it was")
+ALL = (
+    "one winner per new user",
+    "balance never below zero",
+    "spends add up to credits taken",
+    "update-if-exists creates no ghost",
+    "PENDING → PAID exactly once",
+    "refusals return the item as it was",
+)
 
 
 @pytest.fixture(scope="module")
-def item_on_refusal(backend: Backend, client) -> None:  # noqa: ANN001 - a boto3 client
+def item_on_refusal(backend: Backend, client) -> None:
     """Skip where the server ignores ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x). The embedded
     server never skips: there a missing item is our bug."""
     if backend.embedded:
@@ -25,9 +31,15 @@ def item_on_refusal(backend: Backend, client) -> None:  # noqa: ANN001 - a boto3
     try:
         table.put({"PK": "P", "SK": "S"})
         try:
-            Caller(client, History(), 0).call("probe", "PutItem", key="P", TableName=table.name,
-                                              Item={"PK": "P", "SK": "S"}, ConditionExpression="attribute_not_exists(PK)",
-                                              ReturnValuesOnConditionCheckFailure="ALL_OLD")
+            Caller(client, History(), 0).call(
+                "probe",
+                "PutItem",
+                key="P",
+                TableName=table.name,
+                Item={"PK": "P", "SK": "S"},
+                ConditionExpression="attribute_not_exists(PK)",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
         except ConditionFailed as refused:
             if refused.item is None:
                 pytest.skip("this server ignores ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x)")
@@ -37,15 +49,31 @@ def item_on_refusal(backend: Backend, client) -> None:  # noqa: ANN001 - a boto3
 
 @pytest.fixture(scope="module")
 def guarded(backend: Backend) -> Run:
-    return run_pattern(RunConfig(pattern="conditional-writes", variant="guarded", threads=64, ops_per_client=2,
-                                 options={"members": 4, "close_share": 0.5}), backend)
+    return run_pattern(
+        RunConfig(
+            pattern="conditional-writes",
+            variant="guarded",
+            threads=64,
+            ops_per_client=2,
+            options={"members": 4, "close_share": 0.5},
+        ),
+        backend,
+    )
 
 
 @pytest.fixture(scope="module")
 def unguarded(backend: Backend) -> Run:
     # 16 clients on 3 users and 2 members: every race shows in every run (measured: 20 of 20).
-    return run_pattern(RunConfig(pattern="conditional-writes", variant="unguarded", threads=16, ops_per_client=3,
-                                 options={"members": 2, "close_share": 0.5}), backend)
+    return run_pattern(
+        RunConfig(
+            pattern="conditional-writes",
+            variant="unguarded",
+            threads=16,
+            ops_per_client=3,
+            options={"members": 2, "close_share": 0.5},
+        ),
+        backend,
+    )
 
 
 def test_guarded_writes_keep_every_invariant_at_64_threads(guarded: Run, item_on_refusal: None) -> None:
@@ -131,23 +159,30 @@ def test_unguarded_refuses_nothing(unguarded: Run) -> None:
     assert inv.holds and inv.expected == 0 and "nothing was guarded" in inv.explanation
 
 
-def test_walkthrough_create_twice_update_bob_spend_7_twice_and_all_old_shows_3_credits(backend: Backend,
-                                                                                   item_on_refusal: None) -> None:
+def test_walkthrough_create_twice_update_bob_spend_7_twice_and_all_old_shows_3_credits(
+    backend: Backend, item_on_refusal: None
+) -> None:
     text, history = run_walkthrough(22, backend)
-    create = ("    item:       {PK: 'USER#alice', SK: 'PROFILE', name: 'Alice', credits: 10, status: 'active'}\n"
-              "    condition:  attribute_not_exists(PK)\n\n")
+    create = (
+        "    item:       {PK: 'USER#alice', SK: 'PROFILE', name: 'Alice', credits: 10, status: 'active'}\n"
+        "    condition:  attribute_not_exists(PK)\n\n"
+    )
     assert create + '=== Create alice (first time) ===\n"OK"' in text
     assert create + '=== Create alice again (would overwrite) ===\n"ConditionalCheckFailedException"' in text
-    assert ("    key:        {PK: 'USER#bob', SK: 'PROFILE'}\n    condition:  attribute_exists(PK)\n"
-            "    update:     SET name = 'Bob'\n\n=== Update bob (doesn't exist) ===\n"
-            '"ConditionalCheckFailedException"') in text
-    spend = ("    condition:  credits >= 7 AND status = 'active'\n    update:     SET credits = credits - 7\n\n")
+    assert (
+        "    key:        {PK: 'USER#bob', SK: 'PROFILE'}\n    condition:  attribute_exists(PK)\n"
+        "    update:     SET name = 'Bob'\n\n=== Update bob (doesn't exist) ===\n"
+        '"ConditionalCheckFailedException"'
+    ) in text
+    spend = "    condition:  credits >= 7 AND status = 'active'\n    update:     SET credits = credits - 7\n\n"
     assert spend + '=== Spend 7 credits ===\n"OK"' in text
     assert spend + '=== Spend 7 more (only 3 left) ===\n"ConditionalCheckFailedException"' in text
-    assert ("    condition:  credits >= 7\n    update:     SET credits = credits - 7\n"
-            "    ReturnValuesOnConditionCheckFailure: ALL_OLD\n\n=== Item at failure time ===\n{") in text
+    assert (
+        "    condition:  credits >= 7\n    update:     SET credits = credits - 7\n"
+        "    ReturnValuesOnConditionCheckFailure: ALL_OLD\n\n=== Item at failure time ===\n{"
+    ) in text
     assert text.count(">>> ") == 6
-    tail = text[text.index("=== Item at failure time ==="):]
+    tail = text[text.index("=== Item at failure time ===") :]
     for line in ('"credits": 3', '"SK": "PROFILE"', '"name": "Alice"', '"PK": "USER#alice"', '"status": "active"'):
         assert line in tail
     assert history.call(len(history) - 1).detail["old_item"]["credits"] == 3

@@ -25,8 +25,16 @@ def _calls(run, action: str, outcome: str | None = None):
 
 
 def test_fenced_leases_keep_every_invariant_at_64_threads(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="distributed-locking", variant="lease-fenced", threads=64,
-                                ops_per_client=1, options={"lease_ms": 300}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="distributed-locking",
+            variant="lease-fenced",
+            threads=64,
+            ops_per_client=1,
+            options={"lease_ms": 300},
+        ),
+        backend,
+    )
     assert run.state is RunState.DONE
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
     assert len(_calls(run, "acquire", "ok")) == 64
@@ -34,8 +42,10 @@ def test_fenced_leases_keep_every_invariant_at_64_threads(backend: Backend) -> N
 
 
 def test_a_paused_workers_write_is_refused_by_the_fencing_token(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="distributed-locking", variant="lease-fenced", threads=6,
-                                ops_per_client=2, options=ZOMBIES), backend)
+    run = run_pattern(
+        RunConfig(pattern="distributed-locking", variant="lease-fenced", threads=6, ops_per_client=2, options=ZOMBIES),
+        backend,
+    )
     inv = run.invariants_by_name()
     assert all(i.holds for i in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
     refused = _calls(run, "write", "fail")
@@ -49,8 +59,16 @@ def test_a_paused_workers_write_is_refused_by_the_fencing_token(backend: Backend
 
 
 def test_fencing_tokens_grow_by_one_with_every_acquisition(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="distributed-locking", variant="lease-fenced", threads=4,
-                                ops_per_client=2, options={"pause_share": 0.0, "lease_ms": 5000}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="distributed-locking",
+            variant="lease-fenced",
+            threads=4,
+            ops_per_client=2,
+            options={"pause_share": 0.0, "lease_ms": 5000},
+        ),
+        backend,
+    )
     acquired = _calls(run, "acquire", "ok").sort_values("complete_ns")
     assert [d["token"] for d in acquired["detail"]] == list(range(1, 9))
     writes = _calls(run, "write", "ok").sort_values("complete_ns")
@@ -59,8 +77,9 @@ def test_fencing_tokens_grow_by_one_with_every_acquisition(backend: Backend) -> 
 
 
 def test_a_plain_lease_lets_the_paused_workers_stale_write_land(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="distributed-locking", variant="lease", threads=6, ops_per_client=2,
-                                options=ZOMBIES), backend)
+    run = run_pattern(
+        RunConfig(pattern="distributed-locking", variant="lease", threads=6, ops_per_client=2, options=ZOMBIES), backend
+    )
     inv = run.invariants_by_name()
     assert inv[ONE_HOLDER].holds  # the leases themselves never overlapped ...
     stale = inv[NO_STALE]  # ... but a worker paused past its lease did not know its lease was gone
@@ -74,8 +93,16 @@ def test_a_plain_lease_lets_the_paused_workers_stale_write_land(backend: Backend
 
 
 def test_without_a_lock_workers_overlap_and_lose_updates(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="distributed-locking", variant="no-lock", threads=8, ops_per_client=1,
-                                options={"work_ms": 200, "pause_share": 0.0}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="distributed-locking",
+            variant="no-lock",
+            threads=8,
+            ops_per_client=1,
+            options={"work_ms": 200, "pause_share": 0.0},
+        ),
+        backend,
+    )
     inv = run.invariants_by_name()
     overlap = inv["at most one worker in the critical section at a time"]
     assert not overlap.holds and overlap.violations >= 1 and overlap.calls
@@ -84,8 +111,16 @@ def test_without_a_lock_workers_overlap_and_lose_updates(backend: Backend) -> No
 
 
 def test_a_holder_that_crashes_is_taken_over_once_its_lease_expires(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="distributed-locking", variant="lease-fenced", threads=3,
-                                ops_per_client=1, options={"lease_ms": 300, "crash_share": 1.0}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="distributed-locking",
+            variant="lease-fenced",
+            threads=3,
+            ops_per_client=1,
+            options={"lease_ms": 300, "crash_share": 1.0},
+        ),
+        backend,
+    )
     assert [e["message"] for e in run.worker_errors] == ["crashed holding the lock"] * 3
     acquired = _calls(run, "acquire", "ok").sort_values("complete_ns")
     assert len(acquired) == 3 and len(_calls(run, "release")) == 0  # nobody ever released
@@ -126,33 +161,45 @@ def _block(text: str, title: str) -> str:
 
 
 def test_walkthrough_a_acquires_and_b_is_refused(walkthrough_text: str) -> None:
-    acquire = re.compile(r">>> PutItem ddblab-p29-distributed-locking\n"
-                         r"    item:       \{PK: 'LOCK#invoice-run', SK: 'LOCK', owner: 'worker-A', "
-                         r"expiresAt: (\d+)\}\n"
-                         r"    condition:  attribute_not_exists\(PK\) OR expiresAt < (\d+)\n\n"
-                         r"=== worker-A acquires ===\ntrue\n")
+    acquire = re.compile(
+        r">>> PutItem ddblab-p29-distributed-locking\n"
+        r"    item:       \{PK: 'LOCK#invoice-run', SK: 'LOCK', owner: 'worker-A', "
+        r"expiresAt: (\d+)\}\n"
+        r"    condition:  attribute_not_exists\(PK\) OR expiresAt < (\d+)\n\n"
+        r"=== worker-A acquires ===\ntrue\n"
+    )
     found = acquire.search(walkthrough_text)
     assert found and int(found.group(1)) == int(found.group(2)) + 2  # a 2-second lease
     assert _block(walkthrough_text, "worker-B tries while A holds it") == "false"
 
 
 def test_walkthrough_a_heartbeats_releases_and_b_acquires(walkthrough_text: str) -> None:
-    assert re.search(r">>> UpdateItem ddblab-p29-distributed-locking\n"
-                     r"    key:        \{PK: 'LOCK#invoice-run', SK: 'LOCK'\}\n"
-                     r"    condition:  owner = 'worker-A'\n    update:     SET expiresAt = \d+\n\n\.\.\.\n\n"
-                     r">>> DeleteItem ddblab-p29-distributed-locking\n"
-                     r"    key:        \{PK: 'LOCK#invoice-run', SK: 'LOCK'\}\n"
-                     r"    condition:  owner = 'worker-A'\n\n=== worker-A releases ===\ntrue\n", walkthrough_text)
+    assert re.search(
+        r">>> UpdateItem ddblab-p29-distributed-locking\n"
+        r"    key:        \{PK: 'LOCK#invoice-run', SK: 'LOCK'\}\n"
+        r"    condition:  owner = 'worker-A'\n    update:     SET expiresAt = \d+\n\n\.\.\.\n\n"
+        r">>> DeleteItem ddblab-p29-distributed-locking\n"
+        r"    key:        \{PK: 'LOCK#invoice-run', SK: 'LOCK'\}\n"
+        r"    condition:  owner = 'worker-A'\n\n=== worker-A releases ===\ntrue\n",
+        walkthrough_text,
+    )
     assert _block(walkthrough_text, "worker-B acquires after release") == "true"
 
 
 def test_walkthrough_c_takes_over_after_b_crashes_and_b_cannot_release_it(walkthrough_text: str) -> None:
     b_expires = int(re.findall(r"owner: 'worker-B', expiresAt: (\d+)", walkthrough_text)[-1])
-    c_now = int(re.search(r"owner: 'worker-C', expiresAt: \d+\}\n    condition:  attribute_not_exists\(PK\) "
-                          r"OR expiresAt < (\d+)", walkthrough_text).group(1))
+    c_now = int(
+        re.search(
+            r"owner: 'worker-C', expiresAt: \d+\}\n    condition:  attribute_not_exists\(PK\) "
+            r"OR expiresAt < (\d+)",
+            walkthrough_text,
+        ).group(1)
+    )
     assert c_now > b_expires  # the expiresAt < :now half of the condition is what lets C in
     assert "\n... worker-B crashes, waiting 3s for the lease to expire ...\n" in walkthrough_text
     assert _block(walkthrough_text, "worker-C takes over the expired lock") == "true"
-    assert ("    condition:  owner = 'worker-B'\n\n=== zombie worker-B tries to release C's lock ===\nfalse\n"
-            in walkthrough_text)
-    assert walkthrough_text.endswith("=== lock still held by ===\n\"worker-C\"\n\n")
+    assert (
+        "    condition:  owner = 'worker-B'\n\n=== zombie worker-B tries to release C's lock ===\nfalse\n"
+        in walkthrough_text
+    )
+    assert walkthrough_text.endswith('=== lock still held by ===\n"worker-C"\n\n')

@@ -20,16 +20,21 @@ CONVERGES = "the GSI converges to the table after lag + margin"
 
 
 def test_base_table_reads_see_every_write_at_64_threads_despite_the_lag(embedded: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="gsi-consistency", variant="base-table-read", threads=64,
-                                ops_per_client=2), embedded)
+    run = run_pattern(
+        RunConfig(pattern="gsi-consistency", variant="base-table-read", threads=64, ops_per_client=2), embedded
+    )
     assert run.state is RunState.DONE
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
     assert run.invariants_by_name()[READ_YOUR_WRITES].observed == "0 stale of 128 reads"
 
 
 def test_gsi_reads_right_after_a_write_are_stale_and_the_retry_finds_them(embedded: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="gsi-consistency", variant="gsi-read", threads=4, ops_per_client=2,
-                                options={"gsi_lag_ms": 400}), embedded)
+    run = run_pattern(
+        RunConfig(
+            pattern="gsi-consistency", variant="gsi-read", threads=4, ops_per_client=2, options={"gsi_lag_ms": 400}
+        ),
+        embedded,
+    )
     inv = run.invariants_by_name()
     stale = inv[READ_YOUR_WRITES]
     assert not stale.holds and stale.violations >= 4 and stale.calls  # most first reads miss the write
@@ -44,24 +49,37 @@ def test_gsi_reads_right_after_a_write_are_stale_and_the_retry_finds_them(embedd
     # No read saw a write sooner than the lag: from the write's sending to the fresh read's answer, >= 400 ms.
     writes = frame[frame["action"] == "write"]
     sent = {(c, d["op"]): t for c, d, t in zip(writes["client"], writes["detail"], writes["invoke_ns"])}
-    fresh = [(c, d["op"], t) for c, d, t in zip(reads["client"], reads["detail"], reads["complete_ns"])
-             if not d["stale"]]
+    fresh = [
+        (c, d["op"], t) for c, d, t in zip(reads["client"], reads["detail"], reads["complete_ns"]) if not d["stale"]
+    ]
     assert len(fresh) == 8 and all(t - sent[(c, op)] >= 400e6 for c, op, t in fresh)
     assert max(d["attempt"] for d in reads["detail"]) > 1
     assert inv[CONVERGES].holds
 
 
 def test_with_no_lag_the_gsi_read_finds_the_write_first_time(embedded: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="gsi-consistency", variant="gsi-read", threads=4, ops_per_client=2,
-                                options={"gsi_lag_ms": 0}), embedded)
+    run = run_pattern(
+        RunConfig(
+            pattern="gsi-consistency", variant="gsi-read", threads=4, ops_per_client=2, options={"gsi_lag_ms": 0}
+        ),
+        embedded,
+    )
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
     frame = run.history.snapshot(detail=True)
     assert [d["attempt"] for d in frame.loc[frame["action"] == "read-back", "detail"]] == [1] * 8
 
 
 def test_a_write_never_seen_within_the_attempts_breaks_the_visibility_bound(embedded: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="gsi-consistency", variant="gsi-read", threads=2, ops_per_client=1,
-                                options={"gsi_lag_ms": 1500, "read_attempts": 2}), embedded)
+    run = run_pattern(
+        RunConfig(
+            pattern="gsi-consistency",
+            variant="gsi-read",
+            threads=2,
+            ops_per_client=1,
+            options={"gsi_lag_ms": 1500, "read_attempts": 2},
+        ),
+        embedded,
+    )
     within = run.invariants_by_name()[WITHIN_LAG]
     assert not within.holds and within.observed == "no write seen; 2 never seen" and within.violations == 2
     assert run.invariants_by_name()[CONVERGES].holds  # given time, the index still catches up
@@ -91,30 +109,38 @@ def walkthrough_text(backend: Backend) -> str:
 def test_walkthrough_a_consistent_read_on_the_gsi_is_refused(walkthrough_text: str) -> None:
     assert walkthrough_text.startswith(
         ">>> Query ddblab-p28-gsi-consistency\n    key:        GSI1PK = 'EMAIL#a@x.com'\n    IndexName:  GSI1\n"
-        "    ConsistentRead: True\n\n=== ConsistentRead=True on a GSI ===\n")
+        "    ConsistentRead: True\n\n=== ConsistentRead=True on a GSI ===\n"
+    )
     # The walkthrough prints the server's own words: AWS's and moto's (the seed's), or DynamoDB Local's.
     assert printed_result(walkthrough_text, "ConsistentRead=True on a GSI") in (
         "Consistent reads are not supported on global secondary indexes",
-        "Consistent read cannot be true when querying a GSI")
+        "Consistent read cannot be true when querying a GSI",
+    )
 
 
 def test_walkthrough_reads_user_1_back_three_ways(walkthrough_text: str) -> None:
     item = {"PK": "USER#1", "SK": "PROFILE", "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#1"}
-    assert ("    item:       {PK: 'USER#1', SK: 'PROFILE', GSI1PK: 'EMAIL#a@x.com', GSI1SK: 'USER#1'}\n\n"
-            ">>> Query ddblab-p28-gsi-consistency\n    key:        GSI1PK = 'EMAIL#a@x.com'\n    IndexName:  GSI1\n\n"
-            "=== Immediate GSI read after write (Local is instant; AWS may return 0) ===\n1\n") in walkthrough_text
+    assert (
+        "    item:       {PK: 'USER#1', SK: 'PROFILE', GSI1PK: 'EMAIL#a@x.com', GSI1SK: 'USER#1'}\n\n"
+        ">>> Query ddblab-p28-gsi-consistency\n    key:        GSI1PK = 'EMAIL#a@x.com'\n    IndexName:  GSI1\n\n"
+        "=== Immediate GSI read after write (Local is instant; AWS may return 0) ===\n1\n"
+    ) in walkthrough_text
     block = walkthrough_text.split("=== Strongly consistent read from the base table ===\n")[1].split("\n\n")[0]
     assert json.loads(block) == item
     block = walkthrough_text.split("=== GSI read with retry (found after 1 attempt(s)) ===\n")[1].split("\n\n")[0]
     assert json.loads(block) == [item]
 
 
-def test_walkthrough_with_the_simulated_lag_the_immediate_read_returns_0(embedded: Backend,
-                                                                          walkthrough_text: str) -> None:
+def test_walkthrough_with_the_simulated_lag_the_immediate_read_returns_0(
+    embedded: Backend, walkthrough_text: str
+) -> None:
     assert "... the same on an index that lags 300 ms (simulated by the embedded server) ..." in walkthrough_text
     assert "=== Immediate GSI read after write (300 ms lag, simulated) ===\n0\n" in walkthrough_text
-    found = re.search(r"more Query calls with backoff not shown\)\n\n"
-                      r"=== GSI read with retry \(found after (\d) attempt\(s\)\) ===\n", walkthrough_text)
+    found = re.search(
+        r"more Query calls with backoff not shown\)\n\n"
+        r"=== GSI read with retry \(found after (\d) attempt\(s\)\) ===\n",
+        walkthrough_text,
+    )
     assert found and int(found.group(1)) > 1
 
 
@@ -122,13 +148,23 @@ def test_walkthrough_ends_with_two_users_sharing_one_email(walkthrough_text: str
     assert walkthrough_text.endswith(
         "    item:       {PK: 'USER#2', SK: 'PROFILE', GSI1PK: 'EMAIL#a@x.com', GSI1SK: 'USER#2'}\n\n"
         ">>> Query ddblab-p28-gsi-consistency\n    key:        GSI1PK = 'EMAIL#a@x.com'\n    IndexName:  GSI1\n\n"
-        "=== Two users with the same email in the GSI ===\n[\n  \"USER#1\",\n  \"USER#2\"\n]\n\n")
+        '=== Two users with the same email in the GSI ===\n[\n  "USER#1",\n  "USER#2"\n]\n\n'
+    )
 
 
 def test_writes_answered_after_a_lost_response_are_read_back_and_counted(backend: Backend) -> None:
     # A write whose first answer was lost and whose retry answered is acknowledged (info: applied once or
     # twice): the client reads it back, and verify counts it among the writes it waits to see.
-    run = run_pattern(RunConfig(pattern="gsi-consistency", variant="base-table-read", threads=8, ops_per_client=5,
-                                lost_response_share=0.3, seed=7), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="gsi-consistency",
+            variant="base-table-read",
+            threads=8,
+            ops_per_client=5,
+            lost_response_share=0.3,
+            seed=7,
+        ),
+        backend,
+    )
     assert run.history.counts()["info"] > 0
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]

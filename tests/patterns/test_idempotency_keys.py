@@ -9,8 +9,15 @@ import time
 import pytest
 
 from engine.backend import Backend
-from engine.patterns.idempotency_keys import (CLAIM_CONDITION, COMPLETED, IN_PROGRESS, REFUSED, judge, payload_hash,
-                                              record_key)
+from engine.patterns.idempotency_keys import (
+    CLAIM_CONDITION,
+    COMPLETED,
+    IN_PROGRESS,
+    REFUSED,
+    judge,
+    payload_hash,
+    record_key,
+)
 from engine.runner import Run, RunConfig, RunState, run_pattern
 from engine.tables import TableSpec, drop_table, open_table
 from engine.walkthrough import run_walkthrough
@@ -20,10 +27,28 @@ SAME = "every reply to a key is the same"
 REUSE = "a key reused with another payload is refused"
 
 
-def _run(backend: Backend, variant: str, threads: int, ops: int, *, lost: float | None = None, seed: int | None = None,
-         **options: float) -> Run:
-    return run_pattern(RunConfig(pattern="idempotency-keys", variant=variant, threads=threads, ops_per_client=ops,
-                                 options=options, lost_response_share=lost, seed=seed), backend)
+def _run(
+    backend: Backend,
+    variant: str,
+    threads: int,
+    ops: int,
+    *,
+    lost: float | None = None,
+    seed: int | None = None,
+    **options: float,
+) -> Run:
+    return run_pattern(
+        RunConfig(
+            pattern="idempotency-keys",
+            variant=variant,
+            threads=threads,
+            ops_per_client=ops,
+            options=options,
+            lost_response_share=lost,
+            seed=seed,
+        ),
+        backend,
+    )
 
 
 def _result(text: str, title: str) -> object:
@@ -52,8 +77,11 @@ def with_key(backend: Backend) -> Run:
 
 def test_first_call_claims_req_123_and_charges_ch_1(walk_text: str) -> None:
     first = walk_text.split("=== First call ===")[0]
-    assert re.search(r"item:       \{PK: 'IDEMPOTENCY#req-123', SK: 'RECORD', status: 'IN_PROGRESS', "
-                     r"expiresAt: \d+\}\n    condition:  attribute_not_exists\(PK\)", first)
+    assert re.search(
+        r"item:       \{PK: 'IDEMPOTENCY#req-123', SK: 'RECORD', status: 'IN_PROGRESS', "
+        r"expiresAt: \d+\}\n    condition:  attribute_not_exists\(PK\)",
+        first,
+    )
     assert "update:     SET status = 'COMPLETED', response = {chargeId: 'ch_1', amount: 50}" in first
     assert _result(walk_text, "First call") == {"chargeId": "ch_1", "amount": 50}
 
@@ -111,8 +139,19 @@ def test_without_a_key_retries_and_duplicates_charge_again(backend: Backend) -> 
 
 
 def test_a_crashed_claim_waits_out_its_expiry_and_is_taken_over(backend: Backend) -> None:
-    run = _run(backend, "with-key", 6, 3, lost=0.0, seed=5, crash_share=0.25, in_progress_timeout_ms=300,
-               duplicate_share=0, resend_share=0, reuse_share=0)
+    run = _run(
+        backend,
+        "with-key",
+        6,
+        3,
+        lost=0.0,
+        seed=5,
+        crash_share=0.25,
+        in_progress_timeout_ms=300,
+        duplicate_share=0,
+        resend_share=0,
+        reuse_share=0,
+    )
     assert run.state is RunState.DONE
     assert any(e["kind"] == "crash" for e in run.worker_errors)
     records = _records(run)
@@ -139,8 +178,14 @@ def test_an_expired_record_counts_as_absent_for_the_claim(client: object) -> Non
 def test_the_record_decides_replay_wait_takeover_or_refusal() -> None:
     now = time.time()
     digest = payload_hash(50)
-    base = {"payloadHash": digest, "owner": "w1-1", "chargeId": "ch_7", "expiresAt": int(now) + 60,
-            "inProgressExpiry": int(now * 1000) + 60_000, "status": IN_PROGRESS}
+    base = {
+        "payloadHash": digest,
+        "owner": "w1-1",
+        "chargeId": "ch_7",
+        "expiresAt": int(now) + 60,
+        "inProgressExpiry": int(now * 1000) + 60_000,
+        "status": IN_PROGRESS,
+    }
     assert judge(None, "w2-1", digest, now).action == "claim"
     assert judge({**base, "expiresAt": int(now) - 1}, "w2-1", digest, now).record == "expired"
     assert judge(base, "w1-1", digest, now).action == "proceed"

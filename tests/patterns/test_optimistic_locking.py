@@ -7,24 +7,29 @@ import pytest
 from engine.backend import Backend, RetryPolicy
 from engine.calls import Caller, ConditionFailed
 from engine.history import History
-from engine.runner import RunConfig, RunState, run_pattern
 from engine.patterns.versioning import VersionedStore
+from engine.runner import RunConfig, RunState, run_pattern
 from engine.tables import TableSpec, drop_table, open_table
 from engine.walkthrough import run_walkthrough
 from tests.patterns.printed import printed_result
 
 
 def test_version_checks_lose_no_update_at_64_threads(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="optimistic-locking", variant="version-check", threads=64,
-                                ops_per_client=3, options={"accounts": 4}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="optimistic-locking", variant="version-check", threads=64, ops_per_client=3, options={"accounts": 4}
+        ),
+        backend,
+    )
     assert run.state is RunState.DONE
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
     assert run.history.counts()["errors"].get("ConditionalCheckFailedException", 0) > 0  # they did conflict
 
 
 def test_blind_writes_lose_updates_and_say_how_many(backend: Backend) -> None:
-    run = run_pattern(RunConfig(pattern="optimistic-locking", variant="blind-write", threads=16,
-                                ops_per_client=10), backend)
+    run = run_pattern(
+        RunConfig(pattern="optimistic-locking", variant="blind-write", threads=16, ops_per_client=10), backend
+    )
     lost = run.invariants_by_name()["no lost update"]
     assert not lost.holds and lost.violations > 0 and lost.calls
     version = run.invariants_by_name()["version = 1 + successful writes"]
@@ -34,13 +39,17 @@ def test_blind_writes_lose_updates_and_say_how_many(backend: Backend) -> None:
 def test_walkthrough_a_wins_b_is_rejected_then_retries_to_120_at_version_3(backend: Backend) -> None:
     text, _ = run_walkthrough(23, backend)
     assert printed_result(text, "A deposited 50") == {"PK": "ACCOUNT#a1", "SK": "META", "balance": 150, "version": 2}
-    assert "balance: 70, version: 2}\n    condition:  version = 1\n\n=== B rejected ===\n\"ConditionalCheckFailedException\"" in text
+    assert (
+        'balance: 70, version: 2}\n    condition:  version = 1\n\n=== B rejected ===\n"ConditionalCheckFailedException"'
+        in text
+    )
     assert "    ConsistentRead: True\n\n>>> PutItem" in text
     assert "balance: 120, version: 3}\n    condition:  version = 2" in text
     assert text.rstrip().endswith('"balance": 120,\n  "version": 3\n}')
 
 
 # -- the version attribute (second seed) -----------------------------------------------------------------------
+
 
 @pytest.fixture
 def store(backend: Backend):
@@ -114,7 +123,7 @@ def test_ten_concurrent_increments_with_retry_end_at_10_and_version_11(backend: 
 
         def increment(i: int) -> None:
             store = VersionedStore(Caller(client, history, i), table.name)
-            for attempt in range(50):
+            for _attempt in range(50):
                 counter = store.get({"PK": "COUNTER#1", "SK": "C"})
                 try:
                     store.save({**counter, "value": str(int(counter["value"]) + 1)})

@@ -23,8 +23,10 @@ RESEND = "a resent order applies once"
 
 
 def _run(backend: Backend, variant: str, threads: int, ops: int, **options: float) -> Run:
-    return run_pattern(RunConfig(pattern="transactions", variant=variant, threads=threads, ops_per_client=ops,
-                                 options=options), backend)
+    return run_pattern(
+        RunConfig(pattern="transactions", variant=variant, threads=threads, ops_per_client=ops, options=options),
+        backend,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -116,32 +118,39 @@ def test_separate_writes_resent_after_a_lost_response_take_the_stock_twice(backe
     assert "orderCount off by 12" in inv[BALANCE].explanation
 
 
-def test_walkthrough_o1_succeeds_o2_is_cancelled_and_the_snapshot_shows_stock_1_count_1_null(
-        backend: Backend) -> None:
+def test_walkthrough_o1_succeeds_o2_is_cancelled_and_the_snapshot_shows_stock_1_count_1_null(backend: Backend) -> None:
     text, history = run_walkthrough(25, backend)
     text = re.sub(r"ddblab-p25-transactions(-\d+)?", "ddblab-p25-transactions", text)  # a busy server adds -2
     for order, qty in (("o1", 2), ("o2", 5)):
-        assert (f">>> TransactWriteItems\n    - Put ddblab-p25-transactions\n"
-                f"        item:       {{PK: 'USER#alice', SK: 'ORDER#{order}', qty: {qty}}}\n"
-                "        condition:  attribute_not_exists(PK)\n    - Update ddblab-p25-transactions\n"
-                "        key:        {PK: 'PRODUCT#widget', SK: 'STOCK'}\n"
-                f"        condition:  stock >= {qty}\n        update:     SET stock = stock - {qty}\n"
-                "    - Update ddblab-p25-transactions\n        key:        {PK: 'USER#alice', SK: 'PROFILE'}\n"
-                "        update:     ADD orderCount 1\n") in text
+        assert (
+            f">>> TransactWriteItems\n    - Put ddblab-p25-transactions\n"
+            f"        item:       {{PK: 'USER#alice', SK: 'ORDER#{order}', qty: {qty}}}\n"
+            "        condition:  attribute_not_exists(PK)\n    - Update ddblab-p25-transactions\n"
+            "        key:        {PK: 'PRODUCT#widget', SK: 'STOCK'}\n"
+            f"        condition:  stock >= {qty}\n        update:     SET stock = stock - {qty}\n"
+            "    - Update ddblab-p25-transactions\n        key:        {PK: 'USER#alice', SK: 'PROFILE'}\n"
+            "        update:     ADD orderCount 1\n"
+        ) in text
     assert "        update:     ADD orderCount 1\n\n=== Order o1 (qty 2) succeeded ===\n\n>>>" in text
-    assert ('=== Order o2 (qty 5) cancelled - per-item reasons ===\n[\n  "None",\n  "ConditionalCheckFailed",\n'
-            '  "None"\n]') in text
-    assert (">>> TransactGetItems\n    - Get ddblab-p25-transactions\n"
-            "        key:        {PK: 'PRODUCT#widget', SK: 'STOCK'}\n    - Get ddblab-p25-transactions\n"
-            "        key:        {PK: 'USER#alice', SK: 'PROFILE'}\n    - Get ddblab-p25-transactions\n"
-            "        key:        {PK: 'USER#alice', SK: 'ORDER#o2'}\n") in text
-    tail = text[text.index("=== TransactGetItems: stock, profile, ORDER#o2 ==="):]
+    assert (
+        '=== Order o2 (qty 5) cancelled - per-item reasons ===\n[\n  "None",\n  "ConditionalCheckFailed",\n  "None"\n]'
+    ) in text
+    assert (
+        ">>> TransactGetItems\n    - Get ddblab-p25-transactions\n"
+        "        key:        {PK: 'PRODUCT#widget', SK: 'STOCK'}\n    - Get ddblab-p25-transactions\n"
+        "        key:        {PK: 'USER#alice', SK: 'PROFILE'}\n    - Get ddblab-p25-transactions\n"
+        "        key:        {PK: 'USER#alice', SK: 'ORDER#o2'}\n"
+    ) in text
+    tail = text[text.index("=== TransactGetItems: stock, profile, ORDER#o2 ===") :]
     assert '"stock": 1' in tail and '"orderCount": 1' in tail and tail.rstrip().endswith("},\n  null\n]")
     assert [c.detail.get("reasons") for c in history if c.op == "TransactWriteItems"] == [
-        None, ["None", "ConditionalCheckFailed", "None"]]
+        None,
+        ["None", "ConditionalCheckFailed", "None"],
+    ]
 
 
 # -- a snapshot that collides with a transaction ----------------------------------------------------------------
+
 
 class _SnapshotsCollide(Answering):
     """The test's backend, whose clients see each snapshot collide with a transaction `times` before it reads.
@@ -171,11 +180,16 @@ class _SnapshotsCollide(Answering):
             if self._sends[request.body] > self._times:
                 return None
         return error_answer(
-            request, "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+            request,
+            "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
             "Transaction cancelled, please refer cancellation reasons for specific reasons "
             "[TransactionConflict, None, None]",
-            CancellationReasons=[{"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"},
-                                 {"Code": "None"}, {"Code": "None"}])
+            CancellationReasons=[
+                {"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"},
+                {"Code": "None"},
+                {"Code": "None"},
+            ],
+        )
 
 
 def test_a_snapshot_colliding_with_a_transaction_is_retried_not_a_crash(backend: Backend) -> None:
@@ -194,7 +208,8 @@ def test_a_snapshot_colliding_with_a_transaction_is_retried_not_a_crash(backend:
 
 
 def test_a_snapshot_colliding_to_the_last_attempt_is_given_up_and_the_next_expects_no_stale_count(
-        backend: Backend) -> None:
+    backend: Backend,
+) -> None:
     run = _run(_SnapshotsCollide(backend, times=MAX_ATTEMPTS, order="o0"), "transact", 4, 3, resend_share=1.0)
     assert run.worker_errors == []
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
@@ -203,7 +218,11 @@ def test_a_snapshot_colliding_to_the_last_attempt_is_given_up_and_the_next_expec
     first = snapshots[snapshots["key"].astype(str).str.endswith("/o0")]
     assert len(first) == 4 * MAX_ATTEMPTS and (first["outcome"] == "fail").all()
     # The count o0's snapshot would have read is unknown, so o1's expects none; o2's expects one again.
-    expected = {order: [d["expected_count"] for d in snapshots.loc[snapshots["key"].astype(str).str.endswith(
-        f"/{order}"), "detail"]] for order in ("o1", "o2")}
+    expected = {
+        order: [
+            d["expected_count"] for d in snapshots.loc[snapshots["key"].astype(str).str.endswith(f"/{order}"), "detail"]
+        ]
+        for order in ("o1", "o2")
+    }
     assert expected["o1"] == [None] * 4
     assert all(isinstance(count, int) for count in expected["o2"])

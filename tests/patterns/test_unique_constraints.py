@@ -36,15 +36,21 @@ def walk_text(backend: Backend) -> str:
 @pytest.fixture(scope="module")
 def sentinel(backend: Backend) -> Run:
     # 64 users fight over 48 emails: sign-ups and changes collide all the time.
-    return run_pattern(RunConfig(pattern="unique-constraints", variant="sentinel", threads=64, ops_per_client=4,
-                                 options={"emails": 48}), backend)
+    return run_pattern(
+        RunConfig(
+            pattern="unique-constraints", variant="sentinel", threads=64, ops_per_client=4, options={"emails": 48}
+        ),
+        backend,
+    )
 
 
 def test_bob_cannot_take_alices_email_in_another_case(walk_text: str) -> None:
     assert "item:       {PK: 'USER#bob', SK: 'PROFILE', email: 'A@x.com'}" in walk_text
     assert "item:       {PK: 'EMAIL#a@x.com', SK: 'EMAIL', user_id: 'bob'}" in walk_text
     assert _result(walk_text, "bob tries A@x.com (same email, different case)") == {
-        "error": "TransactionCanceledException", "reasons": ["None", "ConditionalCheckFailed"]}
+        "error": "TransactionCanceledException",
+        "reasons": ["None", "ConditionalCheckFailed"],
+    }
 
 
 def test_bob_cannot_change_to_a_taken_email_and_the_put_is_named(walk_text: str) -> None:
@@ -52,7 +58,9 @@ def test_bob_cannot_change_to_a_taken_email_and_the_put_is_named(walk_text: str)
     assert "- Delete" in block and "key:        {PK: 'EMAIL#b@x.com', SK: 'EMAIL'}" in block
     assert "condition:  email = 'b@x.com'" in block and "update:     SET email = 'a@x.com'" in block
     assert _result(walk_text, "bob changes email to a@x.com (taken)") == {
-        "error": "TransactionCanceledException", "reasons": ["None", "ConditionalCheckFailed", "None"]}
+        "error": "TransactionCanceledException",
+        "reasons": ["None", "ConditionalCheckFailed", "None"],
+    }
 
 
 def test_bob_changes_to_bob_at_x_and_owns_it(walk_text: str) -> None:
@@ -64,7 +72,11 @@ def test_bob_changes_to_bob_at_x_and_owns_it(walk_text: str) -> None:
 def test_the_final_scan_is_the_seed_table_so_the_failed_change_deleted_nothing(walk_text: str) -> None:
     assert re.search(r">>> Scan \S+p26-unique-constraints\n", walk_text)
     assert _result(walk_text, "All items") == [
-        "EMAIL#a@x.com | EMAIL", "EMAIL#bob@x.com | EMAIL", "USER#alice | PROFILE", "USER#bob | PROFILE"]
+        "EMAIL#a@x.com | EMAIL",
+        "EMAIL#bob@x.com | EMAIL",
+        "USER#alice | PROFILE",
+        "USER#bob | PROFILE",
+    ]
     assert walk_text.rstrip().endswith('"USER#bob | PROFILE"\n]')
 
 
@@ -88,8 +100,16 @@ def test_colliding_sign_ups_and_changes_are_cancelled_on_the_sentinel(sentinel: 
 
 def test_check_then_write_lets_two_users_share_an_email(backend: Backend) -> None:
     # 16 users, 8 emails: with the sentinel at most 8 could sign up; the stale index lets the rest in.
-    run = run_pattern(RunConfig(pattern="unique-constraints", variant="check-then-write", threads=16,
-                                ops_per_client=3, options={"emails": 8, "gsi_lag_ms": 200}), backend)
+    run = run_pattern(
+        RunConfig(
+            pattern="unique-constraints",
+            variant="check-then-write",
+            threads=16,
+            ops_per_client=3,
+            options={"emails": 8, "gsi_lag_ms": 200},
+        ),
+        backend,
+    )
     assert run.state is RunState.DONE
     shared = run.invariants_by_name()[SHARED]
     # The embedded server keeps the index stale for 200 ms, so at least every second sign-up gets in; on
@@ -102,19 +122,45 @@ def test_check_then_write_lets_two_users_share_an_email(backend: Backend) -> Non
 def test_verify_catches_a_missing_an_orphan_and_a_deleted_sentinel(backend: Backend, client: object) -> None:
     table = open_table(client, "unique-constraints-verify", TableSpec())
     try:
-        for item in ({"PK": "USER#ann", "SK": "PROFILE", "email": "Ann@x.com"},  # sentinel missing
-                     {"PK": "EMAIL#gone@x.com", "SK": "EMAIL", "user_id": "ann"},  # orphan
-                     {"PK": "USER#cy", "SK": "PROFILE", "email": "cy@x.com"},
-                     {"PK": "EMAIL#cy@x.com", "SK": "EMAIL", "user_id": "cy"}):
+        for item in (
+            {"PK": "USER#ann", "SK": "PROFILE", "email": "Ann@x.com"},  # sentinel missing
+            {"PK": "EMAIL#gone@x.com", "SK": "EMAIL", "user_id": "ann"},  # orphan
+            {"PK": "USER#cy", "SK": "PROFILE", "email": "cy@x.com"},
+            {"PK": "EMAIL#cy@x.com", "SK": "EMAIL", "user_id": "cy"},
+        ):
             table.put(item)
         history = History(t0_ns=0)
-        history.append(Call(client=0, action="sign-up", op="TransactWriteItems", key="USER#ann", invoke_ns=0,
-                            complete_ns=1, outcome=Outcome.OK, detail={"user": "ann", "email": "Ann@x.com"}))
-        history.append(Call(client=0, action="change-email", op="TransactWriteItems", key="USER#ann", invoke_ns=2,
-                            complete_ns=3, outcome=Outcome.FAIL, error="TransactionCanceledException",
-                            detail={"user": "ann", "email": "cy@x.com", "old": "Ann@x.com"}))
-        verdicts = {i.name: i for i in UniqueConstraints().verify(
-            table, history, RunOptions("sentinel", 1, 1, {"emails": 4, "gsi_lag_ms": 0}))}
+        history.append(
+            Call(
+                client=0,
+                action="sign-up",
+                op="TransactWriteItems",
+                key="USER#ann",
+                invoke_ns=0,
+                complete_ns=1,
+                outcome=Outcome.OK,
+                detail={"user": "ann", "email": "Ann@x.com"},
+            )
+        )
+        history.append(
+            Call(
+                client=0,
+                action="change-email",
+                op="TransactWriteItems",
+                key="USER#ann",
+                invoke_ns=2,
+                complete_ns=3,
+                outcome=Outcome.FAIL,
+                error="TransactionCanceledException",
+                detail={"user": "ann", "email": "cy@x.com", "old": "Ann@x.com"},
+            )
+        )
+        verdicts = {
+            i.name: i
+            for i in UniqueConstraints().verify(
+                table, history, RunOptions("sentinel", 1, 1, {"emails": 4, "gsi_lag_ms": 0})
+            )
+        }
     finally:
         drop_table(table)
     assert verdicts[SHARED].holds

@@ -35,10 +35,14 @@ class Server:
     def table(self) -> str:
         name = f"ddblab-race-{os.getpid()}-{next(_names)}"
         self.client.create_table(
-            TableName=name, BillingMode="PAY_PER_REQUEST",
+            TableName=name,
+            BillingMode="PAY_PER_REQUEST",
             KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
-            AttributeDefinitions=[{"AttributeName": "PK", "AttributeType": "S"},
-                                  {"AttributeName": "SK", "AttributeType": "S"}])
+            AttributeDefinitions=[
+                {"AttributeName": "PK", "AttributeType": "S"},
+                {"AttributeName": "SK", "AttributeType": "S"},
+            ],
+        )
         return name
 
 
@@ -47,10 +51,20 @@ def _serve(app: Callable) -> Iterator[Server]:
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_port}"
-    client = boto3.session.Session().resource(
-        "dynamodb", endpoint_url=url, region_name="us-east-1", aws_access_key_id="t", aws_secret_access_key="t",
-        config=Config(max_pool_connections=64, retries={"mode": "standard", "total_max_attempts": 1},
-                      read_timeout=30)).meta.client
+    client = (
+        boto3.session.Session()
+        .resource(
+            "dynamodb",
+            endpoint_url=url,
+            region_name="us-east-1",
+            aws_access_key_id="t",
+            aws_secret_access_key="t",
+            config=Config(
+                max_pool_connections=64, retries={"mode": "standard", "total_max_attempts": 1}, read_timeout=30
+            ),
+        )
+        .meta.client
+    )
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
     try:
@@ -98,14 +112,20 @@ def _code(e: ClientError) -> str:
 
 # -- the races: each returns the number of violations it saw -------------------------------------------------
 
+
 def race_add(s: Server, threads: int = 16, each: int = 40) -> int:
     table = s.table()
     key = {"PK": "POST#hello-world", "SK": "STATS"}
 
     def work(_: int) -> None:
         for _ in range(each):
-            s.client.update_item(TableName=table, Key=key, UpdateExpression="ADD #v :one",
-                                 ExpressionAttributeNames={"#v": "views"}, ExpressionAttributeValues={":one": 1})
+            s.client.update_item(
+                TableName=table,
+                Key=key,
+                UpdateExpression="ADD #v :one",
+                ExpressionAttributeNames={"#v": "views"},
+                ExpressionAttributeValues={":one": 1},
+            )
 
     _race(threads, work)
     views = s.client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]["views"]
@@ -123,10 +143,12 @@ def race_version_check(s: Server, threads: int = 16, each: int = 8) -> int:
             while True:
                 item = s.client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
                 try:
-                    s.client.put_item(TableName=table, Item={**key, "balance": item["balance"] + 1,
-                                                             "version": item["version"] + 1},
-                                      ConditionExpression="version = :v",
-                                      ExpressionAttributeValues={":v": item["version"]})
+                    s.client.put_item(
+                        TableName=table,
+                        Item={**key, "balance": item["balance"] + 1, "version": item["version"] + 1},
+                        ConditionExpression="version = :v",
+                        ExpressionAttributeValues={":v": item["version"]},
+                    )
                     wins += 1
                     break
                 except ClientError as e:
@@ -145,8 +167,11 @@ def race_create_only(s: Server, threads: int = 24, keys: int = 10) -> int:
         won = []
         for k in range(keys):
             try:
-                s.client.put_item(TableName=table, Item={"PK": f"USER#{k}", "SK": "PROFILE", "owner": i},
-                                  ConditionExpression="attribute_not_exists(PK)")
+                s.client.put_item(
+                    TableName=table,
+                    Item={"PK": f"USER#{k}", "SK": "PROFILE", "owner": i},
+                    ConditionExpression="attribute_not_exists(PK)",
+                )
                 won.append(f"USER#{k}")
             except ClientError as e:
                 assert _code(e) == "ConditionalCheckFailedException"
@@ -167,9 +192,12 @@ def race_lease(s: Server, threads: int = 16, rounds: int = 15) -> int:
         for _ in range(rounds):
             now = int(time.time())
             try:
-                s.client.put_item(TableName=table, Item={**key, "owner": f"w{i}", "expiresAt": now + 60},
-                                  ConditionExpression="attribute_not_exists(PK) OR expiresAt < :now",
-                                  ExpressionAttributeValues={":now": now})
+                s.client.put_item(
+                    TableName=table,
+                    Item={**key, "owner": f"w{i}", "expiresAt": now + 60},
+                    ConditionExpression="attribute_not_exists(PK) OR expiresAt < :now",
+                    ExpressionAttributeValues={":now": now},
+                )
             except ClientError as e:
                 assert _code(e) == "ConditionalCheckFailedException"
                 continue
@@ -180,9 +208,13 @@ def race_lease(s: Server, threads: int = 16, rounds: int = 15) -> int:
             with guard:
                 holders[0] -= 1
             try:
-                s.client.delete_item(TableName=table, Key=key, ConditionExpression="#o = :me",
-                                     ExpressionAttributeNames={"#o": "owner"},
-                                     ExpressionAttributeValues={":me": f"w{i}"})
+                s.client.delete_item(
+                    TableName=table,
+                    Key=key,
+                    ConditionExpression="#o = :me",
+                    ExpressionAttributeNames={"#o": "owner"},
+                    ExpressionAttributeValues={":me": f"w{i}"},
+                )
             except ClientError as e:
                 assert _code(e) == "ConditionalCheckFailedException"
                 with guard:
@@ -201,12 +233,26 @@ def race_stock_transactions(s: Server, threads: int = 12, stock: int = 30, each:
         wins = 0
         for n in range(each):
             try:
-                s.client.transact_write_items(TransactItems=[
-                    {"Put": {"TableName": table, "Item": {"PK": f"USER#{i}", "SK": f"ORDER#{n}", "qty": 1},
-                             "ConditionExpression": "attribute_not_exists(PK)"}},
-                    {"Update": {"TableName": table, "Key": product, "UpdateExpression": "SET stock = stock - :q",
-                                "ConditionExpression": "stock >= :q", "ExpressionAttributeValues": {":q": 1}}},
-                ])
+                s.client.transact_write_items(
+                    TransactItems=[
+                        {
+                            "Put": {
+                                "TableName": table,
+                                "Item": {"PK": f"USER#{i}", "SK": f"ORDER#{n}", "qty": 1},
+                                "ConditionExpression": "attribute_not_exists(PK)",
+                            }
+                        },
+                        {
+                            "Update": {
+                                "TableName": table,
+                                "Key": product,
+                                "UpdateExpression": "SET stock = stock - :q",
+                                "ConditionExpression": "stock >= :q",
+                                "ExpressionAttributeValues": {":q": 1},
+                            }
+                        },
+                    ]
+                )
                 wins += 1
             except ClientError as e:
                 if _code(e) != "TransactionCanceledException":
@@ -245,12 +291,22 @@ def conformance_endpoint() -> Server:
     from tests.conftest import ENDPOINT
 
     if not ENDPOINT:
-        pytest.skip("no conformance endpoint here: tests/test_conformance_dynamodb_local.py runs these against "
-                    "DynamoDB Local (or set DDBLAB_TEST_ENDPOINT=http://127.0.0.1:8000)")
-    client = boto3.session.Session().resource(
-        "dynamodb", endpoint_url=ENDPOINT, region_name="us-east-1", aws_access_key_id="t",
-        aws_secret_access_key="t", config=Config(max_pool_connections=64,
-                                                  retries={"mode": "standard", "total_max_attempts": 1})).meta.client
+        pytest.skip(
+            "no conformance endpoint here: tests/test_conformance_dynamodb_local.py runs these against "
+            "DynamoDB Local (or set DDBLAB_TEST_ENDPOINT=http://127.0.0.1:8000)"
+        )
+    client = (
+        boto3.session.Session()
+        .resource(
+            "dynamodb",
+            endpoint_url=ENDPOINT,
+            region_name="us-east-1",
+            aws_access_key_id="t",
+            aws_secret_access_key="t",
+            config=Config(max_pool_connections=64, retries={"mode": "standard", "total_max_attempts": 1}),
+        )
+        .meta.client
+    )
     return Server(ENDPOINT, client)
 
 

@@ -27,11 +27,20 @@ def table(embedded: Backend):
 
 
 def _order(table: Any, qty: int) -> dict[str, Any]:
-    return dict(TransactItems=[
-        {"Put": {"TableName": table.name, "Item": {"PK": "USER#alice", "SK": "ORDER#o1", "qty": qty}}},
-        {"Update": {"TableName": table.name, "Key": {"PK": "USER#alice", "SK": "PROFILE"},
-                    "UpdateExpression": "ADD orderCount :one", "ExpressionAttributeValues": {":one": 1}}},
-    ], ClientRequestToken=f"place-order-o1-{table.name}")  # tokens are account-wide, as on AWS
+    return dict(
+        TransactItems=[
+            {"Put": {"TableName": table.name, "Item": {"PK": "USER#alice", "SK": "ORDER#o1", "qty": qty}}},
+            {
+                "Update": {
+                    "TableName": table.name,
+                    "Key": {"PK": "USER#alice", "SK": "PROFILE"},
+                    "UpdateExpression": "ADD orderCount :one",
+                    "ExpressionAttributeValues": {":one": 1},
+                }
+            },
+        ],
+        ClientRequestToken=f"place-order-o1-{table.name}",
+    )  # tokens are account-wide, as on AWS
 
 
 def test_same_token_same_parameters_applies_once(table) -> None:
@@ -94,8 +103,7 @@ def test_the_server_dies_with_its_parent(tmp_path) -> None:
         print(s.pid, flush=True)
         time.sleep(60)
     """)
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                              cwd=os.getcwd())
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
     child = int(parent.stdout.readline())
     parent.send_signal(signal.SIGKILL)
     parent.wait()
@@ -148,8 +156,11 @@ def test_many_server_errors_do_not_hang_the_server(table) -> None:
     """moto logs a traceback per HTTP 500; the server's stderr is drained so it never blocks on it."""
     for _ in range(60):
         try:
-            table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "A"},
-                                  ConditionExpression="attribute_not_exists(PK) AND AND")
+            table.client.put_item(
+                TableName=table.name,
+                Item={"PK": "A", "SK": "A"},
+                ConditionExpression="attribute_not_exists(PK) AND AND",
+            )
         except ClientError:
             pass
     table.put({"PK": "still", "SK": "alive"})

@@ -50,16 +50,33 @@ class Lab:
         name = name or f"gsi-lag-{next(_names)}"
         attributes = ["PK", "SK", "GSI1PK", "GSI1SK"] + (["LSI1SK"] if lsi else [])
         kwargs: dict[str, Any] = dict(
-            TableName=name, BillingMode="PAY_PER_REQUEST",
+            TableName=name,
+            BillingMode="PAY_PER_REQUEST",
             KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}],
             AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in attributes],
-            GlobalSecondaryIndexes=[{"IndexName": "GSI1", "Projection": {"ProjectionType": "ALL"}, "KeySchema": [
-                {"AttributeName": "GSI1PK", "KeyType": "HASH"}, {"AttributeName": "GSI1SK", "KeyType": "RANGE"}]}],
-            Tags=[{"Key": GSI_LAG_TAG, "Value": str(lag_ms)}] if lag_ms is not None else [])
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "GSI1",
+                    "Projection": {"ProjectionType": "ALL"},
+                    "KeySchema": [
+                        {"AttributeName": "GSI1PK", "KeyType": "HASH"},
+                        {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
+                    ],
+                }
+            ],
+            Tags=[{"Key": GSI_LAG_TAG, "Value": str(lag_ms)}] if lag_ms is not None else [],
+        )
         if lsi:
-            kwargs["LocalSecondaryIndexes"] = [{"IndexName": "LSI1", "Projection": {"ProjectionType": "ALL"},
-                                                "KeySchema": [{"AttributeName": "PK", "KeyType": "HASH"},
-                                                              {"AttributeName": "LSI1SK", "KeyType": "RANGE"}]}]
+            kwargs["LocalSecondaryIndexes"] = [
+                {
+                    "IndexName": "LSI1",
+                    "Projection": {"ProjectionType": "ALL"},
+                    "KeySchema": [
+                        {"AttributeName": "PK", "KeyType": "HASH"},
+                        {"AttributeName": "LSI1SK", "KeyType": "RANGE"},
+                    ],
+                }
+            ]
         self.client.create_table(**kwargs)
         self.tables.append(name)
         return name
@@ -68,8 +85,12 @@ class Lab:
         self.client.put_item(TableName=table, Item={"PK": pk, "SK": "PROFILE", "GSI1PK": email, "GSI1SK": pk, **more})
 
     def by_email(self, table: str, email: str) -> list[str]:
-        items = self.client.query(TableName=table, IndexName="GSI1", KeyConditionExpression="GSI1PK = :e",
-                                  ExpressionAttributeValues={":e": email})["Items"]
+        items = self.client.query(
+            TableName=table,
+            IndexName="GSI1",
+            KeyConditionExpression="GSI1PK = :e",
+            ExpressionAttributeValues={":e": email},
+        )["Items"]
         return [item["PK"] for item in items]
 
     def index_scan(self, table: str) -> list[tuple[str, str]]:
@@ -92,10 +113,18 @@ def server() -> Iterator[tuple[Any, FaithfulDynamoDB]]:
     http = make_http_server("127.0.0.1", 0, app)
     thread = threading.Thread(target=http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
-    client = boto3.session.Session().resource(
-        "dynamodb", endpoint_url=f"http://127.0.0.1:{http.server_port}", region_name="us-east-1",
-        aws_access_key_id="t", aws_secret_access_key="t",
-        config=Config(retries={"mode": "standard", "total_max_attempts": 1})).meta.client
+    client = (
+        boto3.session.Session()
+        .resource(
+            "dynamodb",
+            endpoint_url=f"http://127.0.0.1:{http.server_port}",
+            region_name="us-east-1",
+            aws_access_key_id="t",
+            aws_secret_access_key="t",
+            config=Config(retries={"mode": "standard", "total_max_attempts": 1}),
+        )
+        .meta.client
+    )
     yield client, app
     http.shutdown()
     http.server_close()
@@ -120,8 +149,9 @@ def test_a_new_item_is_missing_from_the_index_until_the_lag_has_passed(lab: Lab)
     lab.put(t, "USER#1", "EMAIL#a@x.com")
     assert lab.by_email(t, "EMAIL#a@x.com") == []
     assert lab.get(t, "USER#1") is not None  # the base table has it at once
-    base_query = lab.client.query(TableName=t, KeyConditionExpression="PK = :p",
-                                  ExpressionAttributeValues={":p": "USER#1"})["Items"]
+    base_query = lab.client.query(
+        TableName=t, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": "USER#1"}
+    )["Items"]
     assert [i["PK"] for i in base_query] == ["USER#1"]
     lab.later(LAG_S - 0.01)
     assert lab.by_email(t, "EMAIL#a@x.com") == []
@@ -133,8 +163,12 @@ def test_a_changed_email_stays_under_the_old_one_until_the_lag_has_passed(lab: L
     t = lab.table()
     lab.put(t, "USER#1", "EMAIL#old@x.com")
     lab.later(LAG_S + 0.01)
-    lab.client.update_item(TableName=t, Key={"PK": "USER#1", "SK": "PROFILE"}, UpdateExpression="SET GSI1PK = :e",
-                           ExpressionAttributeValues={":e": "EMAIL#new@x.com"})
+    lab.client.update_item(
+        TableName=t,
+        Key={"PK": "USER#1", "SK": "PROFILE"},
+        UpdateExpression="SET GSI1PK = :e",
+        ExpressionAttributeValues={":e": "EMAIL#new@x.com"},
+    )
     assert lab.by_email(t, "EMAIL#old@x.com") == ["USER#1"]
     assert lab.by_email(t, "EMAIL#new@x.com") == []
     assert lab.get(t, "USER#1")["GSI1PK"] == "EMAIL#new@x.com"
@@ -162,8 +196,12 @@ def test_the_index_shows_writes_in_order_one_lag_behind_each(lab: Lab) -> None:
     seen = []
     for at in (0.25, 0.55, 0.65, 0.75):
         lab.clock.now = 1000.0 + at
-        items = lab.client.query(TableName=t, IndexName="GSI1", KeyConditionExpression="GSI1PK = :e",
-                                 ExpressionAttributeValues={":e": "EMAIL#a@x.com"})["Items"]
+        items = lab.client.query(
+            TableName=t,
+            IndexName="GSI1",
+            KeyConditionExpression="GSI1PK = :e",
+            ExpressionAttributeValues={":e": "EMAIL#a@x.com"},
+        )["Items"]
         seen.append([int(i["version"]) for i in items])
     assert seen == [[], [1], [2], [3]]
 
@@ -173,20 +211,39 @@ def test_a_refused_write_leaves_the_index_as_it_was(lab: Lab) -> None:
     lab.put(t, "USER#1", "EMAIL#a@x.com")
     lab.later(LAG_S + 0.01)
     with pytest.raises(ClientError):
-        lab.client.put_item(TableName=t, Item={"PK": "USER#1", "SK": "PROFILE", "GSI1PK": "EMAIL#b@x.com",
-                                               "GSI1SK": "USER#1"}, ConditionExpression="attribute_not_exists(PK)")
+        lab.client.put_item(
+            TableName=t,
+            Item={"PK": "USER#1", "SK": "PROFILE", "GSI1PK": "EMAIL#b@x.com", "GSI1SK": "USER#1"},
+            ConditionExpression="attribute_not_exists(PK)",
+        )
     assert lab.by_email(t, "EMAIL#a@x.com") == ["USER#1"]
     assert lab.app.gsi._pending.get(("us-east-1", t), {}) == {}
 
 
 def test_transactions_and_batch_writes_lag_too(lab: Lab) -> None:
     t = lab.table()
-    lab.client.transact_write_items(TransactItems=[
-        {"Put": {"TableName": t, "Item": {"PK": "USER#1", "SK": "PROFILE", "GSI1PK": "EMAIL#a@x.com",
-                                          "GSI1SK": "USER#1"}}},
-        {"Put": {"TableName": t, "Item": {"PK": "UNIQUE#a@x.com", "SK": "EMAIL"}}}])
-    lab.client.batch_write_item(RequestItems={t: [{"PutRequest": {"Item": {
-        "PK": "USER#2", "SK": "PROFILE", "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#2"}}}]})
+    lab.client.transact_write_items(
+        TransactItems=[
+            {
+                "Put": {
+                    "TableName": t,
+                    "Item": {"PK": "USER#1", "SK": "PROFILE", "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#1"},
+                }
+            },
+            {"Put": {"TableName": t, "Item": {"PK": "UNIQUE#a@x.com", "SK": "EMAIL"}}},
+        ]
+    )
+    lab.client.batch_write_item(
+        RequestItems={
+            t: [
+                {
+                    "PutRequest": {
+                        "Item": {"PK": "USER#2", "SK": "PROFILE", "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#2"}
+                    }
+                }
+            ]
+        }
+    )
     assert lab.by_email(t, "EMAIL#a@x.com") == []
     lab.later(LAG_S + 0.01)
     assert lab.by_email(t, "EMAIL#a@x.com") == ["USER#1", "USER#2"]
@@ -210,8 +267,13 @@ def test_tables_without_the_tag_and_local_indexes_are_instant(lab: Lab) -> None:
     assert lab.by_email(zero, "EMAIL#a@x.com") == ["USER#1"]
     with_lsi = lab.table(lsi=True)
     lab.put(with_lsi, "USER#1", "EMAIL#a@x.com", LSI1SK="x")
-    local = lab.client.query(TableName=with_lsi, IndexName="LSI1", KeyConditionExpression="PK = :p",
-                             ExpressionAttributeValues={":p": "USER#1"}, ConsistentRead=True)["Items"]
+    local = lab.client.query(
+        TableName=with_lsi,
+        IndexName="LSI1",
+        KeyConditionExpression="PK = :p",
+        ExpressionAttributeValues={":p": "USER#1"},
+        ConsistentRead=True,
+    )["Items"]
     assert [i["PK"] for i in local] == ["USER#1"]
     assert lab.by_email(with_lsi, "EMAIL#a@x.com") == []
 
@@ -219,8 +281,13 @@ def test_tables_without_the_tag_and_local_indexes_are_instant(lab: Lab) -> None:
 def test_a_consistent_read_on_a_gsi_is_refused_with_dynamodbs_message(lab: Lab) -> None:
     t = lab.table()
     with pytest.raises(ClientError) as e:
-        lab.client.query(TableName=t, IndexName="GSI1", ConsistentRead=True, KeyConditionExpression="GSI1PK = :e",
-                         ExpressionAttributeValues={":e": "EMAIL#a@x.com"})
+        lab.client.query(
+            TableName=t,
+            IndexName="GSI1",
+            ConsistentRead=True,
+            KeyConditionExpression="GSI1PK = :e",
+            ExpressionAttributeValues={":e": "EMAIL#a@x.com"},
+        )
     assert e.value.response["Error"]["Code"] == "ValidationException"
     assert e.value.response["Error"]["Message"] == "Consistent reads are not supported on global secondary indexes"
 
@@ -240,15 +307,19 @@ def test_a_table_recreated_under_the_same_name_starts_with_nothing_pending(lab: 
 def test_an_item_the_ttl_sweeper_deletes_leaves_the_index_and_its_neighbours_keep_their_lag(lab: Lab) -> None:
     t = lab.table()
     past = int(time.time()) - 10
-    lab.client.update_time_to_live(TableName=t, TimeToLiveSpecification={"Enabled": True,
-                                                                         "AttributeName": "expiresAt"})
+    lab.client.update_time_to_live(TableName=t, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiresAt"})
     lab.put(t, "USER#1", "EMAIL#a@x.com")
-    lab.client.put_item(TableName=t, Item={"PK": "USER#1", "SK": "SESSION", "GSI1PK": "EMAIL#a@x.com",
-                                           "GSI1SK": "SESSION"})
+    lab.client.put_item(
+        TableName=t, Item={"PK": "USER#1", "SK": "SESSION", "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "SESSION"}
+    )
     lab.later(LAG_S + 0.01)
     lab.put(t, "USER#1", "EMAIL#b@x.com", expiresAt=past)  # expired already; pending under EMAIL#a
-    lab.client.update_item(TableName=t, Key={"PK": "USER#1", "SK": "SESSION"}, UpdateExpression="SET GSI1PK = :e",
-                           ExpressionAttributeValues={":e": "EMAIL#b@x.com"})
+    lab.client.update_item(
+        TableName=t,
+        Key={"PK": "USER#1", "SK": "SESSION"},
+        UpdateExpression="SET GSI1PK = :e",
+        ExpressionAttributeValues={":e": "EMAIL#b@x.com"},
+    )
     assert lab.app.sweep_ttl() == 1
     # The profile is gone from the index at once; the session (same partition) still shows its old email.
     assert lab.index_scan(t) == [("USER#1", "EMAIL#a@x.com")]
@@ -274,8 +345,12 @@ def test_a_lab_table_with_gsi_lag_ms_lags_on_the_embedded_server(embedded: Backe
         written = time.monotonic()
         table.put({"PK": "USER#1", "SK": "PROFILE", "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#1"})
         acked = time.monotonic()
-        query = dict(TableName=table.name, IndexName="GSI1", KeyConditionExpression="GSI1PK = :e",
-                     ExpressionAttributeValues={":e": "EMAIL#a@x.com"})
+        query = dict(
+            TableName=table.name,
+            IndexName="GSI1",
+            KeyConditionExpression="GSI1PK = :e",
+            ExpressionAttributeValues={":e": "EMAIL#a@x.com"},
+        )
         if time.monotonic() - written < 0.3:  # on a badly overloaded machine the first read may come too late
             assert client.query(**query)["Items"] == []
         while not client.query(**query)["Items"]:

@@ -21,15 +21,29 @@ def table(backend: Backend):
 
 def _cancelled(table, **extra) -> list[str]:
     try:
-        table.client.transact_write_items(TransactItems=[
-            {"Update": {"TableName": table.name, "Key": {"PK": "USER#alice", "SK": "PROFILE"},
-                        "UpdateExpression": "ADD orderCount :one", "ExpressionAttributeValues": {":one": 1}}},
-            {"Put": {"TableName": table.name, "Item": {"PK": "USER#alice", "SK": "ORDER#o2", "qty": 5}}},
-            {"Delete": {"TableName": table.name, "Key": {"PK": "OLD", "SK": "ITEM"}}},
-            {"Update": {"TableName": table.name, "Key": {"PK": "PRODUCT#widget", "SK": "STOCK"},
-                        "UpdateExpression": "SET stock = stock - :q", "ConditionExpression": "stock >= :q",
-                        "ExpressionAttributeValues": {":q": 5}}},
-        ])
+        table.client.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": table.name,
+                        "Key": {"PK": "USER#alice", "SK": "PROFILE"},
+                        "UpdateExpression": "ADD orderCount :one",
+                        "ExpressionAttributeValues": {":one": 1},
+                    }
+                },
+                {"Put": {"TableName": table.name, "Item": {"PK": "USER#alice", "SK": "ORDER#o2", "qty": 5}}},
+                {"Delete": {"TableName": table.name, "Key": {"PK": "OLD", "SK": "ITEM"}}},
+                {
+                    "Update": {
+                        "TableName": table.name,
+                        "Key": {"PK": "PRODUCT#widget", "SK": "STOCK"},
+                        "UpdateExpression": "SET stock = stock - :q",
+                        "ConditionExpression": "stock >= :q",
+                        "ExpressionAttributeValues": {":q": 5},
+                    }
+                },
+            ]
+        )
     except ClientError as e:
         return [r["Code"] for r in e.response["CancellationReasons"]]
     raise AssertionError("the transaction was not cancelled")
@@ -73,5 +87,6 @@ class _batch:
 
     def __exit__(self, *exc) -> None:
         for i in range(0, len(self.items), 25):
-            self.table.client.batch_write_item(RequestItems={self.table.name: [
-                {"PutRequest": {"Item": item}} for item in self.items[i:i + 25]]})
+            self.table.client.batch_write_item(
+                RequestItems={self.table.name: [{"PutRequest": {"Item": item}} for item in self.items[i : i + 25]]}
+            )
