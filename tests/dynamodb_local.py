@@ -6,7 +6,7 @@ site may be out of reach. It is an older DynamoDB Local than the `amazon/dynamod
 docker-compose.yml: it has transactions and TransactionConflict, but ignores
 ReturnValuesOnConditionCheckFailure (added to DynamoDB in 2023).
 
-    python -m tests.dynamodb_local --install      # into ~/.cache/ddblab/dynamodb-local (setup.sh does this)
+    python -m tests.dynamodb_local --install      # into ~/.cache/ddblab/dynamodb-local (./test does this)
     python -m tests.dynamodb_local --port 8000    # serve until Ctrl-C
 """
 
@@ -32,11 +32,9 @@ JAR = HOME / "DynamoDBLocal.jar"
 def missing() -> str | None:
     """Why DynamoDB Local cannot start here, or None when it can."""
     if shutil.which("java") is None:
-        return "java is not installed (./setup.sh installs default-jre-headless)"
+        return "java is not installed (./test installs default-jre-headless)"
     if not JAR.exists():
-        return (
-            f"DynamoDB Local is not installed in {HOME} (run ./setup.sh, or python -m tests.dynamodb_local --install)"
-        )
+        return f"DynamoDB Local is not installed in {HOME} (./test installs it, or python -m tests.dynamodb_local --install)"
     return None
 
 
