@@ -307,7 +307,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if not 1 <= args.port <= 65535:
         raise BadInput(f"port {args.port} is out of range", "use 1 to 65535")
-    app = build_app(ttl_interval_s=args.ttl_interval)
+    import secrets
+
+    from engine.server.control import TOKEN_ENV, TOKEN_HEADER
+
+    token = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+    app = build_app(ttl_interval_s=args.ttl_interval, lab_token=token)
     try:
         server = make_http_server(args.host, args.port, app)
     except OSError as e:
@@ -324,6 +329,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"embedded DynamoDB on http://{args.host}:{server.server_port} (endpoint_url for boto3); Ctrl-C to stop",
         flush=True,
     )
+    if not os.environ.get(TOKEN_ENV):  # set it in the environment to choose it, and to keep it off the screen
+        print(f"settings (POST /_lab/config) take the header {TOKEN_HEADER}: {token}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         server.serve_forever(poll_interval=0.2)
