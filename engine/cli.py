@@ -20,6 +20,7 @@ from engine.backend import RETRY_MODES, Backend, BackendKind, BackendSpec, Retry
 from engine.errors import BadInput, LabError
 from engine.patterns import all_patterns, get_pattern
 from engine.runner import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS, Run, RunConfig, RunState
+from engine.server.profile import KNOBS, ProfileSpec, ServerProfile
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +49,27 @@ def _add_backend_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--aws", action="store_true", help="real AWS DynamoDB (needs --confirm-aws)")
     g.add_argument("--confirm-aws", action="store_true", help="yes, create tables and make calls on real AWS")
     g.add_argument("--region", help="AWS region (default: AWS_REGION or us-east-1)")
+
+
+def _add_profile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        choices=[v.value for v in ServerProfile],
+        default="exact",
+        help="embedded server profile: exact (atomic, instant) or aws-like (adds SIMULATED transaction "
+        "conflicts, stale reads, per-key throttling and network time)",
+    )
+    p.add_argument(
+        "--profile-set",
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        help=f"an aws-like knob: {', '.join(f'{k} ({v[0]:g})' for k, v in KNOBS.items())}",
+    )
+
+
+def _profile(args: argparse.Namespace) -> ProfileSpec:
+    return ProfileSpec.parse(args.profile, _options(args.profile_set) if args.profile_set else None)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,15 +126,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--history", metavar="FILE", help="export every call to FILE (.jsonl or .csv)")
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object, nothing else")
     _add_backend_args(run)
+    _add_profile_args(run)
 
     walk = sub.add_parser("walkthrough", help="replay a seed's 'In practice' scene in the seed's call-log format")
     walk.add_argument("pattern", help="name or seed number (22..29), or 'all'")
     _add_backend_args(walk)
+    _add_profile_args(walk)
 
     serve = sub.add_parser("serve", help="run the embedded DynamoDB alone until Ctrl-C")
     serve.add_argument("--port", type=_positive_int, default=8000)
     serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback only)")
     serve.add_argument("--ttl-interval", type=_number, default=1.0, help="seconds between TTL sweeps")
+    _add_profile_args(serve)
 
     sweep = sub.add_parser("sweep", help="both variants of a pattern at several thread counts")
     sweep.add_argument("pattern")
@@ -120,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--ops", type=_positive_int, default=20)
     sweep.add_argument("--json", action="store_true")
     _add_backend_args(sweep)
+    _add_profile_args(sweep)
     return parser
 
 
@@ -175,7 +201,10 @@ def _options(pairs: list[str]) -> dict[str, str]:
 
 def _backend(args: argparse.Namespace) -> Backend:
     spec = BackendSpec.parse(args.endpoint_url, aws=args.aws, confirm_aws=args.confirm_aws, region=args.region)
-    return Backend(spec)
+    profile = _profile(args)
+    if profile.simulated and spec.kind is BackendKind.AWS:
+        raise BadInput("--profile aws-like simulates AWS on the embedded server; on AWS it is real", "drop --profile")
+    return Backend(spec, profile=profile)
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -199,6 +228,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         seed=args.seed,
         max_calls=args.max_calls,
         processes=args.processes,
+        profile=_profile(args),
     )
     config.validated()  # bad input fails here, before any server starts
     return config
@@ -307,7 +337,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if not 1 <= args.port <= 65535:
         raise BadInput(f"port {args.port} is out of range", "use 1 to 65535")
-    app = build_app(ttl_interval_s=args.ttl_interval)
+    import secrets
+
+    from engine.server.control import TOKEN_ENV, TOKEN_HEADER
+
+    token = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+    profile = _profile(args)
+    app = build_app(ttl_interval_s=args.ttl_interval, lab_token=token, profile=profile)
     try:
         server = make_http_server(args.host, args.port, app)
     except OSError as e:
@@ -324,6 +360,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"embedded DynamoDB on http://{args.host}:{server.server_port} (endpoint_url for boto3); Ctrl-C to stop",
         flush=True,
     )
+    print(f"profile: {profile.describe()}", flush=True)
+    if not os.environ.get(TOKEN_ENV):  # set it in the environment to choose it, and to keep it off the screen
+        print(f"settings (POST /_lab/config) take the header {TOKEN_HEADER}: {token}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         server.serve_forever(poll_interval=0.2)
@@ -352,6 +391,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             pattern.name,
             counts,
             ops_per_client=args.ops,
+            profile=backend.profile,
             progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
         )
     print(frame.to_json(orient="records") if args.json else render_sweep(frame))

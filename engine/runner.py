@@ -6,6 +6,7 @@ reads the History's live counters, so the dashboard can draw while the workers w
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 import time
@@ -22,6 +23,8 @@ from engine.errors import BadInput, LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
 from engine.patterns import Invariant, Pattern, RunOptions, get_pattern
+from engine.server.process import table_stats
+from engine.server.profile import EXACT, ProfileSpec
 from engine.tables import Table, drop_table, open_table
 
 DEFAULT_MAX_THREADS = 256
@@ -58,6 +61,7 @@ class RunConfig:
     record_requests: bool = True
     max_calls: int | None = None  # a budget for the whole run (set by default on AWS: calls cost money)
     processes: int = 1  # client processes the threads are spread over (engine/pool.py): past one GIL's CPU
+    profile: ProfileSpec = EXACT  # the embedded server's profile for this run's table (aws-like is SIMULATED)
 
     def validated(self) -> tuple[type[Pattern], RunConfig, RunOptions]:
         """Check every field; return the pattern class, the config with defaults filled, and its options."""
@@ -129,6 +133,7 @@ class Run:
         self.t_start_ns: int | None = None  # monotonic, when the barrier released the clients
         self.t_end_ns: int | None = None
         self.shared: dict[str, Any] = {}
+        self.server_stats: dict[str, int] = {}  # what the aws-like model did to the run's table (SIMULATED)
         self._stop = threading.Event()
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -218,12 +223,20 @@ class Run:
         try:
             self.state = RunState.PREPARING
             cfg = self.config
+            if cfg.profile.simulated and not self.backend.profiles_supported():
+                raise BadInput(
+                    "the aws-like profile is simulated by the lab's embedded server, not by this backend",
+                    "leave out --endpoint-url/--aws (or point it at `python -m engine serve`), or use --profile exact",
+                )
             client = self.backend.client(threads=cfg.threads, retry=cfg.retry)
             injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
+            spec = self.pattern.table_spec(self.options)
+            if self.backend.profiles_supported():
+                spec = dataclasses.replace(spec, profile_tag=cfg.profile.tag_value())
             self.table = open_table(
                 client,
                 cfg.pattern,
-                self.pattern.table_spec(self.options),
+                spec,
                 name=cfg.table_name,
                 allow_foreign=cfg.allow_foreign_table,
             )
@@ -234,6 +247,8 @@ class Run:
             if not self.backend.alive():
                 raise server_died()
             self.invariants = self.pattern.verify(self.table, self.history, self.options)
+            if cfg.profile.simulated and self.backend.endpoint_url:
+                self.server_stats = table_stats(self.backend.endpoint_url, self.table.name)
             self.state = RunState.STOPPED if self._stop.is_set() else RunState.DONE
         except LabError as e:
             self.error = e

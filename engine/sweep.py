@@ -11,6 +11,8 @@ from engine.calls import READS
 from engine.history import History
 from engine.patterns import get_pattern
 from engine.runner import Run, RunConfig, conflicts
+from engine.server.profile import EXACT, ProfileSpec
+from engine.summary import conflicts_by_cause
 
 
 def sweep(
@@ -19,22 +21,24 @@ def sweep(
     thread_counts: Sequence[int],
     *,
     ops_per_client: int = 20,
+    profile: ProfileSpec = EXACT,
     variants: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> pd.DataFrame:
     """One run per (variant, threads); one row each."""
     cls = get_pattern(pattern)
-    rows = []
+    rows: list[dict[str, object]] = []
     for threads in thread_counts:
         for variant in variants or list(cls.variants):
             if stop is not None and stop():
                 return pd.DataFrame(rows)
             if progress:
                 progress(f"{cls.name} {variant} × {threads} threads")
-            run = Run(
-                RunConfig(pattern=cls.name, variant=variant, threads=threads, ops_per_client=ops_per_client), backend
-            ).run_to_end()
+            config = RunConfig(
+                pattern=cls.name, variant=variant, threads=threads, ops_per_client=ops_per_client, profile=profile
+            )
+            run = Run(config, backend).run_to_end()
             rows.append(sweep_row(run))
     return pd.DataFrame(rows)
 
@@ -44,13 +48,14 @@ def sweep_row(run: Run) -> dict[str, object]:
     frame = run.history.snapshot()
     duration = run.elapsed_s()
     calls = counts["calls"]
+    causes = conflicts_by_cause(run.history, dict(run.pattern_cls.business_refusals))
     writes = frame[~frame["op"].isin(list(READS))]
     contested = writes[~business_refusals(run.config.pattern, writes, run.history)]
     refused = int((contested["outcome"] != "ok").sum())
     applied = int((writes["outcome"] == "ok").sum())
     return {
         "variant": run.config.variant,
-        "safe": run.pattern_cls.variants[run.config.variant].safe,
+        "safe": run.pattern_cls.variants[str(run.config.variant)].safe,
         "threads": run.config.threads,
         "calls": calls,
         # Of the writes: refused because another client got there first (not because the stock ran out), and
@@ -62,6 +67,15 @@ def sweep_row(run: Run) -> dict[str, object]:
         # Where calls/s stops growing with threads, this near 1.0 says the client process is CPU-bound.
         "client_cpu": max(run.client_cpu(), default=0.0),
         "invariants_broken": sum(1 for inv in run.invariants if not inv.holds),
+        # Shares of all calls, by cause; and of reads without ConsistentRead, the ones the lagging copy served
+        # (SIMULATED by the aws-like profile: "profile" says which one the row ran under).
+        "profile": run.config.profile.name.value,
+        **{f"{cause}_share": n / calls if calls else 0.0 for cause, n in causes.items()},
+        "stale_read_share": (
+            run.server_stats.get("stale_reads", 0) / run.server_stats["eventual_reads"]
+            if run.server_stats.get("eventual_reads")
+            else 0.0
+        ),
         "state": run.state.value,
     }
 
