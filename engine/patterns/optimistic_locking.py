@@ -9,7 +9,7 @@ import pandas as pd
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table
 
 SK = "META"
@@ -22,6 +22,7 @@ def account_pk(i: int) -> str:
 class OptimisticLocking(Pattern):
     name = "optimistic-locking"
     seed = 23
+    harm = Harm("lost updates", ("no lost update",))  # the sweep counts these per 1,000 ops
     title = "Optimistic locking"
     problem = (
         "Two clients read the same item, change it in memory and write it back: the second write "
@@ -128,7 +129,7 @@ class OptimisticLocking(Pattern):
                 observed=observed_balance,
                 explanation="every change a client was told succeeded is in the final balance" + hedge,
                 violations=0 if balance_ok else 1,
-                calls=tuple(lost_rows[:40]),
+                calls=tuple(lost_rows),
             ),
             Invariant(
                 name="version = 1 + successful writes",
@@ -150,7 +151,7 @@ class OptimisticLocking(Pattern):
                     else "every version number was written by exactly one acknowledged write"
                 ),
                 violations=lost,
-                calls=tuple(lost_rows[:40]),
+                calls=tuple(lost_rows),
             ),
         ]
 
