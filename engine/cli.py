@@ -114,11 +114,21 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback only)")
     serve.add_argument("--ttl-interval", type=_number, default=1.0, help="seconds between TTL sweeps")
 
-    sweep = sub.add_parser("sweep", help="both variants of a pattern at several thread counts")
+    sweep = sub.add_parser(
+        "sweep", help="every variant of a pattern at several thread counts: harm, conflicts, retries"
+    )
     sweep.add_argument("pattern")
     sweep.add_argument("--threads", default="1,2,4,8,16,32", help="comma-separated thread counts")
     sweep.add_argument("--ops", type=_positive_int, default=20)
-    sweep.add_argument("--json", action="store_true")
+    sweep.add_argument(
+        "--repeats", type=_positive_int, default=1, help="runs per point; the table shows mean [min–max] (default 1)"
+    )
+    sweep.add_argument("--variants", help="comma-separated variants (default: all of the pattern's)")
+    sweep.add_argument(
+        "--json",
+        action="store_true",
+        help="one object per point: the means, NAME_min/_max/_std of the spread figures, and per_run",
+    )
     _add_backend_args(sweep)
     return parser
 
@@ -339,20 +349,43 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from engine.sweep import render_sweep, sweep
+    from engine.sweep import plan, render_sweep, summarize, sweep
 
     try:
         counts = [int(t) for t in args.threads.split(",") if t.strip()]
     except ValueError:
         raise BadInput(f"--threads {args.threads!r} is not a list of numbers", "e.g. --threads 1,2,4,8") from None
+    if not counts or min(counts) < 1:
+        raise BadInput(f"--threads {args.threads!r} needs thread counts of 1 or more", "e.g. --threads 1,2,4,8")
     pattern = get_pattern(args.pattern)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else list(pattern.variants)
+    for name in variants:
+        if name not in pattern.variants:
+            raise BadInput(
+                f"pattern {pattern.name!r} has no variant {name!r}", f"use some of: {', '.join(pattern.variants)}"
+            )
+    next(plan(counts, variants, args.repeats))  # bad --repeats fails here, before any server starts
     with _backend(args) as backend:
         frame = sweep(
             backend,
             pattern.name,
             counts,
             ops_per_client=args.ops,
+            repeats=args.repeats,
+            variants=variants,
             progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
         )
-    print(frame.to_json(orient="records") if args.json else render_sweep(frame))
+    if args.json:
+        points = summarize(frame)
+        records = json.loads(points.to_json(orient="records")) if not points.empty else []
+        for record in records:
+            mine = frame[(frame["variant"] == record["variant"]) & (frame["threads"] == record["threads"])]
+            record["per_run"] = json.loads(mine.to_json(orient="records"))
+        print(json.dumps(records))
+    else:
+        print(render_sweep(frame, pattern.name))
+    failed = frame[frame["state"] == RunState.FAILED.value] if not frame.empty else frame
+    if len(failed):
+        print(f"error: the sweep stopped at a failed run: {failed['error'].iloc[0]}", file=sys.stderr)
+        return 1
     return 0
