@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     walk = sub.add_parser("walkthrough", help="replay a seed's 'In practice' scene in the seed's call-log format")
     walk.add_argument("pattern", help="name or seed number (22..29), or 'all'")
+    walk.add_argument(
+        "--variant", help="a variant's own scene, e.g. 23 --variant version-attribute (seed 004's version attribute)"
+    )
     _add_backend_args(walk)
 
     serve = sub.add_parser("serve", help="run the embedded DynamoDB alone until Ctrl-C")
@@ -300,12 +303,16 @@ def cmd_walkthrough(args: argparse.Namespace) -> int:
     from engine.walkthrough import run_walkthrough
 
     refs = list(all_patterns()) if args.pattern == "all" else [get_pattern(args.pattern).name]
+    if args.variant is not None:
+        if len(refs) > 1:
+            raise BadInput("--variant needs one pattern, not 'all'", "e.g. walkthrough 23 --variant version-attribute")
+        get_pattern(refs[0]).resolve_options(args.variant, {})  # unknown: refused before any server starts
     with _backend(args) as backend:
         for ref in refs:
             pattern = get_pattern(ref)
             if len(refs) > 1:
                 print(f"##### {pattern.seed} · {pattern.title}\n")
-            run_walkthrough(ref, backend, sys.stdout)
+            run_walkthrough(ref, backend, sys.stdout, variant=args.variant)
     return 0
 
 
