@@ -208,6 +208,10 @@ class Pattern:
         }
 
     @classmethod
+    def check_run(cls, variant: str, config: Any) -> None:
+        """Refuse (BadInput) a run setting this variant cannot honour; `config` is the RunConfig. Default: none."""
+
+    @classmethod
     def variant_default(cls, variant: str, option: str) -> Any:
         """A variant may change an option's default (e.g. crashes on by default in the racy variant)."""
         return cls.options[option].default

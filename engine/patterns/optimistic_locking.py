@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
+from engine.errors import BadInput
 from engine.history import History
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.patterns.versioning import VersionedStore
@@ -72,6 +73,14 @@ class OptimisticLocking(Pattern):
         "initial_balance": Option("initial_balance", 1000, "starting balance of each account", 0, 10**12),
         "max_attempts": Option("max_attempts", 50, "version-check: attempts per change before giving up", 1, 1000),
     }
+
+    @classmethod
+    def check_run(cls, variant: str, config: Any) -> None:
+        if variant == "pydynox" and config.latency_ms:
+            raise BadInput(
+                "--latency-ms is added by a botocore hook, and pydynox's calls do not go through botocore",
+                "leave out --latency-ms for the pydynox variant, or use version-attribute",
+            )
 
     def setup(self, table: Table, options: RunOptions) -> None:
         for i in range(options["accounts"]):

@@ -259,3 +259,11 @@ def test_a_variant_scene_needs_one_pattern(capsys: pytest.CaptureFixture[str]) -
     assert main(["walkthrough", "all", "--variant", "version-attribute"]) == 2
     assert main(["walkthrough", "23", "--variant", "nope"]) == 2
     assert "has no variant 'nope'" in capsys.readouterr().err
+
+
+def test_pydynox_refuses_injected_latency_it_could_not_add() -> None:
+    from engine.errors import BadInput
+
+    with pytest.raises(BadInput, match="pydynox's calls do not go through botocore"):
+        RunConfig(pattern="optimistic-locking", variant="pydynox", latency_ms=5).validated()
+    RunConfig(pattern="optimistic-locking", variant="version-attribute", latency_ms=5).validated()
