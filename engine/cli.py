@@ -130,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     walk = sub.add_parser("walkthrough", help="replay a seed's 'In practice' scene in the seed's call-log format")
     walk.add_argument("pattern", help="name or seed number (22..29), or 'all'")
+    walk.add_argument(
+        "--variant", help="a variant's own scene, e.g. 23 --variant version-attribute (seed 004's version attribute)"
+    )
     _add_backend_args(walk)
     _add_profile_args(walk)
 
@@ -139,11 +142,21 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--ttl-interval", type=_number, default=1.0, help="seconds between TTL sweeps")
     _add_profile_args(serve)
 
-    sweep = sub.add_parser("sweep", help="both variants of a pattern at several thread counts")
+    sweep = sub.add_parser(
+        "sweep", help="every variant of a pattern at several thread counts: harm, conflicts, retries"
+    )
     sweep.add_argument("pattern")
     sweep.add_argument("--threads", default="1,2,4,8,16,32", help="comma-separated thread counts")
     sweep.add_argument("--ops", type=_positive_int, default=20)
-    sweep.add_argument("--json", action="store_true")
+    sweep.add_argument(
+        "--repeats", type=_positive_int, default=1, help="runs per point; the table shows mean [min–max] (default 1)"
+    )
+    sweep.add_argument("--variants", help="comma-separated variants (default: all of the pattern's)")
+    sweep.add_argument(
+        "--json",
+        action="store_true",
+        help="one object per point: the means, NAME_min/_max/_std of the spread figures, and per_run",
+    )
     _add_backend_args(sweep)
     _add_profile_args(sweep)
     return parser
@@ -320,12 +333,16 @@ def cmd_walkthrough(args: argparse.Namespace) -> int:
     from engine.walkthrough import run_walkthrough
 
     refs = list(all_patterns()) if args.pattern == "all" else [get_pattern(args.pattern).name]
+    if args.variant is not None:
+        if len(refs) > 1:
+            raise BadInput("--variant needs one pattern, not 'all'", "e.g. walkthrough 23 --variant version-attribute")
+        get_pattern(refs[0]).resolve_options(args.variant, {})  # unknown: refused before any server starts
     with _backend(args) as backend:
         for ref in refs:
             pattern = get_pattern(ref)
             if len(refs) > 1:
                 print(f"##### {pattern.seed} · {pattern.title}\n")
-            run_walkthrough(ref, backend, sys.stdout)
+            run_walkthrough(ref, backend, sys.stdout, variant=args.variant)
     return 0
 
 
@@ -378,13 +395,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from engine.sweep import render_sweep, sweep
+    from engine.sweep import plan, render_sweep, summarize, sweep
 
     try:
         counts = [int(t) for t in args.threads.split(",") if t.strip()]
     except ValueError:
         raise BadInput(f"--threads {args.threads!r} is not a list of numbers", "e.g. --threads 1,2,4,8") from None
+    if not counts or min(counts) < 1:
+        raise BadInput(f"--threads {args.threads!r} needs thread counts of 1 or more", "e.g. --threads 1,2,4,8")
     pattern = get_pattern(args.pattern)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else list(pattern.variants)
+    for name in variants:
+        if name not in pattern.variants:
+            raise BadInput(
+                f"pattern {pattern.name!r} has no variant {name!r}", f"use some of: {', '.join(pattern.variants)}"
+            )
+    next(plan(counts, variants, args.repeats))  # bad --repeats fails here, before any server starts
     with _backend(args) as backend:
         frame = sweep(
             backend,
@@ -392,7 +418,21 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             counts,
             ops_per_client=args.ops,
             profile=backend.profile,
+            repeats=args.repeats,
+            variants=variants,
             progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
         )
-    print(frame.to_json(orient="records") if args.json else render_sweep(frame))
+    if args.json:
+        points = summarize(frame)
+        records = json.loads(points.to_json(orient="records")) if not points.empty else []
+        for record in records:
+            mine = frame[(frame["variant"] == record["variant"]) & (frame["threads"] == record["threads"])]
+            record["per_run"] = json.loads(mine.to_json(orient="records"))
+        print(json.dumps(records))
+    else:
+        print(render_sweep(frame, pattern.name))
+    failed = frame[frame["state"] == RunState.FAILED.value] if not frame.empty else frame
+    if len(failed):
+        print(f"error: the sweep stopped at a failed run: {failed['error'].iloc[0]}", file=sys.stderr)
+        return 1
     return 0

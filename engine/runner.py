@@ -103,6 +103,7 @@ class RunConfig:
         if not 0.0 <= self.latency_ms <= 10_000:
             raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
         values = pattern.resolve_options(variant, self.options)
+        pattern.check_run(variant, self)  # what a variant cannot honour (e.g. a botocore fault without botocore)
         config = RunConfig(
             **{
                 **{f: getattr(self, f) for f in self.__dataclass_fields__},

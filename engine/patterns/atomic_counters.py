@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table
 
 VIEWS = {"PK": "POST#hello-world", "SK": "STATS"}
@@ -20,6 +20,10 @@ TICKETS = {"PK": "TICKETS#gig", "SK": "COUNTER"}
 class AtomicCounters(Pattern):
     name = "atomic-counters"
     seed = 24
+    harm = Harm(
+        "lost increments, duplicate numbers and oversold tickets",
+        ("final count = acknowledged increments", "sequence numbers unique and gap-free", "tickets never oversold"),
+    )  # the sweep counts these per 1,000 ops
     title = "Atomic counters"
     problem = (
         "Page views, stock levels and sequence numbers all need increments. Reading the value, adding "
@@ -311,11 +315,11 @@ def _repeated_reads(frame: Any, mask: Any) -> tuple[int, ...]:
     if all(r is None for r in reads):
         return ()
     counts = Counter(reads)
-    return tuple(int(s) for s, r in zip(sub["seq"], reads) if counts[r] > 1)[:40]
+    return tuple(int(s) for s, r in zip(sub["seq"], reads) if counts[r] > 1)
 
 
 def _duplicate_numbers(frame: Any, mask: Any) -> tuple[int, ...]:
     sub = frame[mask]
     numbers = [d.get("number") for d in sub["detail"]]
     counts = Counter(numbers)
-    return tuple(int(s) for s, n in zip(sub["seq"], numbers) if n is not None and counts[n] > 1)[:40]
+    return tuple(int(s) for s, n in zip(sub["seq"], numbers) if n is not None and counts[n] > 1)

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table
 
 PROFILE = "PROFILE"
@@ -36,6 +36,15 @@ def order_count(options: RunOptions) -> int:
 class ConditionalWrites(Pattern):
     name = "conditional-writes"
     seed = 22
+    harm = Harm(
+        "overwritten users, overdrafts, ghosts and double payments",
+        (
+            "one winner per new user",
+            "balance never below zero",
+            "update-if-exists creates no ghost",
+            "PENDING → PAID exactly once",
+        ),
+    )  # the sweep counts these per 1,000 ops
     title = "Conditional writes"
     problem = (
         "PutItem replaces whatever is there and UpdateItem creates a missing item (an upsert). Without "
@@ -281,7 +290,7 @@ class ConditionalWrites(Pattern):
                 expected=f"{len(users)} users, one create each",
                 observed=f"{len(creates)} creates acknowledged",
                 violations=len(overwrites),
-                calls=tuple(overwrites[:40]),
+                calls=tuple(overwrites),
                 explanation=(
                     f"{len(overwrites)} acknowledged creates replaced a user another client had already created"
                     if overwrites
@@ -295,7 +304,7 @@ class ConditionalWrites(Pattern):
                 expected="≥ 0",
                 observed=lowest,
                 violations=len(negative),
-                calls=tuple(negative[:40]),
+                calls=tuple(negative),
                 explanation=(
                     f"{len(negative)} spends left a balance below zero: the credits were checked in code, "
                     "and other spends landed between the read and the write"
@@ -309,7 +318,7 @@ class ConditionalWrites(Pattern):
                 expected=sum(spent.values()),
                 observed=sum(credits - int(i["credits"]) for i in user_items.values()),
                 violations=len(off_users),
-                calls=tuple(seq for seq, key, _ in spends if key in off_users)[:40],
+                calls=tuple(seq for seq, key, _ in spends if key in off_users),
                 explanation=(
                     f"on {len(off_users)} users the final balance disagrees with the spends that won"
                     + (": a later create overwrote the user and reset its credits" if overwrites else "")
@@ -325,7 +334,7 @@ class ConditionalWrites(Pattern):
                 expected=0,
                 observed=len(ghosts),
                 violations=len(ghost_writes),
-                calls=tuple(ghost_writes[:40]),
+                calls=tuple(ghost_writes),
                 explanation=(
                     f"{len(ghost_writes)} renames of closed users created half-empty items; {len(ghosts)} "
                     "are left in the table with a name but no credits or status"
@@ -339,7 +348,7 @@ class ConditionalWrites(Pattern):
                 expected=f"{paid} payments (one per order paid)",
                 observed=f"{len(pays)} payments acknowledged",
                 violations=len(double),
-                calls=tuple(double[:40]),
+                calls=tuple(double),
                 explanation=(
                     f"{len(double)} payments went to orders that were already PAID: both clients read "
                     "PENDING before either wrote"
@@ -353,7 +362,7 @@ class ConditionalWrites(Pattern):
                 expected=len(refusals),
                 observed=len(refusals) - len(unexplained),
                 violations=len(unexplained),
-                calls=tuple(unexplained[:40]),
+                calls=tuple(unexplained),
                 explanation=(
                     "no write was refused: nothing was guarded"
                     if not refusals

@@ -21,7 +21,7 @@ import pandas as pd
 
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table
 
 LOCK = {"PK": "LOCK#job", "SK": "LOCK"}
@@ -61,6 +61,9 @@ def _every(share: float, n: int) -> bool:
 class DistributedLocking(Pattern):
     name = "distributed-locking"
     seed = 29
+    harm = Harm(
+        "overlapping holders and stale writes", ("at most one ", "no stale write lands")
+    )  # the sweep counts these per 1,000 ops
     title = "Distributed locking"
     problem = (
         "Several workers must not run the same job at once, and every machine has to see the lock. "
@@ -338,7 +341,7 @@ class DistributedLocking(Pattern):
                 expected="0 overlaps",
                 observed=f"{len(overlaps)} overlaps in {len(intervals)} {'leases' if locked else 'critical sections'}",
                 violations=len(overlaps),
-                calls=tuple(s for pair in overlaps for s in pair)[:40],
+                calls=tuple(s for pair in overlaps for s in pair),
                 explanation=_holder_story(len(overlaps), len(intervals), zombie_releases, locked)
                 + (
                     f"; {len(late)} leases had run out before their acquirer heard it had them (a slow answer): "
@@ -373,7 +376,7 @@ class DistributedLocking(Pattern):
                 expected=0,
                 observed=f"{len(stale)} landed, {len(refused)} refused",
                 violations=len(stale),
-                calls=tuple(stale[:40]),
+                calls=tuple(stale),
                 explanation=story,
             )
         )

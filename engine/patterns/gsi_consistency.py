@@ -16,7 +16,7 @@ import pandas as pd
 
 from engine.calls import Ambiguous, CallError, ClientContext
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.server.process import is_embedded
 from engine.tables import GSI_LAG_TAG, Table, TableSpec
 
@@ -50,6 +50,7 @@ def query_gsi_until_found(
 class GsiConsistency(Pattern):
     name = "gsi-consistency"
     seed = 28
+    harm = Harm("stale reads", ("read-your-writes",))  # the sweep counts these per 1,000 ops
     title = "GSIs are eventually consistent"
     problem = (
         "DynamoDB updates a GSI asynchronously, after the table write succeeded. A read through the "

@@ -22,7 +22,7 @@ import pandas as pd
 
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table, TableSpec
 
 RECORD = "RECORD"
@@ -148,6 +148,9 @@ class _Mailbox:
 class IdempotencyKeys(Pattern):
     name = "idempotency-keys"
     seed = 27
+    harm = Harm(
+        "extra or missing charges", ("exactly one charge per logical request",)
+    )  # the sweep counts these per 1,000 ops
     title = "Idempotency keys"
     problem = (
         "Networks fail after the work is done but before the response arrives, and clients, SDKs, queues "

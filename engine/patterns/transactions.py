@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table
 
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
@@ -72,6 +72,10 @@ class OrderRef:
 class Transactions(Pattern):
     name = "transactions"
     seed = 25
+    harm = Harm(
+        "negative stock, unbalanced or leaked orders and double applies",
+        ("stock never negative", "orders written = stock taken", "no order item from", "a resent order applies once"),
+    )  # the sweep counts these per 1,000 ops
     title = "Transactions"
     problem = (
         "Placing an order touches three items: create the order, decrement the stock, bump the customer's "
@@ -356,7 +360,7 @@ class Transactions(Pattern):
                 expected="≥ 0",
                 observed=lowest,
                 violations=len(neg_writes) or len(neg_snaps) or int(final_stock < 0),
-                calls=tuple((neg_writes or neg_snaps)[:40]),
+                calls=tuple(neg_writes or neg_snaps),
                 explanation=(
                     f"{len(neg_writes)} stock takes drove the stock below zero: clients checked it in "
                     "code, then other orders took it before their write landed"
@@ -372,7 +376,7 @@ class Transactions(Pattern):
                 expected=f"{units} units in {len(orders)} orders",
                 observed=f"stock taken {taken}, orderCount {sum(counts.values())}",
                 violations=(len(no_take) + extra or int(taken != units)) + count_off,
-                calls=tuple(([puts[o] for o in no_take] + extra_rows)[:40]),
+                calls=tuple([puts[o] for o in no_take] + extra_rows),
                 explanation=(
                     "; ".join(unbalanced)
                     if unbalanced
@@ -385,7 +389,7 @@ class Transactions(Pattern):
                 expected=0,
                 observed=len(leaked) + len(unfinished),
                 violations=len(leaked) + len(unfinished) + len(seen_leaks),
-                calls=tuple((leaked + unfinished + seen_leaks)[:40]),
+                calls=tuple(leaked + unfinished + seen_leaks),
                 explanation=(
                     f"{len(unfinished)} orders were written by clients that died before finishing, "
                     "left without their stock or count"
@@ -405,7 +409,7 @@ class Transactions(Pattern):
                 expected=f"{len(resent)} resent orders counted once",
                 observed=f"{len(resent) - len(doubled)} once, {len(doubled)} twice",
                 violations=len(doubled),
-                calls=tuple(doubled[:40]),
+                calls=tuple(doubled),
                 explanation=(
                     f"{len(doubled)} resends were applied again: the snapshot after the resend shows "
                     "orderCount one higher than the orders the client placed"

@@ -9,7 +9,7 @@ import pandas as pd
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table, TableSpec
 
 PROFILE = "PROFILE"
@@ -72,6 +72,7 @@ def change_items(table: str, user: str, old: str, new: str) -> list[dict[str, An
 class UniqueConstraints(Pattern):
     name = "unique-constraints"
     seed = 26
+    harm = Harm("users sharing an email", ("no two users share an email",))  # the sweep counts these per 1,000 ops
     title = "Unique constraints on non-key attributes"
     problem = (
         "DynamoDB only enforces uniqueness on the primary key. 'Email must be unique across users' "
@@ -339,7 +340,7 @@ def _refused_change_changes_nothing(
         expected=0,
         observed=len(broken),
         violations=len(broken),
-        calls=tuple(s for u in broken for s in refused[u])[:40],
+        calls=tuple(s for u in broken for s in refused[u]),
         explanation=(
             f"users whose refused change left them without their last acknowledged email and its "
             f"sentinel: {', '.join(broken[:5])}"
