@@ -13,7 +13,7 @@ from engine.cli import main
 from engine.errors import BadInput
 from engine.patterns import all_patterns
 from engine.patterns.base import Harm, Invariant
-from engine.sweep import plan, render_sweep, summarize, sweep
+from engine.sweep import plan, render_sweep, spread_series, summarize, sweep
 
 
 def row(variant: str, threads: int, harm: float, conflicts: float, retries: float, state: str = "done") -> dict:
@@ -56,6 +56,15 @@ def test_each_point_gets_the_mean_and_spread_of_its_runs_and_a_failed_run_is_lef
     text = render_sweep(rows, "atomic-counters")
     assert "harm = lost increments, per 1,000 ops; 3 runs per point, mean [min–max]" in text
     assert "200.0 [100.0–300.0]" in text and "30.0% [20.0%–40.0%]" in text and "1 of 3 failed" in text
+
+
+def test_the_spread_in_long_form_has_one_row_per_variant_threads_and_measure() -> None:
+    rows = pd.DataFrame([row("read-then-put", 4, 100.0, 0.0, 0.0), row("read-then-put", 4, 300.0, 0.0, 0.0)])
+    series = spread_series(summarize(rows)).set_index("measure")
+    harm = series.loc["harm_per_1k_ops"]
+    assert (harm["mean"], harm["min"], harm["max"], harm["runs"]) == (200.0, 100.0, 300.0, 2)
+    assert set(series.index) == {"harm_per_1k_ops", "conflict_rate", "retries_per_success"}
+    assert spread_series(pd.DataFrame()).empty
 
 
 def test_a_point_whose_runs_all_failed_has_no_harm_figure_rather_than_zero() -> None:
