@@ -175,7 +175,8 @@ def record(
     outcome = Outcome.OK if code is None else Outcome.FAIL
     if code == "ConnectionException":
         outcome = Outcome.INFO  # the request may have left and been applied
-    if lose_response and code is None:
+    if lose_response:
+        # The request reached the server either way; its answer (applied or refused) never reaches the client.
         outcome, code = Outcome.INFO, "ReadTimeoutError"
         full["lost_response"] = True
     if observe is not None and outcome is Outcome.OK:

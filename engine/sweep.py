@@ -175,6 +175,24 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def spread_series(points: pd.DataFrame) -> pd.DataFrame:
+    """The spread figures of `summarize(rows)` in long form, one row per (variant, threads, measure), for a
+    chart with a band or error bars: variant, safe, threads, runs, measure (one of SPREAD), mean, min, max, std.
+    The issue's reading: the racy variants' harm against threads beside the safe ones' conflict rate and retries
+    per success; every variant has all three, so a view picks."""
+    if points.empty:
+        return pd.DataFrame(columns=["variant", "safe", "threads", "runs", "measure", "mean", "min", "max", "std"])
+    parts = []
+    for measure in SPREAD:
+        part = points[["variant", "safe", "threads", "runs"]].copy()
+        part["measure"] = measure
+        part["mean"] = points[measure]
+        for stat in ("min", "max", "std"):
+            part[stat] = points[f"{measure}_{stat}"]
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
 def business_refusals(pattern: str, calls: pd.DataFrame, history: History) -> pd.Series:
     """Which of `calls` (rows of history.snapshot()) the business rule refused: outcomes, not conflicts.
 

@@ -48,22 +48,18 @@ class OptimisticLocking(Pattern):
         # Seed 004: the same change through a version attribute (first save sets 1 and checks the item does
         # not exist, each save increments, delete checks the version, user conditions are ANDed).
         "version-attribute": Variant(
-            "version-attribute",
-            True,
-            "seed 004's version attribute (engine/patterns/versioning.py), retry with backoff",
+            "version-attribute", True, "seed 004's version attribute: get, save if version = held, retry with backoff"
         ),
         "pydynox": Variant(
             "pydynox",
             True,
-            "pydynox models with VersionAttribute (seed 004's library): sync_get, sync_save, retry with backoff; "
-            "each call recorded at the save (pydynox does not go through botocore: its retry policy and "
-            "--latency-ms do not reach it)",
+            "seed 004's library: pydynox models with VersionAttribute, retry with backoff; "
+            "recorded at each call (not botocore: its retries and latency do not apply)",
         ),
         "version-check-eventual": Variant(
             "version-check-eventual",
             True,
-            "version-check whose reads and re-reads leave out ConsistentRead: still safe, but a stale read "
-            "costs a refused put and a retry",
+            "version-check reading without ConsistentRead: still safe; a stale read costs a refused put",
         ),
     }
     options = {
@@ -71,7 +67,7 @@ class OptimisticLocking(Pattern):
             "accounts", 1, "how many account items the clients share (fewer = more contention)", 1, 10_000
         ),
         "initial_balance": Option("initial_balance", 1000, "starting balance of each account", 0, 10**12),
-        "max_attempts": Option("max_attempts", 50, "version-check: attempts per change before giving up", 1, 1000),
+        "max_attempts": Option("max_attempts", 50, "safe variants: attempts per change before giving up", 1, 1000),
     }
 
     @classmethod

@@ -13,7 +13,7 @@ from engine.cli import main
 from engine.errors import BadInput
 from engine.patterns import all_patterns
 from engine.patterns.base import Harm, Invariant
-from engine.sweep import plan, render_sweep, summarize, sweep
+from engine.sweep import plan, render_sweep, spread_series, summarize, sweep
 
 
 def row(variant: str, threads: int, harm: float, conflicts: float, retries: float, state: str = "done") -> dict:
@@ -58,6 +58,15 @@ def test_each_point_gets_the_mean_and_spread_of_its_runs_and_a_failed_run_is_lef
     assert "200.0 [100.0–300.0]" in text and "30.0% [20.0%–40.0%]" in text and "1 of 3 failed" in text
 
 
+def test_the_spread_in_long_form_has_one_row_per_variant_threads_and_measure() -> None:
+    rows = pd.DataFrame([row("read-then-put", 4, 100.0, 0.0, 0.0), row("read-then-put", 4, 300.0, 0.0, 0.0)])
+    series = spread_series(summarize(rows)).set_index("measure")
+    harm = series.loc["harm_per_1k_ops"]
+    assert (harm["mean"], harm["min"], harm["max"], harm["runs"]) == (200.0, 100.0, 300.0, 2)
+    assert set(series.index) == {"harm_per_1k_ops", "conflict_rate", "retries_per_success"}
+    assert spread_series(pd.DataFrame()).empty
+
+
 def test_a_point_whose_runs_all_failed_has_no_harm_figure_rather_than_zero() -> None:
     points = summarize(pd.DataFrame([row("add", 1, float("nan"), 0.0, 0.0, state="failed")]))
     assert math.isnan(points["harm_per_1k_ops"].iloc[0]) and points["state"].iloc[0] == "failed"
@@ -97,17 +106,15 @@ def test_harm_per_1000_ops_is_zero_for_add_and_for_one_client_and_positive_for_r
 
 
 def test_the_cli_sweep_prints_harm_with_its_spread_and_json_has_the_same(backend: Backend, capsys) -> None:
-    args = ["sweep", "atomic-counters", "--threads", "1,4", "--repeats", "2", "--ops", "3"]
+    args = ["sweep", "atomic-counters", "--threads", "2", "--repeats", "2", "--ops", "3", "--variants", "add"]
     assert main([*args, "--endpoint-url", str(backend.endpoint_url)]) == 0
     out = capsys.readouterr().out
     assert "harm = lost increments, duplicate numbers and oversold tickets, per 1,000 ops; 2 runs per point" in out
     assert "harm/1k ops" in out and "conflict rate" in out and "retries/success" in out
-    assert main([*args, "--variants", "read-then-put", "--json", "--endpoint-url", str(backend.endpoint_url)]) == 0
+    args = ["sweep", "atomic-counters", "--threads", "4", "--repeats", "2", "--ops", "3", "--variants", "read-then-put"]
+    assert main([*args, "--json", "--endpoint-url", str(backend.endpoint_url)]) == 0
     points = json.loads(capsys.readouterr().out)
-    assert [(p["variant"], p["threads"], p["runs"]) for p in points] == [
-        ("read-then-put", 1, 2),
-        ("read-then-put", 4, 2),
-    ]
+    assert [(p["variant"], p["threads"], p["runs"]) for p in points] == [("read-then-put", 4, 2)]
     for p in points:
         assert {"harm_per_1k_ops_min", "harm_per_1k_ops_max", "conflict_rate_std"} <= set(p)
         assert len(p["per_run"]) == 2 and p["harm"].startswith("lost increments")

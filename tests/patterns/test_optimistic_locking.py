@@ -174,8 +174,8 @@ def test_the_version_attribute_store_loses_no_update_at_64_threads(backend: Back
             pattern="optimistic-locking",
             variant="version-attribute",
             threads=64,
-            ops_per_client=3,
-            options={"accounts": 4},
+            ops_per_client=2,
+            options={"accounts": 8},
         ),
         backend,
     )
