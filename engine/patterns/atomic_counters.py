@@ -12,6 +12,16 @@ from engine.history import History
 from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table
 
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+FINAL_COUNT = "final-count-acknowledged-increments"
+SEQUENCE_GAP_FREE = "sequence-numbers-unique-and-gap-free"
+NEVER_OVERSOLD = "tickets-never-oversold"
+REMAINING_ADDS_UP = "remaining-initial-sold"
+
+# What the dashboard's view reads: the counter's increment calls and the value each read before writing.
+INCREMENT = "increment"
+DETAIL_READ = "read"
+
 VIEWS = {"PK": "POST#hello-world", "SK": "STATS"}
 SEQUENCE = {"PK": "SEQUENCE#invoice", "SK": "COUNTER"}
 TICKETS = {"PK": "TICKETS#gig", "SK": "COUNTER"}
@@ -160,6 +170,7 @@ class AtomicCounters(Pattern):
         invariants.append(
             Invariant(
                 name="final count = acknowledged increments",
+                key=FINAL_COUNT,
                 holds=acked <= views <= acked + unknown,
                 expected=acked,
                 observed=views,
@@ -188,6 +199,7 @@ class AtomicCounters(Pattern):
             invariants.append(
                 Invariant(
                     name="sequence numbers unique and gap-free",
+                    key=SEQUENCE_GAP_FREE,
                     holds=duplicates == 0 and broken_gaps == 0,
                     expected=f"{len(numbers)} distinct numbers 1..{len(numbers)}",
                     observed=f"{len(counts)} distinct, {duplicates} duplicates, {gaps} gaps",
@@ -212,6 +224,7 @@ class AtomicCounters(Pattern):
         invariants.append(
             Invariant(
                 name="tickets never oversold",
+                key=NEVER_OVERSOLD,
                 holds=sold <= options["tickets"] and remaining >= 0,
                 expected=f"sold ≤ {options['tickets']}",
                 observed=f"sold {sold}, remaining {remaining}",
@@ -229,6 +242,7 @@ class AtomicCounters(Pattern):
         invariants.append(
             Invariant(
                 name="remaining = initial − sold",
+                key=REMAINING_ADDS_UP,
                 holds=remaining_ok,
                 expected=expected_remaining,
                 observed=remaining,

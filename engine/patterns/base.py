@@ -9,6 +9,7 @@ A pattern is a class with: a seed number and texts, its variants (one safe, at l
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -63,9 +64,18 @@ class Option:
         return value
 
 
+def invariant_key(name: str) -> str:
+    """The key an invariant of this display name gets when none is given ("no lost update" -> "no-lost-update")."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Invariant:
-    """A verdict on one property of the run, with the evidence."""
+    """A verdict on one property of the run, with the evidence.
+
+    `key` is what the dashboard finds it by (a constant of the pattern module), so its display `name` can be
+    reworded freely; left empty it is derived from the name, as for files recorded before keys existed.
+    """
 
     name: str
     holds: bool
@@ -74,9 +84,15 @@ class Invariant:
     explanation: str
     calls: tuple[int, ...] = ()  # History rows (seq) that broke it, at most a few dozen
     violations: int = 0  # how many times it broke
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", invariant_key(self.name))
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "key": self.key,
             "name": self.name,
             "holds": self.holds,
             "expected": self.expected,

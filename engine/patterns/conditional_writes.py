@@ -12,6 +12,14 @@ from engine.history import History
 from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table
 
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+ONE_WINNER = "one-winner-per-new-user"
+BALANCE_NEVER_NEGATIVE = "balance-never-below-zero"
+SPENDS_ADD_UP = "spends-add-up-to-credits-taken"
+NO_GHOST = "update-if-exists-creates-no-ghost"
+PAID_ONCE = "pending-paid-exactly-once"
+REFUSAL_RETURNS_ITEM = "refusals-return-the-item-as-it-was"
+
 PROFILE = "PROFILE"
 ACTIVE = "active"
 DURATION_ORDERS = 100  # orders seeded for a run limited by time rather than by an op count
@@ -277,6 +285,7 @@ class ConditionalWrites(Pattern):
         return [
             Invariant(
                 name="one winner per new user",
+                key=ONE_WINNER,
                 holds=not overwrites,
                 expected=f"{len(users)} users, one create each",
                 observed=f"{len(creates)} creates acknowledged",
@@ -291,6 +300,7 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="balance never below zero",
+                key=BALANCE_NEVER_NEGATIVE,
                 holds=lowest >= 0,
                 expected="≥ 0",
                 observed=lowest,
@@ -305,6 +315,7 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="spends add up to credits taken",
+                key=SPENDS_ADD_UP,
                 holds=not off_users,
                 expected=sum(spent.values()),
                 observed=sum(credits - int(i["credits"]) for i in user_items.values()),
@@ -321,6 +332,7 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="update-if-exists creates no ghost",
+                key=NO_GHOST,
                 holds=not ghost_writes and not ghosts,
                 expected=0,
                 observed=len(ghosts),
@@ -335,6 +347,7 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="PENDING → PAID exactly once",
+                key=PAID_ONCE,
                 holds=not double,
                 expected=f"{paid} payments (one per order paid)",
                 observed=f"{len(pays)} payments acknowledged",
@@ -349,6 +362,7 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="refusals return the item as it was",
+                key=REFUSAL_RETURNS_ITEM,
                 holds=not unexplained,
                 expected=len(refusals),
                 observed=len(refusals) - len(unexplained),

@@ -24,6 +24,22 @@ from engine.history import History
 from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table
 
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+ONE_HOLDER = "at-most-one-holder-at-a-time"
+NO_STALE_WRITE = "no-stale-write-lands"
+COUNTER_MATCHES_WRITES = "protected-counter-acknowledged-writes"
+
+# What the dashboard's view reads: the lock calls and the protected writes, with the lease in their details.
+ACQUIRE = "acquire"
+HEARTBEAT = "heartbeat"
+RELEASE = "release"
+WRITE = "write"
+DETAIL_HOLD = "hold"
+DETAIL_TOKEN = "token"
+DETAIL_NOW = "now"
+DETAIL_EXPIRES_AT = "expiresAt"
+DETAIL_PAUSED = "paused"
+
 LOCK = {"PK": "LOCK#job", "SK": "LOCK"}
 RESOURCE = {"PK": "RESOURCE#job", "SK": "STATE"}
 OWNER = {"#owner": "owner"}  # OWNER is a DynamoDB reserved word
@@ -334,6 +350,7 @@ class DistributedLocking(Pattern):
         invariants = [
             Invariant(
                 name=f"at most one {who} at a time",
+                key=ONE_HOLDER,
                 holds=not overlaps,
                 expected="0 overlaps",
                 observed=f"{len(overlaps)} overlaps in {len(intervals)} {'leases' if locked else 'critical sections'}",
@@ -369,6 +386,7 @@ class DistributedLocking(Pattern):
         invariants.append(
             Invariant(
                 name="no stale write lands",
+                key=NO_STALE_WRITE,
                 holds=not stale,
                 expected=0,
                 observed=f"{len(stale)} landed, {len(refused)} refused",
@@ -384,6 +402,7 @@ class DistributedLocking(Pattern):
         invariants.append(
             Invariant(
                 name="protected counter = acknowledged writes",
+                key=COUNTER_MATCHES_WRITES,
                 holds=acked <= jobs <= acked + unknown,
                 expected=acked,
                 observed=jobs,

@@ -12,6 +12,15 @@ from engine.history import History
 from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table
 
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+BALANCE_ADDS_UP = "balance-initial-acknowledged-changes"
+VERSION_COUNTS_WRITES = "version-1-successful-writes"
+NO_LOST_UPDATE = "no-lost-update"
+
+# What the dashboard's view reads: each versioned write's detail carries the version it wrote and the one it read.
+DETAIL_VERSION = "version"
+DETAIL_READ_VERSION = "read_version"
+
 SK = "META"
 
 
@@ -123,6 +132,7 @@ class OptimisticLocking(Pattern):
         return [
             Invariant(
                 name="balance = initial + acknowledged changes",
+                key=BALANCE_ADDS_UP,
                 holds=balance_ok,
                 expected=expected_balance,
                 observed=observed_balance,
@@ -132,6 +142,7 @@ class OptimisticLocking(Pattern):
             ),
             Invariant(
                 name="version = 1 + successful writes",
+                key=VERSION_COUNTS_WRITES,
                 holds=expected_version <= observed_version <= expected_version + n_unknown,
                 expected=expected_version,
                 observed=observed_version,
@@ -140,6 +151,7 @@ class OptimisticLocking(Pattern):
             ),
             Invariant(
                 name="no lost update",
+                key=NO_LOST_UPDATE,
                 holds=lost == 0,
                 expected=0,
                 observed=lost,

@@ -12,6 +12,19 @@ from engine.history import History
 from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table, TableSpec
 
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+NO_SHARED_EMAIL = "no-two-users-share-an-email"
+ONE_SENTINEL_PER_EMAIL = "one-sentinel-per-user-email"
+NO_ORPHAN_SENTINEL = "no-orphan-sentinel"
+REFUSED_CHANGE_DELETES_NOTHING = "a-refused-change-deletes-nothing"
+
+# What the dashboard's view reads: the claiming writes, the GSI check and what it said.
+SIGN_UP = "sign-up"
+CHANGE_EMAIL = "change-email"
+CHECK_EMAIL = "check-email"
+DETAIL_TAKEN = "taken"
+SENTINEL_ITEM = 1  # the sentinel Put's position in both transactions: its cancellation reason says "taken"
+
 PROFILE = "PROFILE"
 SENTINEL = "EMAIL"
 WRITES = ("sign-up", "change-email")
@@ -267,6 +280,7 @@ def _no_shared_email(profiles: dict[str, str], writes: pd.DataFrame) -> Invarian
     sample = "; ".join(f"{e}: {', '.join(sorted(u))}" for e, u in sorted(shared.items())[:3])
     return Invariant(
         name="no two users share an email",
+        key=NO_SHARED_EMAIL,
         holds=extra == 0,
         expected=0,
         observed=f"{extra} extra users on {len(shared)} emails" if extra else 0,
@@ -285,6 +299,7 @@ def _every_email_has_sentinel(profiles: dict[str, str], sentinels: dict[str, str
     missing = sorted(u for u, e in profiles.items() if sentinels.get(e.lower()) != u)
     return Invariant(
         name="one sentinel per user email",
+        key=ONE_SENTINEL_PER_EMAIL,
         holds=not missing,
         expected=len(profiles),
         observed=len(profiles) - len(missing),
@@ -301,6 +316,7 @@ def _no_orphan_sentinel(profiles: dict[str, str], sentinels: dict[str, str]) -> 
     orphans = sorted(e for e, u in sentinels.items() if profiles.get(u, "").lower() != e)
     return Invariant(
         name="no orphan sentinel",
+        key=NO_ORPHAN_SENTINEL,
         holds=not orphans,
         expected=0,
         observed=len(orphans),
@@ -335,6 +351,7 @@ def _refused_change_changes_nothing(
     n_refused = sum(len(s) for s in refused.values())
     return Invariant(
         name="a refused change deletes nothing",
+        key=REFUSED_CHANGE_DELETES_NOTHING,
         holds=not broken,
         expected=0,
         observed=len(broken),
