@@ -14,9 +14,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import analysis as an
 from dashboard import charts, ui
+from dashboard.palette import safety
 from dashboard.registry import RunRecord, SweepJob
+from dashboard.verdicts import flagged_calls
 
 LIVE_REFRESH_S = 0.75  # every chart updates at least once a second while a run goes
 
@@ -46,7 +47,7 @@ def run_figures(record: RunRecord) -> dict[str, Any]:
     """Every chart of the Run page: timeline, outcomes, latency, the pattern's views, and the final state once
     there are verdicts (None before). Drawn from the run's aggregates, brought up to date first."""
     invariants = record.invariants()
-    flagged = an.flagged_calls(invariants)
+    flagged = flagged_calls(invariants)
     max_bars = charts.MAX_BARS if record.running else charts.MAX_BARS_FINAL
     with record.view() as view:
         return {
@@ -131,7 +132,7 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
                 timeline_figs.append(
                     charts.timeline(
                         view,
-                        flagged=an.flagged_calls(invariants),
+                        flagged=flagged_calls(invariants),
                         x_range=x_range,
                         lanes=lanes,
                         max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
@@ -149,7 +150,7 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
         cols = st.columns(len(records), gap="large")
         for i, (col, record) in enumerate(zip(cols, records)):
             with col:
-                kind = "safe" if record.safe else "racy"
+                kind = safety(bool(record.safe))
                 colour = "green" if record.safe else "red"
                 st.markdown(f"## :{colour}[{record.variant}] ({kind})")
                 invariants = record.invariants()

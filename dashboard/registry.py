@@ -30,8 +30,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard.aggregates import RunView, aggregates_for
-from dashboard.analysis import DETAIL_FIELDS, numeric_fields
+from dashboard.frames import numeric_fields
+from dashboard.runview import RunView
+from dashboard.views import aggregates_for, detail_fields
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.errors import BadInput, HistoryFileError, LabError
 from engine.history import History, dumps, read_jsonl
@@ -64,7 +65,7 @@ class _Frames:
     a parsed detail map costs several times its JSON (about 800 MB at a million calls), and each call reaches the
     charts once (`rows`, as it arrives), so keeping them saved nothing on a live page.
 
-    `rows(start, stop)` is what the run's aggregates (dashboard.aggregates.RunView) take in as calls arrive;
+    `rows(start, stop)` is what the run's aggregates (dashboard.runview.RunView) take in as calls arrive;
     `frame()` is every call (the call log, tests), its cheap columns cached once the run has ended.
     """
 
@@ -94,7 +95,7 @@ def with_details(frame: pd.DataFrame, history: History) -> pd.DataFrame:
     frame = frame.copy(deep=False)
     ds = history.details(frame["seq"].tolist())
     frame["detail"] = ds
-    for name, values in zip(DETAIL_FIELDS, numeric_fields(ds, DETAIL_FIELDS)):
+    for name, values in zip(detail_fields(), numeric_fields(ds, detail_fields())):
         frame[f"detail.{name}"] = values
     return frame
 

@@ -12,7 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import analysis as an
+from dashboard.calltext import call_log, last_calls
+from dashboard.frames import outcome_labels
+from dashboard.palette import ordered
 from dashboard.registry import Registry, RunRecord, known_pattern
 from dashboard.settings import (
     DEFAULT_THREADS,
@@ -23,6 +25,7 @@ from dashboard.settings import (
     pattern_label,
     variant_label,
 )
+from dashboard.verdicts import flagged_calls
 from engine.backend import RETRY_MODES, BackendKind, BackendSpec
 from engine.errors import BadInput, LabError
 from engine.patterns import Pattern, all_patterns
@@ -443,7 +446,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
                 with st.expander(label):
                     with record.view() as view:
                         rows = view.rows_at(calls)
-                    st.code(an.call_log(rows) or "(calls not in this history)", language=None)
+                    st.code(call_log(rows) or "(calls not in this history)", language=None)
 
 
 # -- call log -------------------------------------------------------------------------------------------------------
@@ -466,7 +469,7 @@ def call_log_panel(record: RunRecord, key: str) -> None:
         if frame.empty:
             st.caption("No calls yet.")
             return
-        labels = an.outcome_labels(frame)
+        labels = outcome_labels(frame)
         c1, c2, c3 = st.columns([2, 2, 1])
         clients = c1.multiselect(
             "Clients",
@@ -474,7 +477,7 @@ def call_log_panel(record: RunRecord, key: str) -> None:
             key=f"{key}-log-clients",
             placeholder="all clients",
         )
-        outcomes = c2.multiselect("Outcomes", an.ordered(labels), key=f"{key}-log-outcomes", placeholder="all outcomes")
+        outcomes = c2.multiselect("Outcomes", ordered(labels), key=f"{key}-log-outcomes", placeholder="all outcomes")
         flagged_only = c3.checkbox("only calls that broke an invariant", key=f"{key}-log-flagged")
         mask = np.ones(len(frame), dtype=bool)
         if clients:
@@ -482,18 +485,18 @@ def call_log_panel(record: RunRecord, key: str) -> None:
         if outcomes:
             mask &= np.isin(labels, outcomes)
         if flagged_only:
-            mask &= frame["seq"].isin(list(an.flagged_calls(invariants))).to_numpy()
+            mask &= frame["seq"].isin(list(flagged_calls(invariants))).to_numpy()
         rows = frame[mask]
         shown = min(len(rows), CALL_LOG_LIMIT)
         st.caption(
             f"{len(rows):,} matching calls"
             + (f"; the last {shown} shown, download for all" if len(rows) > shown else "")
         )
-        last = an.last_calls(rows, CALL_LOG_LIMIT)
-        st.code(an.call_log(record.with_details(last)) or "(no matching calls)", language=None, height=420)
+        last = last_calls(rows, CALL_LOG_LIMIT)
+        st.code(call_log(record.with_details(last)) or "(no matching calls)", language=None, height=420)
         st.download_button(
             "Download this log (.txt)",
-            data=lambda: an.call_log(record.with_details(rows)).encode(),
+            data=lambda: call_log(record.with_details(rows)).encode(),
             file_name="calls.log",
             mime="text/plain",
             key=f"{key}-log-dl",

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from dashboard import analysis as an
+from dashboard.calltext import call_log
 from dashboard.registry import Registry, SweepState
 from dashboard.settings import LIMIT_DURATION, RunSettings, build_config
 from engine.backend import Backend, BackendSpec
@@ -73,7 +73,7 @@ def test_the_call_log_parses_the_details_of_the_calls_it_prints_only(registry: R
     rows = record.with_details(cancelled)
     full = record.frame()
     assert rows["detail"].tolist() == full.loc[cancelled.index, "detail"].tolist()
-    assert an.call_log(rows).count("reasons: [") == len(rows) > 0
+    assert call_log(rows).count("reasons: [") == len(rows) > 0
 
 
 def test_import_a_recorded_file(registry: Registry) -> None:
