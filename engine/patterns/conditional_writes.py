@@ -384,7 +384,7 @@ class ConditionalWrites(Pattern):
         ]
 
     def walkthrough(self, walk: Any) -> None:
-        from engine.walkthrough import outcome
+        from engine.calls import outcome
 
         alice = {"PK": "USER#alice", "SK": PROFILE}
         create = {

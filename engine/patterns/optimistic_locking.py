@@ -199,6 +199,6 @@ def _subset_sums(amounts: list[int]) -> set[int]:
 
 
 def _outcome(response: Any) -> str:
-    from engine.walkthrough import outcome
+    from engine.calls import outcome
 
     return outcome(response)

@@ -374,6 +374,6 @@ def _cancelled(response: Any) -> Any:
 
 
 def _outcome(response: Any) -> str:
-    from engine.walkthrough import outcome
+    from engine.calls import outcome
 
     return outcome(response)
