@@ -88,7 +88,7 @@ def history_of(calls: list[Call]) -> History:
 def growing(history: History, pattern: str, rng: Any, max_batch: int):
     """The calls of `history` arriving in random batches of 1..max_batch into a new History, and the run's view
     brought up to date after each batch (as a live page refreshes)."""
-    from dashboard.registry import _Frames
+    from dashboard.records import _Frames
     from dashboard.runview import RunView
     from dashboard.views import aggregates_for
 

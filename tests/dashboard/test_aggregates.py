@@ -5,8 +5,9 @@ one; the live latency percentiles are within a percent and exact once the run ha
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -15,7 +16,7 @@ import pytest
 from dashboard import charts, live
 from dashboard.actions import action_outcomes
 from dashboard.aggregates import Rows, SortedTail
-from dashboard.registry import RunRecord, Source, _Frames
+from dashboard.records import RunRecord, Source, _Frames
 from dashboard.runview import RunView
 from dashboard.sampling import Reservoir, choose, stable_hash
 from dashboard.timebins import TimeBins
@@ -67,6 +68,11 @@ def test_sampled_charts_of_a_big_run_do_not_depend_on_the_batches(name: str) -> 
         assert plain(from_view) == plain(from_frame)
 
 
+def row_of(rows: np.ndarray) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
+    """The columns a reservoir keeps of the offered rows it picks: their row numbers."""
+    return lambda pick: {"row": rows[pick]}
+
+
 def test_reservoirs_give_the_sample_of_everything() -> None:
     rng = np.random.default_rng(11)
     n, k = 20_000, 600
@@ -81,7 +87,7 @@ def test_reservoirs_give_the_sample_of_everything() -> None:
         part = np.arange(start, stop)
         for reservoir, mask in ((preferred, prefer_all[part]), (others, ~prefer_all[part])):
             rows = part[mask]
-            reservoir.offer(stable_hash(seq[rows]), lambda pick, rows=rows: {"row": rows[pick]})
+            reservoir.offer(stable_hash(seq[rows]), row_of(rows))
         start = stop
     candidates = np.unique(
         np.concatenate([preferred.cols["row"], others.cols["row"], np.flatnonzero(np.isin(seq, flagged))])
@@ -171,11 +177,12 @@ class Counting:
         return self.history.details(rows)
 
 
-def running(history: Any, summary: dict[str, Any]) -> RunRecord:
+def running(history: Any, summary: dict[str, Any]) -> tuple[RunRecord, SimpleNamespace]:
+    """A record of a run still going (a stand-in Run the test ends by hand), and that stand-in."""
     run = SimpleNamespace(
         finished=False, invariants=[], options=SimpleNamespace(values={}), state=SimpleNamespace(value="running")
     )
-    return RunRecord(
+    record = RunRecord(
         id="live",
         source=Source.LIVE,
         pattern=summary["pattern"],
@@ -184,8 +191,9 @@ def running(history: Any, summary: dict[str, Any]) -> RunRecord:
         ops_per_client=None,
         duration_s=None,
         history=history,
-        run=run,
-    )  # type: ignore[arg-type]
+        run=cast(Any, run),
+    )
+    return record, run
 
 
 def test_a_live_refresh_reads_only_the_new_calls() -> None:
@@ -193,7 +201,7 @@ def test_a_live_refresh_reads_only_the_new_calls() -> None:
     calls = big.calls()
     history = Counting(History(t0_ns=0))
     history.history.extend(calls[:10_000])
-    record = running(history, summary)
+    record, run = running(history, summary)
     first = live.run_figures(record)
     assert first["final"] is None and first["timeline"].layout.meta["sampled"]
     assert sum(b - a for a, b in history.read) <= 2 * 10_000  # every call read once (snapshot and details)
@@ -205,11 +213,8 @@ def test_a_live_refresh_reads_only_the_new_calls() -> None:
         assert max(b - a for a, b in history.read) <= new  # nothing but the new calls
         assert figures["timeline"].layout.meta["total"] == arrived
     # The run ends: the verdicts come, nothing is re-read but a columnar snapshot for exact latency, once.
-    record.run.finished = True  # type: ignore[union-attr]
-    record.run.invariants = [
-        SimpleNamespace(as_dict=lambda inv=inv: inv)  # type: ignore[union-attr]
-        for inv in summary["invariants"]
-    ]
+    run.finished = True
+    run.invariants = [SimpleNamespace(as_dict=lambda inv=inv: inv) for inv in summary["invariants"]]
     history.read.clear()
     final = live.run_figures(record)
     again = live.run_figures(record)

@@ -16,7 +16,7 @@ from dashboard import charts
 from dashboard.calltext import call_log
 from dashboard.frames import outcome_labels
 from dashboard.palette import COLOURS, RACY_COLOUR, colour, ordered
-from dashboard.registry import RunRecord, Source
+from dashboard.records import RunRecord, Source
 from dashboard.sampling import Sampling, choose
 from dashboard.verdicts import flagged_calls
 from tests.dashboard.helpers import frame, history_of, names, scaled, valid
