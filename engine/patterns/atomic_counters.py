@@ -73,7 +73,7 @@ class AtomicCounters(Pattern):
         if racy:
             views = ctx.call("read-views", "GetItem", key="views", TableName=name, Key=VIEWS)["Item"]["views"]
             ctx.call(
-                "increment",
+                INCREMENT,
                 "PutItem",
                 key="views",
                 detail={"op": op, "read": int(views)},
@@ -82,7 +82,7 @@ class AtomicCounters(Pattern):
             )
         else:
             ctx.call(
-                "increment",
+                INCREMENT,
                 "UpdateItem",
                 key="views",
                 detail={"op": op},

@@ -175,7 +175,7 @@ class DistributedLocking(Pattern):
                 # The token comes from the same conditional write that takes the lock, so tokens are in the
                 # order of acquisitions, which a separate counter call could not promise.
                 response = ctx.call(
-                    "acquire",
+                    ACQUIRE,
                     "UpdateItem",
                     key="lock",
                     detail=detail,
@@ -190,7 +190,7 @@ class DistributedLocking(Pattern):
                 )
                 return Lease(int(response["Attributes"]["fence"]))
             ctx.call(
-                "acquire",
+                ACQUIRE,
                 "PutItem",
                 key="lock",
                 detail=detail,
@@ -250,7 +250,7 @@ class DistributedLocking(Pattern):
             values: dict[str, Any] = {":n": jobs + 1, ":me": me}
             if token is None:
                 ctx.call(
-                    "write",
+                    WRITE,
                     "UpdateItem",
                     key="resource",
                     detail=detail,
@@ -261,7 +261,7 @@ class DistributedLocking(Pattern):
                 )
             else:
                 ctx.call(
-                    "write",
+                    WRITE,
                     "UpdateItem",
                     key="resource",
                     detail=detail,
@@ -280,7 +280,7 @@ class DistributedLocking(Pattern):
         expires = now + ctx.options["lease_ms"]
         try:
             ctx.call(
-                "heartbeat",
+                HEARTBEAT,
                 "UpdateItem",
                 key="lock",
                 detail={"hold": op, "now": now, "mono_ns": mono, "expiresAt": expires},
@@ -300,7 +300,7 @@ class DistributedLocking(Pattern):
         try:
             if lease.token is None:
                 ctx.call(
-                    "release",
+                    RELEASE,
                     "DeleteItem",
                     key="lock",
                     detail={"hold": op},
@@ -313,7 +313,7 @@ class DistributedLocking(Pattern):
             else:
                 # The lock item keeps its fence counter, so release clears the lease instead of deleting it.
                 ctx.call(
-                    "release",
+                    RELEASE,
                     "UpdateItem",
                     key="lock",
                     detail={"hold": op, "token": lease.token},

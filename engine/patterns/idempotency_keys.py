@@ -412,7 +412,7 @@ def _claim(
         now = time.time()
         try:
             ctx.call(
-                "claim",
+                CLAIM,
                 "PutItem",
                 key=request.request_id,
                 detail=detail,
@@ -451,7 +451,7 @@ def _reclaim(
     now_ms = int(time.time() * 1000)
     try:
         ctx.call(
-            "reclaim",
+            RECLAIM,
             "UpdateItem",
             key=request.request_id,
             detail=detail,
@@ -478,7 +478,7 @@ def _read(
 ) -> Verdict:
     seen: list[Verdict] = []
     ctx.call(
-        "read-record",
+        READ_RECORD,
         "GetItem",
         key=request.request_id,
         detail=detail,
@@ -502,7 +502,7 @@ def _charge(
     while True:
         try:
             ctx.call(
-                "charge",
+                CHARGE_CARD,
                 "PutItem",
                 key=request.request_id,
                 detail={**detail, "charge": charge_id},

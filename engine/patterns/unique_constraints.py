@@ -27,7 +27,7 @@ SENTINEL_ITEM = 1  # the sentinel Put's position in both transactions: its cance
 
 PROFILE = "PROFILE"
 SENTINEL = "EMAIL"
-WRITES = ("sign-up", "change-email")
+WRITES = (SIGN_UP, CHANGE_EMAIL)
 
 
 def user_pk(user: str) -> str:
@@ -152,7 +152,7 @@ class UniqueConstraints(Pattern):
         name = ctx.table.name
         if old is None:
             ctx.call(
-                "sign-up",
+                SIGN_UP,
                 "TransactWriteItems",
                 key=user_pk(user),
                 detail={"user": user, "email": new, "op": op},
@@ -160,7 +160,7 @@ class UniqueConstraints(Pattern):
             )
         else:
             ctx.call(
-                "change-email",
+                CHANGE_EMAIL,
                 "TransactWriteItems",
                 key=user_pk(user),
                 detail={"user": user, "email": new, "old": old, "op": op},
@@ -172,7 +172,7 @@ class UniqueConstraints(Pattern):
         """Query the index, then write if nobody had the email. False when the check found it taken."""
         name = ctx.table.name
         found = ctx.call(
-            "check-email",
+            CHECK_EMAIL,
             "Query",
             key=sentinel_pk(new),
             detail={"user": user, "email": new, "op": op},
@@ -188,7 +188,7 @@ class UniqueConstraints(Pattern):
         index = {"GSI1PK": sentinel_pk(new), "GSI1SK": user_pk(user)}
         if old is None:
             ctx.call(
-                "sign-up",
+                SIGN_UP,
                 "PutItem",
                 key=user_pk(user),
                 detail={"user": user, "email": new, "op": op},
@@ -198,7 +198,7 @@ class UniqueConstraints(Pattern):
             )
         else:
             ctx.call(
-                "change-email",
+                CHANGE_EMAIL,
                 "UpdateItem",
                 key=user_pk(user),
                 detail={"user": user, "email": new, "old": old, "op": op},
