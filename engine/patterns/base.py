@@ -65,7 +65,7 @@ class Option:
 
 
 def invariant_key(name: str) -> str:
-    """The key an invariant of this display name gets when none is given ("no lost update" -> "no-lost-update")."""
+    """The key an invariant of this display name gets when none is given ("One owner, at most" -> "one-owner-at-most")."""
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
