@@ -12,7 +12,7 @@ import pytest
 from dashboard.verdicts import invariant, key_of
 from dashboard.views import UNKNOWN, aggregates_for, all_views, detail_fields, view_for
 from engine.patterns import all_patterns
-from engine.patterns.base import invariant_key
+from engine.patterns.base import Invariant, invariant_key
 from tests.dashboard.helpers import DATA, load
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,3 +102,12 @@ def test_files_recorded_before_keys_still_find_their_invariants(name: str) -> No
     assert invariants and all("key" not in inv for inv in invariants)  # recorded before invariants had keys
     for inv in invariants:
         assert key_of(inv) == invariant_key(inv["name"]) and invariant(invariants, key_of(inv)) is inv
+
+
+def test_a_verdict_carries_its_key_into_the_summary() -> None:
+    given = Invariant(
+        name="Stock never below zero!", key="stock-floor", holds=True, expected=0, observed=0, explanation=""
+    )
+    derived = Invariant(name="Stock never below zero!", holds=True, expected=0, observed=0, explanation="")
+    assert given.as_dict()["key"] == "stock-floor" and derived.as_dict()["key"] == "stock-never-below-zero"
+    assert invariant([derived.as_dict(), given.as_dict()], "stock-floor") == given.as_dict()
