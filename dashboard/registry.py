@@ -379,7 +379,8 @@ class Registry:
         except UnicodeDecodeError:
             raise HistoryFileError(f"{name} is not UTF-8 text", "import a .jsonl history exported by the lab") from None
         history, meta = read_jsonl(io.StringIO(text))
-        summary = meta.get("summary") if isinstance(meta.get("summary"), dict) else {}
+        raw = meta.get("summary")
+        summary: dict[str, Any] = raw if isinstance(raw, dict) else {}
         pattern = str(summary.get("pattern") or "unknown")
         variant = str(summary.get("variant") or "?")
         threads = int(
