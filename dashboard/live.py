@@ -151,7 +151,7 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
         cols = st.columns(len(records), gap="large")
         for i, (col, record) in enumerate(zip(cols, records)):
             with col:
-                kind = safety(bool(record.safe))
+                kind = safety(record.safe)
                 colour = "green" if record.safe else "red"
                 st.markdown(f"## :{colour}[{record.variant}] ({kind})")
                 invariants = record.invariants()

@@ -45,6 +45,6 @@ def ordered(labels: Iterable[str]) -> list[str]:
     return [x for x in LABEL_ORDER if x in present] + sorted(present - set(LABEL_ORDER))
 
 
-def safety(safe: bool) -> str:
-    """How a variant is labelled everywhere: "safe" or "racy"."""
-    return "safe" if safe else "racy"
+def safety(safe: bool | None) -> str:
+    """How a variant is labelled everywhere: "safe" or "racy" ("?" for a variant this version does not know)."""
+    return "?" if safe is None else "safe" if safe else "racy"

@@ -12,7 +12,7 @@ import streamlit as st
 
 from dashboard.calltext import call_log, last_calls
 from dashboard.frames import outcome_labels
-from dashboard.palette import ordered
+from dashboard.palette import ordered, safety
 from dashboard.records import RunRecord, known_pattern
 from dashboard.ui import show_error
 from dashboard.verdicts import flagged_calls
@@ -247,7 +247,7 @@ def runs_table(records: Sequence[RunRecord]) -> pd.DataFrame:
                 "started": time.strftime("%H:%M:%S", time.localtime(r.created)),
                 "pattern": r.pattern,
                 "variant": r.variant,
-                "kind": {True: "safe", False: "racy", None: "?"}[r.safe],
+                "kind": safety(r.safe),
                 "threads": r.threads,
                 "calls": len(r.history),
                 "state": r.state,

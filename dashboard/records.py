@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from dashboard.frames import numeric_fields
+from dashboard.palette import safety
 from dashboard.runview import RunView
 from dashboard.views import aggregates_for, detail_fields
 from engine.errors import BadInput, LabError
@@ -145,7 +146,7 @@ class RunRecord:
 
     @property
     def title(self) -> str:
-        kind = {True: "safe", False: "racy", None: "?"}[self.safe]
+        kind = safety(self.safe)
         size = (
             f"{self.ops_per_client} ops" if self.ops_per_client else f"{self.duration_s:g} s" if self.duration_s else ""
         )
