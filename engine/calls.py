@@ -64,6 +64,11 @@ class CallError(Exception):
         return self.response.get("Item")
 
 
+def outcome(response: Mapping[str, Any] | CallError) -> str:
+    """What the seed prints for a call: "OK" or the exception's name."""
+    return response.code if isinstance(response, CallError) else "OK"
+
+
 class ConditionFailed(CallError):
     """ConditionalCheckFailedException: definitely not applied."""
 

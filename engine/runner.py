@@ -10,7 +10,6 @@ import dataclasses
 import random
 import threading
 import time
-import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -18,7 +17,8 @@ from typing import Any
 
 from engine import pool
 from engine.backend import Backend, RetryPolicy
-from engine.calls import CallError, ClientContext, ClientCrash
+from engine.calls import CallError, ClientContext
+from engine.clientwork import client_failure
 from engine.errors import BadInput, LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
@@ -354,22 +354,6 @@ class Run:
         """A client crashed or met an unexpected error (from this process, or shipped from a client process)."""
         with self._lock:
             self.worker_errors.append({**error, "elapsed_s": self.elapsed_s()})
-
-
-def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | None:
-    """Run one client to its end; how it failed (kind, message, trace), or None when it did not."""
-    ctx.count_cpu()  # from here: the whole client, up to its last op, crash or return included
-    try:
-        pattern.client(ctx)
-    except ClientCrash as e:
-        return {"kind": "crash", "message": str(e), "trace": None}
-    except CallError as e:
-        return {"kind": "error", "message": f"{e.call.op} {e.code}", "trace": None}
-    except Exception as e:
-        return {"kind": "error", "message": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=4)}
-    finally:
-        ctx.count_cpu()
-    return None
 
 
 def conflicts(

@@ -60,11 +60,6 @@ class Walk:
         self.log.note(text)
 
 
-def outcome(response: dict[str, Any] | CallError) -> str:
-    """The seed prints "OK" or the exception's name."""
-    return response.code if isinstance(response, CallError) else "OK"
-
-
 def _key_text(params: dict[str, Any]) -> str:
     key = params.get("Key") or params.get("Item") or {}
     return f"{key.get('PK', '')}|{key.get('SK', '')}" if key else ""

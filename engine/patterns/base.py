@@ -9,6 +9,7 @@ A pattern is a class with: a seed number and texts, its variants (one safe, at l
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -69,6 +70,11 @@ class Option:
 EVIDENCE_LIMIT = 200
 
 
+def invariant_key(name: str) -> str:
+    """The key an invariant of this display name gets when none is given ("One owner, at most" -> "one-owner-at-most")."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Invariant:
     """A verdict on one property of the run, with the evidence.
@@ -76,6 +82,9 @@ class Invariant:
     `calls` may be given every History row (seq) that broke it: they are kept in seq order (the order the
     History received them, i.e. over the run's time), and past EVIDENCE_LIMIT an even sample of them is kept,
     so the evidence covers the whole run instead of its first second. `calls_total` is how many there were.
+
+    `key` is what the dashboard finds it by (a constant of the pattern module), so its display `name` can be
+    reworded freely; left empty it is derived from the name, as for files recorded before keys existed.
     """
 
     name: str
@@ -86,12 +95,15 @@ class Invariant:
     calls: tuple[int, ...] = ()  # History rows (seq) that broke it: all of them, or an even sample
     violations: int = 0  # how many times it broke
     calls_total: int | None = None  # how many rows broke it in all (default: len(calls), before sampling)
+    key: str = ""
 
     def __post_init__(self) -> None:
         every = sorted({int(s) for s in self.calls})
         object.__setattr__(self, "calls", even_sample(every, EVIDENCE_LIMIT))
         if self.calls_total is None:
             object.__setattr__(self, "calls_total", len(every))
+        if not self.key:
+            object.__setattr__(self, "key", invariant_key(self.name))
 
     @property
     def sampled(self) -> bool:
@@ -99,6 +111,7 @@ class Invariant:
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "key": self.key,
             "name": self.name,
             "holds": self.holds,
             "expected": self.expected,
@@ -139,17 +152,18 @@ def evidence_caption(invariant: Mapping[str, Any]) -> str:
 @dataclass(frozen=True, slots=True)
 class Harm:
     """What a racy run does wrong, counted from its verified invariants: the violations of the invariants
-    whose names start with one of `invariants` ("lost updates" are the violations of "no lost update")."""
+    with one of the keys `invariants` ("lost updates" are the violations of NO_LOST_UPDATE); none given, every
+    invariant counts."""
 
     name: str
-    invariants: tuple[str, ...]
+    invariants: tuple[str, ...] = ()
 
     def count(self, invariants: Iterable[Invariant]) -> int:
-        return sum(inv.violations for inv in invariants if inv.name.startswith(self.invariants))
+        return sum(inv.violations for inv in invariants if not self.invariants or inv.key in self.invariants)
 
 
 # A pattern that names no harm of its own: every violation of every invariant counts.
-ANY_VIOLATION = Harm("invariant violations", ("",))
+ANY_VIOLATION = Harm("invariant violations")
 
 
 @dataclass(frozen=True, slots=True)

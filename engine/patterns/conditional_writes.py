@@ -12,6 +12,14 @@ from engine.history import History
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table
 
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+ONE_WINNER = "one-winner-per-new-user"
+BALANCE_NEVER_NEGATIVE = "balance-never-below-zero"
+SPENDS_ADD_UP = "spends-add-up-to-credits-taken"
+NO_GHOST = "update-if-exists-creates-no-ghost"
+PAID_ONCE = "pending-paid-exactly-once"
+REFUSAL_RETURNS_ITEM = "refusals-return-the-item-as-it-was"
+
 PROFILE = "PROFILE"
 ACTIVE = "active"
 DURATION_ORDERS = 100  # orders seeded for a run limited by time rather than by an op count
@@ -38,12 +46,7 @@ class ConditionalWrites(Pattern):
     seed = 22
     harm = Harm(
         "overwritten users, overdrafts, ghosts and double payments",
-        (
-            "one winner per new user",
-            "balance never below zero",
-            "update-if-exists creates no ghost",
-            "PENDING → PAID exactly once",
-        ),
+        (ONE_WINNER, BALANCE_NEVER_NEGATIVE, NO_GHOST, PAID_ONCE),
     )  # the sweep counts these per 1,000 ops
     title = "Conditional writes"
     problem = (
@@ -286,6 +289,7 @@ class ConditionalWrites(Pattern):
         return [
             Invariant(
                 name="one winner per new user",
+                key=ONE_WINNER,
                 holds=not overwrites,
                 expected=f"{len(users)} users, one create each",
                 observed=f"{len(creates)} creates acknowledged",
@@ -300,6 +304,7 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="balance never below zero",
+                key=BALANCE_NEVER_NEGATIVE,
                 holds=lowest >= 0,
                 expected="≥ 0",
                 observed=lowest,
@@ -314,6 +319,7 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="spends add up to credits taken",
+                key=SPENDS_ADD_UP,
                 holds=not off_users,
                 expected=sum(spent.values()),
                 observed=sum(credits - int(i["credits"]) for i in user_items.values()),
@@ -330,6 +336,7 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="update-if-exists creates no ghost",
+                key=NO_GHOST,
                 holds=not ghost_writes and not ghosts,
                 expected=0,
                 observed=len(ghosts),
@@ -344,6 +351,7 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="PENDING → PAID exactly once",
+                key=PAID_ONCE,
                 holds=not double,
                 expected=f"{paid} payments (one per order paid)",
                 observed=f"{len(pays)} payments acknowledged",
@@ -358,6 +366,7 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="refusals return the item as it was",
+                key=REFUSAL_RETURNS_ITEM,
                 holds=not unexplained,
                 expected=len(refusals),
                 observed=len(refusals) - len(unexplained),
@@ -379,7 +388,7 @@ class ConditionalWrites(Pattern):
         ]
 
     def walkthrough(self, walk: Any) -> None:
-        from engine.walkthrough import outcome
+        from engine.calls import outcome
 
         alice = {"PK": "USER#alice", "SK": PROFILE}
         create = {

@@ -19,6 +19,15 @@ from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, V
 from engine.patterns.versioning import VersionedStore
 from engine.tables import Table
 
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+BALANCE_ADDS_UP = "balance-initial-acknowledged-changes"
+VERSION_COUNTS_WRITES = "version-1-successful-writes"
+NO_LOST_UPDATE = "no-lost-update"
+
+# What the dashboard's view reads: each versioned write's detail carries the version it wrote and the one it read.
+DETAIL_VERSION = "version"
+DETAIL_READ_VERSION = "read_version"
+
 SK = "META"
 
 
@@ -29,7 +38,7 @@ def account_pk(i: int) -> str:
 class OptimisticLocking(Pattern):
     name = "optimistic-locking"
     seed = 23
-    harm = Harm("lost updates", ("no lost update",))  # the sweep counts these per 1,000 ops
+    harm = Harm("lost updates", (NO_LOST_UPDATE,))  # the sweep counts these per 1,000 ops
     title = "Optimistic locking"
     problem = (
         "Two clients read the same item, change it in memory and write it back: the second write "
@@ -195,6 +204,7 @@ class OptimisticLocking(Pattern):
         return [
             Invariant(
                 name="balance = initial + acknowledged changes",
+                key=BALANCE_ADDS_UP,
                 holds=balance_ok,
                 expected=expected_balance,
                 observed=observed_balance,
@@ -204,6 +214,7 @@ class OptimisticLocking(Pattern):
             ),
             Invariant(
                 name="version = 1 + successful writes",
+                key=VERSION_COUNTS_WRITES,
                 holds=expected_version <= observed_version <= expected_version + n_unknown,
                 expected=expected_version,
                 observed=observed_version,
@@ -212,6 +223,7 @@ class OptimisticLocking(Pattern):
             ),
             Invariant(
                 name="no lost update",
+                key=NO_LOST_UPDATE,
                 holds=lost == 0,
                 expected=0,
                 observed=lost,
@@ -377,6 +389,6 @@ def _subset_sums(amounts: list[int]) -> set[int]:
 
 
 def _outcome(response: Any) -> str:
-    from engine.walkthrough import outcome
+    from engine.calls import outcome
 
     return outcome(response)

@@ -14,6 +14,12 @@ from engine.history import History
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table
 
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+STOCK_NEVER_NEGATIVE = "stock-never-negative"
+COUNTS_AGREE = "orders-written-stock-taken-ordercount"
+NO_ORPHAN_ORDER = "no-order-item-from-a-cancelled-or-unfinished-placement"
+RESEND_APPLIES_ONCE = "a-resent-order-applies-once"
+
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
 PROFILE = "PROFILE"
 MAX_ATTEMPTS = 5  # per transaction, for conflicts and unknown outcomes; the token makes resending safe
@@ -74,7 +80,7 @@ class Transactions(Pattern):
     seed = 25
     harm = Harm(
         "negative stock, unbalanced or leaked orders and double applies",
-        ("stock never negative", "orders written = stock taken", "no order item from", "a resent order applies once"),
+        (STOCK_NEVER_NEGATIVE, COUNTS_AGREE, NO_ORPHAN_ORDER, RESEND_APPLIES_ONCE),
     )  # the sweep counts these per 1,000 ops
     title = "Transactions"
     problem = (
@@ -356,6 +362,7 @@ class Transactions(Pattern):
         return [
             Invariant(
                 name="stock never negative",
+                key=STOCK_NEVER_NEGATIVE,
                 holds=lowest >= 0,
                 expected="≥ 0",
                 observed=lowest,
@@ -372,6 +379,7 @@ class Transactions(Pattern):
             ),
             Invariant(
                 name="orders written = stock taken = orderCount",
+                key=COUNTS_AGREE,
                 holds=balanced,
                 expected=f"{units} units in {len(orders)} orders",
                 observed=f"stock taken {taken}, orderCount {sum(counts.values())}",
@@ -385,6 +393,7 @@ class Transactions(Pattern):
             ),
             Invariant(
                 name="no order item from a cancelled or unfinished placement",
+                key=NO_ORPHAN_ORDER,
                 holds=not leaked and not unfinished and not seen_leaks,
                 expected=0,
                 observed=len(leaked) + len(unfinished),
@@ -405,6 +414,7 @@ class Transactions(Pattern):
             ),
             Invariant(
                 name="a resent order applies once",
+                key=RESEND_APPLIES_ONCE,
                 holds=not doubled,
                 expected=f"{len(resent)} resent orders counted once",
                 observed=f"{len(resent) - len(doubled)} once, {len(doubled)} twice",
