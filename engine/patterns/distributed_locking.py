@@ -335,7 +335,10 @@ class DistributedLocking(Pattern):
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
         calls = _LockCalls.of(history, locked=options.variant != "no-lock")
         stale = _stale_writes(calls.reads, calls.writes, calls.holds)
-        jobs = int(table.get(RESOURCE["PK"], RESOURCE["SK"])["jobs"])
+        resource = table.get(RESOURCE["PK"], RESOURCE["SK"])
+        if resource is None:  # setup wrote it and no variant deletes it: a missing item is a broken table
+            raise RuntimeError("the protected resource item is gone from the table")
+        jobs = int(resource["jobs"])
         return [_one_holder(calls, history.t0_ns), _no_stale_write(calls, stale), _counter_matches(calls, jobs, stale)]
 
     # -- the seed's scenes -------------------------------------------------------------------------------------

@@ -598,7 +598,7 @@ def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
         explanation=(
             f"{len(differing)} requests were answered with different charges (e.g. {sample}: "
             f"{', '.join(sorted(seen[sample]))})"
-            if differing
+            if sample is not None
             else f"{len(originals)} replies to {len(seen)} keys: each key always got its first reply back"
         ),
     )
