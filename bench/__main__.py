@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-SECTIONS = ("server", "engine", "history", "dashboard", "latency")
+SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile")
 
 
 def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
@@ -33,6 +33,10 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
         from bench import dashboard_refresh as mod
 
         result = mod.measure()
+    elif name == "profile":
+        from bench import aws_like as mod
+
+        result = mod.measure(quick=quick)
     else:
         from bench import latency_scaling as mod
 
