@@ -10,7 +10,10 @@ cost the server?
   attempts, so arrivals are close to Poisson at the measured rate λ. A commit holds the item for the window
   w; the next arrival after the hold commits. So each cycle has one commit and, on average, a = λ·w·(n−1)/n
   arrivals during the hold (the committer itself waits out its own window), all refused: the predicted
-  conflict share is a / (1 + a). Target: measured within ±20 % of it.
+  conflict share is a / (1 + a). Target: measured within ±20 % of it. The arrival rate is kept low (about
+  50/s) because the server answers requests that arrive together in one batch, and a batch of arrivals at one
+  held item all conflict: at a few hundred per second on a busy 2-core machine that lifts the measured share
+  above the Poisson prediction (ratios of 1.13-1.38 were seen at about 140 arrivals/s).
 - Hot key: clients writing one key with the per-key ceiling lowered to 100 writes/s and no botocore retries:
   the accepted writes per second, of the ceiling (target 0.8-1.2); the same clients spread over many keys:
   throttled share (target 0).
@@ -81,7 +84,7 @@ def conflict_shares() -> dict[str, Any]:
 
 
 def model_check(
-    seconds: float = 4.0, threads: int = 16, commit_ms: float = 10.0, think_ms: float = 60.0
+    seconds: float = 6.0, threads: int = 16, commit_ms: float = 20.0, think_ms: float = 300.0
 ) -> dict[str, Any]:
     """Clients transacting on one item: measured conflict share against a / (1 + a), a = λ·w·(n−1)/n."""
     spec = ProfileSpec.parse("aws-like", {"commit_ms": commit_ms, "latency_ms": 2, "latency_p99_ms": 6})
@@ -242,7 +245,7 @@ def _run_threads(target: Callable[..., None], n: int, indexed: bool = False) -> 
 def measure(quick: bool = False) -> dict[str, Any]:
     return {
         "conflict_shares": conflict_shares(),
-        "model": model_check(seconds=2.0 if quick else 4.0),
+        "model": model_check(seconds=3.0 if quick else 6.0),
         "hot_key": hot_key(seconds=2.0 if quick else 4.0),
         "server_cpu": server_cpu(requests=1500 if quick else 3000),
     }
