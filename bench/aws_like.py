@@ -84,7 +84,7 @@ def conflict_shares() -> dict[str, Any]:
 
 
 def model_check(
-    seconds: float = 6.0, threads: int = 16, commit_ms: float = 20.0, think_ms: float = 300.0
+    seconds: float = 10.0, threads: int = 16, commit_ms: float = 20.0, think_ms: float = 300.0
 ) -> dict[str, Any]:
     """Clients transacting on one item: measured conflict share against a / (1 + a), a = λ·w·(n−1)/n."""
     spec = ProfileSpec.parse("aws-like", {"commit_ms": commit_ms, "latency_ms": 2, "latency_p99_ms": 6})
@@ -245,7 +245,7 @@ def _run_threads(target: Callable[..., None], n: int, indexed: bool = False) -> 
 def measure(quick: bool = False) -> dict[str, Any]:
     return {
         "conflict_shares": conflict_shares(),
-        "model": model_check(seconds=3.0 if quick else 6.0),
+        "model": model_check(seconds=4.0 if quick else 10.0),
         "hot_key": hot_key(seconds=2.0 if quick else 4.0),
         "server_cpu": server_cpu(requests=1500 if quick else 3000),
     }
