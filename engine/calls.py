@@ -15,13 +15,16 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from engine.calllog import format_request
 from engine.faults import flags
 from engine.history import Call, History, Outcome
+
+if TYPE_CHECKING:
+    from engine.patterns.base import RunOptions
 
 READS = frozenset({"GetItem", "Query", "Scan", "TransactGetItems", "BatchGetItem", "DescribeTable"})
 # Exceptions after which the request may have been applied: the request left, the answer did not come back.
@@ -219,7 +222,7 @@ class ClientContext(Caller):
         history: History,
         client_id: int,
         table: Any,
-        options: Mapping[str, Any],
+        options: RunOptions,
         variant: str,
         threads: int,
         ops_per_client: int | None,

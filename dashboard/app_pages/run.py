@@ -33,7 +33,8 @@ if start_col.button(
     )
 running = record is not None and record.running
 if stop_col.button("Stop", icon=":material/stop:", key="run-stop", disabled=not running, width="stretch"):
-    record.run.stop()
+    if record is not None and record.run is not None:
+        record.run.stop()
 
 if record is None:
     wanted = st.query_params.get("run")

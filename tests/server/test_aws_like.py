@@ -171,8 +171,8 @@ def test_transactions_conflict_under_aws_like_and_keep_their_invariants(embedded
     )
     data = summary(run)
     row = sweep_row(run)
-    assert row["profile"] == "aws-like" and row["transaction_conflict_share"] > 0
-    assert 0 <= row["stale_read_share"] <= 1
+    assert row["profile"] == "aws-like" and float(str(row["transaction_conflict_share"])) > 0
+    assert 0 <= float(str(row["stale_read_share"])) <= 1
     assert data["state"] == "done"
     assert data["conflicts_by_cause"]["transaction_conflict"] > 0
     assert data["simulated"]["transaction_conflicts"] > 0
