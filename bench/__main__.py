@@ -7,35 +7,35 @@ on is shared and noisy, so every figure is a ratio or a median of alternating pa
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import platform
 import sys
 import time
 from typing import Any
 
-SECTIONS = ("server", "engine", "history", "dashboard", "latency")
+SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile")
 
 
 def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
+    modules = {
+        "server": "server_profile",
+        "engine": "engine_overhead",
+        "history": "history_scale",
+        "dashboard": "dashboard_refresh",
+        "latency": "latency_scaling",
+        "profile": "aws_like",
+    }
+    mod: Any = importlib.import_module(f"bench.{modules[name]}")
     if name == "server":
-        from bench import server_profile as mod
-
         result = mod.compare(rounds=1 if quick else 3, seconds=2.0 if quick else 3.0)
     elif name == "engine":
-        from bench import engine_overhead as mod
-
         result = mod.measure(passes=4 if quick else 8)
-    elif name == "history":
-        from bench import history_scale as mod
-
+    elif name in ("history", "dashboard"):
         result = mod.measure()
-    elif name == "dashboard":
-        from bench import dashboard_refresh as mod
-
-        result = mod.measure()
+    elif name == "profile":
+        result = mod.measure(quick=quick)
     else:
-        from bench import latency_scaling as mod
-
         result = mod.measure(seconds=1.5 if quick else 3.0)
     return result, mod.verdicts(result)
 

@@ -94,8 +94,8 @@ def running_record(history: History, summary: dict[str, Any]) -> RunRecord:
         ops_per_client=None,
         duration_s=None,
         history=history,
-        run=run,
-    )  # type: ignore[arg-type]
+        run=run,  # type: ignore[arg-type]  # a stand-in with what the Run page reads
+    )
 
 
 def refresh(record: RunRecord) -> tuple[float, float, int]:

@@ -42,6 +42,9 @@ def run_header(record: RunRecord) -> None:
     st.markdown(f"## {panels.state_badge(record.state)} {record.title}")
     where = record.backend_label
     st.caption(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else ""))
+    profile = record.run.config.profile if record.run is not None else None
+    if profile is not None and profile.simulated:
+        st.caption(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
 
 
 def run_figures(record: RunRecord) -> dict[str, Any]:

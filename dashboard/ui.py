@@ -25,6 +25,7 @@ from engine.backend import RETRY_MODES, BackendKind, BackendSpec
 from engine.errors import BadInput, LabError
 from engine.patterns import Pattern, all_patterns
 from engine.runner import AWS_DEFAULT_MAX_CALLS
+from engine.server.profile import ProfileSpec, ServerProfile
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"], "responsive": True}
 BACKEND_KEY = "backend_spec"
@@ -119,12 +120,38 @@ def backend_sidebar(registry: Registry) -> BackendSpec:
         elif st.button("Use the embedded DynamoDB", key="backend_use_embedded"):
             st.session_state[BACKEND_KEY] = BackendSpec()
             st.rerun()
+    profile_control(sb, current_spec())
     busy = registry.threads_in_use()
     sb.caption(
         f"client threads busy: {busy} of {registry.max_total_threads} · at most {registry.max_threads_per_run} per run"
     )
     sb.caption(budget_caption(registry, current_spec()))
     return current_spec()
+
+
+PROFILE_KEY = "server_profile"
+
+
+def profile_control(sb: Any, spec: BackendSpec) -> None:
+    """The embedded server's profile for new runs: exact, or aws-like (simulated contention)."""
+    if spec.kind is BackendKind.AWS:
+        st.session_state[PROFILE_KEY] = ServerProfile.EXACT.value
+        return  # on AWS the contention is real
+    sb.radio(
+        "Server profile",
+        [ServerProfile.EXACT.value, ServerProfile.AWS_LIKE.value],
+        key=PROFILE_KEY,
+        horizontal=True,
+        help="exact: every request atomic and instant. aws-like: the same atomicity plus SIMULATED transaction "
+        "conflicts, stale reads without ConsistentRead, per-key throttling and network time (README: the "
+        "knobs and what differs from AWS). The lab's own server only.",
+    )
+    if current_profile().simulated:
+        sb.caption(f"SIMULATED: {current_profile().describe()}")
+
+
+def current_profile() -> ProfileSpec:
+    return ProfileSpec.parse(str(st.session_state.get(PROFILE_KEY) or ServerProfile.EXACT.value))
 
 
 def budget_caption(registry: Registry, spec: BackendSpec) -> str:

@@ -15,13 +15,16 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from engine.calllog import format_request
 from engine.faults import flags
 from engine.history import Call, History, Outcome
+
+if TYPE_CHECKING:
+    from engine.patterns.base import RunOptions
 
 READS = frozenset({"GetItem", "Query", "Scan", "TransactGetItems", "BatchGetItem", "DescribeTable"})
 # Exceptions after which the request may have been applied: the request left, the answer did not come back.
@@ -135,7 +138,7 @@ class Caller:
                 op not in READS and self.lost_response_share > 0 and self.rng.random() < self.lost_response_share
             )
         flags.lose_next = lose_response
-        attempts: list[Any] = []
+        attempts: list[str] = []
         flags.attempts = attempts
         request = format_request(op, params) if self.record_requests else None
         response: dict[str, Any] | None = None
@@ -224,7 +227,7 @@ class ClientContext(Caller):
         history: History,
         client_id: int,
         table: Any,
-        options: Mapping[str, Any],
+        options: RunOptions,
         variant: str,
         threads: int,
         ops_per_client: int | None,
@@ -274,10 +277,19 @@ class ClientContext(Caller):
             self.ops_done = i
 
     def call(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return super().call(*args, **kwargs)
-        finally:
-            self.count_cpu()
+        """One recorded call; refused for contention (another transaction holds the item, the key's throughput
+        is used up, after botocore's own retries), it is made again after a backoff, as AWS advises: each
+        attempt is recorded. A failed condition is never retried here: that is the pattern's business."""
+        attempt = 0
+        while True:
+            try:
+                return super().call(*args, **kwargs)
+            except (Refused, TransactionCanceled) as e:
+                if not _contention(e) or attempt >= CONTENTION_RETRIES or not self.backoff(attempt, 0.005, 0.5):
+                    raise
+                attempt += 1
+            finally:
+                self.count_cpu()
 
     def count_cpu(self) -> None:
         """Bring `cpu_s` up to date; called on the client's own thread (the first call starts the count)."""
@@ -301,6 +313,25 @@ class ClientContext(Caller):
 
     def crash(self, where: str) -> None:
         raise ClientCrash(where)
+
+
+CONTENTION_CODES = frozenset(
+    {
+        "TransactionConflictException",
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+    }
+)
+CONTENTION_RETRIES = 8
+
+
+def _contention(e: CallError) -> bool:
+    """Refused only because of contention, so the same request may simply be sent again."""
+    if isinstance(e, TransactionCanceled):
+        # Throttled alone. A cancellation for TransactionConflict is the pattern's to retry: it records attempts.
+        return "ThrottlingError" in e.reasons and all(r in ("None", "ThrottlingError") for r in e.reasons)
+    return e.code in CONTENTION_CODES
 
 
 def _ambiguous(code: str) -> bool:

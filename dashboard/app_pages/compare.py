@@ -1,5 +1,7 @@
 """Compare: the safe and the racy variant of one pattern, same clients and ops, at the same time, side by side."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from dashboard import live, ui
@@ -22,9 +24,10 @@ records = registry.group(group)
 if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):
     ui.start_and_remember(
         lambda: (
-            registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec())[
-                0
-            ].group
+            registry.start_pair(
+                replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=ui.current_profile()),
+                ui.current_spec(),
+            )[0].group
             or ""
         ),
         "compare_group",

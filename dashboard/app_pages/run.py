@@ -1,5 +1,7 @@
 """Run: pick a pattern and its knobs, start N clients, watch the race live, read the verdicts."""
 
+from dataclasses import replace
+
 import streamlit as st
 
 from dashboard import live, ui
@@ -20,7 +22,12 @@ if start_col.button(
     "Start", icon=":material/play_arrow:", type="primary", key="run-start", width="stretch", disabled=spent
 ):
     ui.start_and_remember(
-        lambda: registry.start(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec()).id,
+        lambda: (
+            registry.start(
+                replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=ui.current_profile()),
+                ui.current_spec(),
+            ).id
+        ),
         "run_id",
         "run",
     )

@@ -25,6 +25,8 @@ CHECK_EMAIL = "check-email"
 DETAIL_TAKEN = "taken"
 SENTINEL_ITEM = 1  # the sentinel Put's position in both transactions: its cancellation reason says "taken"
 
+CONFLICT_ATTEMPTS = 8  # sentinel: sends of one transaction while it collides with others (aws-like, AWS)
+
 PROFILE = "PROFILE"
 SENTINEL = "EMAIL"
 WRITES = (SIGN_UP, CHANGE_EMAIL)
@@ -148,8 +150,21 @@ class UniqueConstraints(Pattern):
             except Ambiguous:
                 email = _current_email(ctx, user)
 
+    @classmethod
+    def _sentinel_write(cls, ctx: ClientContext, user: str, old: str | None, new: str, op: int) -> None:
+        """The transaction, sent again after a backoff while it collides with another one (TransactionConflict,
+        as AWS advises); a failed condition (the email is taken) ends it."""
+        for attempt in range(CONFLICT_ATTEMPTS):
+            try:
+                cls._sentinel_once(ctx, user, old, new, op)
+                return
+            except TransactionCanceled as e:
+                collided = "TransactionConflict" in e.reasons and "ConditionalCheckFailed" not in e.reasons
+                if not collided or attempt == CONFLICT_ATTEMPTS - 1 or not ctx.backoff(attempt, 0.005, 0.5):
+                    raise
+
     @staticmethod
-    def _sentinel_write(ctx: ClientContext, user: str, old: str | None, new: str, op: int) -> None:
+    def _sentinel_once(ctx: ClientContext, user: str, old: str | None, new: str, op: int) -> None:
         name = ctx.table.name
         if old is None:
             ctx.call(

@@ -158,7 +158,15 @@ class FaithfulDynamoDB:
             captured["status"], captured["headers"] = status, headers
             return lambda _data: None
 
-        chunks = self._moto(env, capture)
+        try:
+            chunks = self._moto(env, capture)
+        except Exception as exc:  # moto crashed (its Flask app propagates exceptions too: build_app)
+            from engine.server.fastpath import crash_answer
+
+            code, headers, text = crash_answer(exc, environ.get("HTTP_X_AMZ_TARGET", ""))
+            out = text.encode()
+            reason = "Bad Request" if code == 400 else "Internal Server Error"
+            return f"{code} {reason}", [*headers.items(), ("Content-Length", str(len(out)))], out
         try:
             out = b"".join(chunks)
         finally:

@@ -264,7 +264,7 @@ class AwsLike:
                 continue
             key = _key_of(table, attrs)
             if key is not None and key not in captured:
-                captured[key] = copy.deepcopy(_get(table, key))
+                captured[key] = _snapshot(_get(table, key))
         return captured
 
     @contextmanager
@@ -301,6 +301,26 @@ class AwsLike:
         finally:
             for key, item in reversed(restore):
                 _put(table, key, item)
+
+
+_SHARED_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})  # moto replaces these values, never changes them
+
+
+def _snapshot(item: Any) -> Any:
+    """A copy of a moto Item as it is now: scalar values are shared (moto replaces a scalar attribute's value
+    object, never changes it), maps, lists and sets (changed in place) are deep-copied. About ten times
+    cheaper than copy.deepcopy on the small items the patterns write, and it runs on every aws-like write."""
+    if item is None:
+        return None
+    item_cls: Any = type(item)
+    attrs_cls: Any = type(item.attrs)
+    copied = item_cls.__new__(item_cls)
+    copied.hash_key, copied.range_key = item.hash_key, item.range_key
+    attrs = attrs_cls.__new__(attrs_cls)
+    for name, value in item.attrs.items():
+        dict.__setitem__(attrs, name, value if value.type in _SHARED_TYPES else copy.deepcopy(value))
+    copied.attrs = attrs
+    return copied
 
 
 def _cancelled(reasons: list[dict[str, str]]) -> Refused:

@@ -68,7 +68,7 @@ class _ServerRequest(Request):
         return url
 
 
-def _crash_answer(exc: Exception, target: str) -> tuple[int, dict[str, str], str]:
+def crash_answer(exc: Exception, target: str) -> tuple[int, dict[str, str], str]:
     """moto crashed on a request. Where it crashed in its expression parser, the expression was malformed (moto
     raises e.g. IndexError past the end of "a AND"): a client mistake, answered as DynamoDB does. Anything
     else is ours: InternalServerError, and one line on stderr rather than a traceback."""
@@ -106,12 +106,10 @@ class DirectDynamo:
             return self._flask(environ, start_response)
         request = _ServerRequest(environ)
         try:
-            try:
-                status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers))
-            except ClientError as exc:  # as moto's convert_to_flask_response
-                status, headers, body = 400, {}, exc.response["Error"]["Message"]
-        except Exception as exc:
-            status, headers, body = _crash_answer(exc, environ.get("HTTP_X_AMZ_TARGET", ""))
+            status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers))
+        except ClientError as exc:  # as moto's convert_to_flask_response
+            status, headers, body = 400, {}, exc.response["Error"]["Message"]
+        # Any other exception goes up to FaithfulDynamoDB, as it does from moto's Flask app (serve.build_app).
         data = body.encode() if isinstance(body, str) else bytes(body)
         reason = HTTP_STATUS_CODES.get(status, "UNKNOWN").upper()
         start_response(f"{status} {reason}", self._flask_headers(headers, data))

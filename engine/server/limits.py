@@ -197,7 +197,7 @@ def install() -> None:
 
 def item_size(item: Mapping[str, Any]) -> int:
     """An item's size as DynamoDB counts it: each attribute's name in UTF-8 plus its value."""
-    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+    return _check_map(dict(item), "Item")
 
 
 # -- internals ---------------------------------------------------------------------------------------------
@@ -255,51 +255,79 @@ def _check_references(params: Mapping[str, Any]) -> None:
         )
 
 
-def _check_map(value: Any, where: str) -> None:
-    if not isinstance(value, dict):
+def _check_map(value: Any, where: str) -> int:
+    """Check a map of attribute values; return its size as DynamoDB counts an item's."""
+    if type(value) is not dict:
         raise Refused("SerializationException", f"{where} must be a map of attribute values")
+    size = 0
     for name, attribute in value.items():
-        _check_value(attribute, f"{where}.{name}", 1)
+        try:
+            size += len(name.encode()) + _value(attribute, 1)
+        except _Bad as bad:
+            raise bad.refused(f"{where}.{name}"[:120]) from None
+    return size
 
 
 def _check_item(item: Any, where: str) -> int:
-    _check_map(item, where)
-    return item_size(item)
+    return _check_map(item, where)
 
 
-def _check_value(value: Any, where: str, depth: int) -> None:
-    if depth > MAX_NESTING + 1:
-        raise Refused("ValidationException", "Nesting Levels have exceeded supported limits")
-    if not isinstance(value, dict) or len(value) != 1:
-        raise Refused(
-            "ValidationException" if isinstance(value, dict) else "SerializationException",
-            f"Supplied AttributeValue at {where[:100]} must contain exactly one of the supported datatypes",
-        )
-    (kind, inner), *_ = value.items()
-    if kind in ("S", "N"):
-        ok = isinstance(inner, str)
-    elif kind == "B":
-        ok = isinstance(inner, str) and _is_base64(inner)
-    elif kind == "BOOL":
-        ok = isinstance(inner, bool)
-    elif kind == "NULL":
-        ok = inner is True
-    elif kind in _SETS:
-        ok = isinstance(inner, list) and all(isinstance(v, str) for v in inner)
-    elif kind == "L":
-        ok = isinstance(inner, list)
-        if ok:
-            for i, element in enumerate(inner):
-                _check_value(element, f"{where}[{i}]", depth + 1)
-    elif kind == "M":
-        ok = isinstance(inner, dict)
-        if ok:
-            for name, element in inner.items():
-                _check_value(element, f"{where}.{name}", depth + 1)
-    else:
-        raise Refused("SerializationException", f"Unknown AttributeValue type {kind[:20]!r} at {where[:100]}")
-    if not ok:
-        raise Refused("SerializationException", f"Unexpected value for AttributeValue type {kind} at {where[:100]}")
+class _Bad(Exception):
+    """A bad attribute value somewhere below a top-level attribute; named once, when it is reported."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def refused(self, where: str) -> Refused:
+        return Refused(self.code, self.message.replace("{where}", where))
+
+
+def _value(value: Any, depth: int) -> int:
+    """Check one attribute value (one {type: value} map, nested at most MAX_NESTING deep); return its size.
+    Written for speed: it runs on every attribute of every request."""
+    if type(value) is not dict or len(value) != 1:
+        if type(value) is dict:
+            raise _Bad("ValidationException", "Supplied AttributeValue at {where} must contain exactly one datatype")
+        raise _Bad("SerializationException", "Supplied AttributeValue at {where} is not a {type: value} map")
+    for kind, inner in value.items():
+        if kind == "S":
+            if type(inner) is str:
+                return len(inner) if inner.isascii() else len(inner.encode())
+        elif kind == "N":
+            if type(inner) is str:
+                return _number_size(inner)
+        elif kind == "BOOL":
+            if type(inner) is bool:
+                return 1
+        elif kind == "NULL":
+            if inner is True:
+                return 1
+        elif kind == "M":
+            if type(inner) is dict:
+                if depth >= MAX_NESTING:
+                    raise _Bad("ValidationException", "Nesting Levels have exceeded supported limits")
+                return 3 + sum(1 + len(k.encode()) + _value(v, depth + 1) for k, v in inner.items())
+        elif kind == "L":
+            if type(inner) is list:
+                if depth >= MAX_NESTING:
+                    raise _Bad("ValidationException", "Nesting Levels have exceeded supported limits")
+                return 3 + sum(1 + _value(v, depth + 1) for v in inner)
+        elif kind == "B":
+            if type(inner) is str and _is_base64(inner):
+                return len(inner) * 3 // 4
+        elif kind in _SETS:
+            if type(inner) is list and all(type(v) is str for v in inner):
+                if kind == "SS":
+                    return sum(len(v.encode()) for v in inner)
+                if kind == "NS":
+                    return sum(_number_size(v) for v in inner)
+                return sum(len(v) * 3 // 4 for v in inner)
+        else:
+            raise _Bad("SerializationException", f"Unknown AttributeValue type {kind[:20]!r} at {{where}}")
+        raise _Bad("SerializationException", f"Unexpected value for AttributeValue type {kind} at {{where}}")
+    return 0  # unreachable: one item
 
 
 def _is_base64(text: str) -> bool:
@@ -310,28 +338,9 @@ def _is_base64(text: str) -> bool:
     return True
 
 
-def _value_size(value: Mapping[str, Any]) -> int:
-    (kind, inner), *_ = value.items()
-    if kind == "S":
-        return len(inner.encode())
-    if kind == "N":
-        return _number_size(inner)
-    if kind == "B":
-        return len(inner) * 3 // 4
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind == "SS":
-        return sum(len(v.encode()) for v in inner)
-    if kind == "NS":
-        return sum(_number_size(v) for v in inner)
-    if kind == "BS":
-        return sum(len(v) * 3 // 4 for v in inner)
-    if kind == "L":
-        return 3 + sum(1 + _value_size(v) for v in inner)
-    return 3 + sum(1 + len(k.encode()) + _value_size(v) for k, v in inner.items())  # M
-
-
 def _number_size(text: str) -> int:
+    if len(text) < 3:
+        return 2  # 1 or 2 characters: at most 2 significant digits, a byte for them and one more
     digits = text.lstrip("+-").replace(".", "").split("e")[0].split("E")[0].strip("0") or "0"
     return (len(digits) + 1) // 2 + 1
 

@@ -393,6 +393,8 @@ def build_app(
         fast = fastpath.verified() and not os.environ.get("DDBLAB_PLAIN_MOTO")
     moto_app = create_backend_app("dynamodb")
     moto_app.debug = False  # no tracebacks in responses
+    # A crash reaches FaithfulDynamoDB, which answers it as DynamoDB would (fastpath.crash_answer), on both paths.
+    moto_app.config["PROPAGATE_EXCEPTIONS"] = True
     if not fast:
         return FaithfulDynamoDB(moto_app, ttl_interval_s=ttl_interval_s, lab_token=lab_token, profile=profile)
     fastpath.tune_moto()

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import boto3
 import pytest
@@ -30,7 +31,7 @@ _names = itertools.count()
 @dataclass
 class Server:
     url: str
-    client: object
+    client: Any  # a boto3 DynamoDB client
 
     def table(self) -> str:
         name = f"ddblab-race-{os.getpid()}-{next(_names)}"
@@ -95,7 +96,7 @@ def plain_moto() -> Iterator[Server]:
     yield from _serve(_moto_app())
 
 
-def _race(threads: int, work: Callable[[int], object]) -> list[object]:
+def _race(threads: int, work: Callable[[int], Any]) -> list[Any]:
     barrier = threading.Barrier(threads)
 
     def start(i: int) -> object:
@@ -155,7 +156,7 @@ def race_version_check(s: Server, threads: int = 16, each: int = 8) -> int:
                     assert _code(e) == "ConditionalCheckFailedException"
         return wins
 
-    wins = sum(_race(threads, work))  # type: ignore[arg-type]
+    wins = sum(_race(threads, work))
     item = s.client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
     return abs(wins - int(item["balance"])) + abs(wins + 1 - int(item["version"]))
 
@@ -177,7 +178,7 @@ def race_create_only(s: Server, threads: int = 24, keys: int = 10) -> int:
                 assert _code(e) == "ConditionalCheckFailedException"
         return won
 
-    winners = [k for won in _race(threads, work) for k in won]  # type: ignore[union-attr]
+    winners = [k for won in _race(threads, work) for k in won]
     return sum(abs(winners.count(f"USER#{k}") - 1) for k in range(keys))
 
 
@@ -260,9 +261,9 @@ def race_stock_transactions(s: Server, threads: int = 12, stock: int = 30, each:
         return wins
 
     results = _race(threads, work)
-    if any(r < 0 for r in results):  # type: ignore[operator]
+    if any(r < 0 for r in results):
         return 1
-    wins = sum(results)  # type: ignore[arg-type]
+    wins = sum(int(r) for r in results)
     left = int(s.client.get_item(TableName=table, Key=product, ConsistentRead=True)["Item"]["stock"])
     orders = sum(1 for item in s.client.scan(TableName=table)["Items"] if item["SK"].startswith("ORDER#"))
     return int(left < 0) + abs(orders - wins) + abs((stock - left) - wins)

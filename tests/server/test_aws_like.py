@@ -160,7 +160,19 @@ def _run(backend: Backend, profile: ProfileSpec, pattern: str = "transactions", 
 
 
 def test_transactions_conflict_under_aws_like_and_keep_their_invariants(embedded: Backend) -> None:
-    data = _run(embedded, ProfileSpec.parse("aws-like", {"latency_ms": 1, "latency_p99_ms": 3}))
+    from engine.runner import RunConfig, run_pattern
+    from engine.summary import summary
+    from engine.sweep import sweep_row
+
+    profile = ProfileSpec.parse("aws-like", {"latency_ms": 1, "latency_p99_ms": 3, "stale_share": 1})
+    run = run_pattern(
+        RunConfig(pattern="transactions", variant="transact", threads=16, ops_per_client=6, profile=profile, seed=7),
+        embedded,
+    )
+    data = summary(run)
+    row = sweep_row(run)
+    assert row["profile"] == "aws-like" and float(str(row["transaction_conflict_share"])) > 0
+    assert 0 <= float(str(row["stale_read_share"])) <= 1
     assert data["state"] == "done"
     assert data["conflicts_by_cause"]["transaction_conflict"] > 0
     assert data["simulated"]["transaction_conflicts"] > 0

@@ -72,6 +72,7 @@ def test_ttl_sweeper_deletes_expired_items_only(table) -> None:
 
 def test_injected_throttling_is_retried_by_botocore_then_fails(embedded: Backend, table) -> None:
     client = embedded.client(retry=RetryPolicy("standard", 2))
+    assert embedded.server is not None
     embedded.server.configure(throttle_share=1.0)
     try:
         with pytest.raises(ClientError) as e:
@@ -83,7 +84,7 @@ def test_injected_throttling_is_retried_by_botocore_then_fails(embedded: Backend
 
 
 def test_the_server_answers_health_and_identifies_itself(embedded: Backend) -> None:
-    assert is_embedded(embedded.endpoint_url)
+    assert embedded.endpoint_url is not None and is_embedded(embedded.endpoint_url)
     assert not is_embedded("http://127.0.0.1:9")
 
 
@@ -104,6 +105,7 @@ def test_the_server_dies_with_its_parent(tmp_path) -> None:
         time.sleep(60)
     """)
     parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    assert parent.stdout is not None
     child = int(parent.stdout.readline())
     parent.send_signal(signal.SIGKILL)
     parent.wait()
@@ -118,7 +120,7 @@ def test_a_port_in_use_is_a_clear_error() -> None:
 
     with EmbeddedServer() as first:
         with pytest.raises(BadInput) as e:
-            EmbeddedServer(port=first.port).start()
+            EmbeddedServer(port=first.port or 0).start()
     assert "already in use" in str(e.value)
 
 

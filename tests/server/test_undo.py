@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -80,7 +81,8 @@ def test_a_transaction_costs_the_same_on_a_big_table(table) -> None:
 
 class _batch:
     def __init__(self, table) -> None:
-        self.table, self.items = table, []
+        self.table = table
+        self.items: list[Any] = []
 
     def __enter__(self):
         return self.items.append
