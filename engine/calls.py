@@ -15,16 +15,14 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from engine.calllog import format_request
 from engine.faults import flags
 from engine.history import Call, History, Outcome
-
-if TYPE_CHECKING:
-    from engine.patterns.base import RunOptions
+from engine.options import RunOptions
 
 READS = frozenset({"GetItem", "Query", "Scan", "TransactGetItems", "BatchGetItem", "DescribeTable"})
 # Exceptions after which the request may have been applied: the request left, the answer did not come back.

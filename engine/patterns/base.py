@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pandas as pd
@@ -19,6 +19,7 @@ import pandas as pd
 from engine.calls import ClientContext
 from engine.errors import BadInput
 from engine.history import History
+from engine.options import RunOptions
 from engine.tables import Table, TableSpec
 
 
@@ -164,19 +165,6 @@ class Harm:
 
 # A pattern that names no harm of its own: every violation of every invariant counts.
 ANY_VIOLATION = Harm("invariant violations")
-
-
-@dataclass(frozen=True, slots=True)
-class RunOptions:
-    """The validated knobs of one run, with the variant and sizes a pattern may need in setup/verify."""
-
-    variant: str
-    threads: int
-    ops_per_client: int | None
-    values: Mapping[str, Any] = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> Any:
-        return self.values[name]
 
 
 class Pattern:
