@@ -11,18 +11,22 @@ Outcome rules (DESIGN.md):
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from engine.calllog import format_request
 from engine.faults import flags
-from engine.history import Call, History, Outcome
+from engine.history import Call, Outcome
 
+# Refusals for load, not for the request: sent again, the same call may well be taken.
+THROTTLED = frozenset({"ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"})
+THROTTLED_RETRIES = 8  # at most about 4 s of backoff on top of botocore's own retries
 READS = frozenset({"GetItem", "Query", "Scan", "TransactGetItems", "BatchGetItem", "DescribeTable"})
 # Exceptions after which the request may have been applied: the request left, the answer did not come back.
 AMBIGUOUS = frozenset(
@@ -88,13 +92,21 @@ class ClientCrash(Exception):
     """Raised inside a pattern to simulate the client process dying at that point."""
 
 
+class Recorder(Protocol):
+    """Where calls are recorded: the run's History, or a client process's outbox (engine/pool.py)."""
+
+    def append(self, call: Call) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
 class Caller:
     """Records every call one client thread makes. Not shared between threads."""
 
     def __init__(
         self,
         client: Any,
-        history: History,
+        history: Recorder,
         client_id: int,
         *,
         rng: random.Random | None = None,
@@ -130,7 +142,8 @@ class Caller:
                 op not in READS and self.lost_response_share > 0 and self.rng.random() < self.lost_response_share
             )
         flags.lose_next = lose_response
-        flags.attempts = attempts = []
+        attempts: list[str] = []
+        flags.attempts = attempts
         request = format_request(op, params) if self.record_requests else None
         response: dict[str, Any] | None = None
         code: str | None = None
@@ -215,10 +228,10 @@ class ClientContext(Caller):
         self,
         *,
         client: Any,
-        history: History,
+        history: Recorder,
         client_id: int,
         table: Any,
-        options: Mapping[str, Any],
+        options: Any,  # RunOptions (patterns read ctx.options[name]; a plain mapping in unit tests)
         variant: str,
         threads: int,
         ops_per_client: int | None,
@@ -268,8 +281,18 @@ class ClientContext(Caller):
             self.ops_done = i
 
     def call(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """As Caller.call; a call throttled through all of botocore's retries is sent again after a backoff (each
+        try recorded), a few times: it was definitely not applied, and a client that gave up half-way through an
+        operation would leave the run incomplete (Run.incomplete), so unjudgeable."""
         try:
-            return super().call(*args, **kwargs)
+            for attempt in itertools.count():
+                try:
+                    return super().call(*args, **kwargs)
+                except Refused as e:
+                    if e.code not in THROTTLED or attempt >= THROTTLED_RETRIES:
+                        raise
+                time.sleep(self.rng.uniform(0.5, 1.0) * min(1.0, 0.05 * 2**attempt))
+            raise AssertionError("unreachable")
         finally:
             self.count_cpu()
 

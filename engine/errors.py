@@ -69,6 +69,10 @@ class ServerDied(LabError):
     """The embedded DynamoDB process stopped while a run was using it."""
 
 
+class ClientsLost(LabError):
+    """A client process or thread ended without finishing its work: the run is incomplete, so it is not judged."""
+
+
 class ServerStartFailed(LabError):
     """The embedded DynamoDB process did not come up."""
 
