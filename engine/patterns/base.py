@@ -56,6 +56,8 @@ class Option:
             ) from None
         if isinstance(value, float) and not math.isfinite(value):
             raise BadInput(f"{self.name}={raw!r} is not a finite number", f"use --set {self.name}=<number>")
+        if isinstance(value, str):
+            return value
         if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
             raise BadInput(
                 f"{self.name}={value} is out of range", f"use a value from {self.minimum:g} to {self.maximum:g}"
@@ -63,22 +65,34 @@ class Option:
         return value
 
 
+CANNOT_JUDGE = "CANNOT JUDGE"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Invariant:
-    """A verdict on one property of the run, with the evidence."""
+    """A verdict on one property of the run, with the evidence.
+
+    `holds` is None when the history cannot decide (a read the judge needed was refused, a write's outcome is
+    unknown): "cannot judge" is neither a PASS nor a FAIL, and a run never counts it as either."""
 
     name: str
-    holds: bool
+    holds: bool | None
     expected: Any
     observed: Any
     explanation: str
     calls: tuple[int, ...] = ()  # History rows (seq) that broke it, at most a few dozen
     violations: int = 0  # how many times it broke
 
+    @property
+    def verdict(self) -> str:
+        """PASS, FAIL or CANNOT JUDGE, as the CLI prints it."""
+        return CANNOT_JUDGE if self.holds is None else "PASS" if self.holds else "FAIL"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "holds": self.holds,
+            "verdict": self.verdict,
             "expected": self.expected,
             "observed": self.observed,
             "explanation": self.explanation,
