@@ -105,8 +105,11 @@ def headline(record: RunRecord) -> str:
         return "running…"
     if not invariants:
         return "no verdicts" if record.error is None else f"failed: {record.error.problem}"
-    broken = [inv for inv in invariants if not inv["holds"]]
+    broken = [inv for inv in invariants if inv.get("holds") is False]
+    undecided = sum(1 for inv in invariants if inv.get("holds") is None)  # cannot judge: neither PASS nor FAIL
     if not broken:
+        if undecided:
+            return f"{len(invariants) - undecided} of {len(invariants)} invariants hold; {undecided} cannot be judged"
         return f"all {len(invariants)} invariants hold"
     first = broken[0]
     return f"{len(broken)} of {len(invariants)} invariants broken: {first['explanation']}"
@@ -153,7 +156,7 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
                 colour = "green" if record.safe else "red"
                 st.markdown(f"## :{colour}[{record.variant}] ({kind})")
                 invariants = record.invariants()
-                broken = any(not inv["holds"] for inv in invariants)
+                broken = any(inv.get("holds") is False for inv in invariants)
                 with st.container(height=130, border=False):
                     (st.error if broken else st.success if invariants else st.info)(f"**{headline(record)}**")
                 ui.run_messages(record)
@@ -180,6 +183,7 @@ SWEEP_COLUMNS = {
     "p95_ms": "p95 ms",
     "client_cpu": "client CPU",
     "invariants_broken": "invariants broken",
+    "invariants_undecided": "cannot judge",
     "state": "state",
 }
 

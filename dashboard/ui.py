@@ -425,12 +425,19 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
         else:
             st.info("This history carries no invariant verdicts.")
         return
-    holds = sum(1 for inv in invariants if inv["holds"])
+    holds = sum(1 for inv in invariants if inv.get("holds") is True)
     st.markdown(f"**{holds} of {len(invariants)} hold**")
     cols = st.columns(columns)
     for i, inv in enumerate(invariants):
         with cols[i % columns].container(border=True, key=f"{key}-inv-{i}"):
-            badge = ":green-badge[PASS]" if inv["holds"] else ":red-badge[FAIL]"
+            verdict = inv.get("holds")  # None: the history cannot decide, which is not a PASS
+            badge = (
+                ":green-badge[PASS]"
+                if verdict is True
+                else ":red-badge[FAIL]"
+                if verdict is False
+                else ":gray-badge[CANNOT JUDGE]"
+            )
             st.markdown(f"#### {badge} {inv['name']}")
             extra = f" · **{inv['violations']:,} violations**" if inv.get("violations") else ""
             st.markdown(f"expected **{_short(inv['expected'])}** · observed **{_short(inv['observed'])}**{extra}")
@@ -438,7 +445,9 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
             calls = [int(s) for s in inv.get("calls") or ()]
             if calls:
                 label = (
-                    f"The {len(calls)} calls that broke it" if not inv["holds"] else f"The {len(calls)} calls it names"
+                    f"The {len(calls)} calls that broke it"
+                    if inv.get("holds") is False
+                    else f"The {len(calls)} calls it names"
                 )
                 with st.expander(label):
                     with record.view() as view:
@@ -546,7 +555,7 @@ def runs_table(records: Sequence[RunRecord]) -> pd.DataFrame:
     rows = []
     for r in records:
         invariants = r.invariants()
-        holds = sum(1 for inv in invariants if inv["holds"])
+        holds = sum(1 for inv in invariants if inv.get("holds") is True)
         rows.append(
             {
                 "run": r.id,

@@ -25,7 +25,7 @@ def sweep(
 ) -> pd.DataFrame:
     """One run per (variant, threads); one row each."""
     cls = get_pattern(pattern)
-    rows = []
+    rows: list[dict[str, object]] = []
     for threads in thread_counts:
         for variant in variants or list(cls.variants):
             if stop is not None and stop():
@@ -50,7 +50,7 @@ def sweep_row(run: Run) -> dict[str, object]:
     applied = int((writes["outcome"] == "ok").sum())
     return {
         "variant": run.config.variant,
-        "safe": run.pattern_cls.variants[run.config.variant].safe,
+        "safe": run.pattern_cls.variants[str(run.config.variant)].safe,
         "threads": run.config.threads,
         "calls": calls,
         # Of the writes: refused because another client got there first (not because the stock ran out), and
@@ -61,7 +61,8 @@ def sweep_row(run: Run) -> dict[str, object]:
         "p95_ms": float(frame["latency_ms"].quantile(0.95)) if calls else float("nan"),
         # Where calls/s stops growing with threads, this near 1.0 says the client process is CPU-bound.
         "client_cpu": max(run.client_cpu(), default=0.0),
-        "invariants_broken": sum(1 for inv in run.invariants if not inv.holds),
+        "invariants_broken": sum(1 for inv in run.invariants if inv.holds is False),
+        "invariants_undecided": sum(1 for inv in run.invariants if inv.holds is None),
         "state": run.state.value,
     }
 
