@@ -112,14 +112,14 @@ class BackendSpec:
     def parse(
         endpoint_url: str | None = None, *, aws: bool = False, confirm_aws: bool = False, region: str | None = None
     ) -> BackendSpec:
-        """From CLI/UI choices; refuses AWS unless opted in, and malformed URLs, with a fix."""
-        region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+        """From CLI/UI choices; refuses AWS unless opted in, and malformed URLs and regions, with a fix."""
         if endpoint_url:
             endpoint_url = validate_endpoint_url(endpoint_url)
             if _is_aws_host(endpoint_url):
                 aws = True
             elif aws:
                 raise BadInput("--aws and a non-AWS --endpoint-url were both given", "pass only one of them")
+        region = validate_region(region, aws=aws)
         if aws:
             if not confirm_aws:
                 raise AwsNotConfirmed(
@@ -133,17 +133,65 @@ class BackendSpec:
 
 
 def validate_endpoint_url(url: str) -> str:
-    parsed = urlparse(url.strip())
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise BadInput(
-            f"endpoint URL {url!r} is not a URL like http://127.0.0.1:8000",
-            "give scheme, host and port, e.g. --endpoint-url http://127.0.0.1:8000",
-        )
+    """The URL, stripped; BadInput (never echoing a password it may carry) unless it is http(s)://host[:port]."""
+    text = url.strip() if isinstance(url, str) else ""
+    shown = redact_url(text)[:200]
+    like = "give scheme, host and port, e.g. --endpoint-url http://127.0.0.1:8000"
     try:
-        parsed.port  # noqa: B018 - raises on a bad port
-    except ValueError:
-        raise BadInput(f"endpoint URL {url!r} has a bad port", "use a port from 1 to 65535") from None
-    return url.strip().rstrip("/")
+        parsed = urlparse(text)
+        host, port = parsed.hostname, parsed.port  # both raise ValueError on a malformed netloc or port
+    except ValueError as e:
+        raise BadInput(f"endpoint URL {shown!r} is malformed ({_one_line(e)})", like) from None
+    if any(c.isspace() or not c.isprintable() for c in text) or len(text) > 2048:
+        raise BadInput(f"endpoint URL {shown!r} contains spaces or control characters", like)
+    if parsed.scheme not in ("http", "https") or not host or not _NETLOC.fullmatch(parsed.netloc.rpartition("@")[2]):
+        raise BadInput(f"endpoint URL {shown!r} is not a URL like http://127.0.0.1:8000", like)
+    if parsed.username is not None or parsed.password is not None:
+        raise BadInput(
+            f"endpoint URL {shown!r} carries a user name or password, which the lab never sends",
+            "leave them out of the URL (http://HOST:PORT); DynamoDB signs requests with keys, not URL passwords",
+        )
+    if port is not None and not 1 <= port <= 65535:
+        raise BadInput(f"endpoint URL {shown!r} has port {port}", "use a port from 1 to 65535")
+    if parsed.path.strip("/") or parsed.query or parsed.fragment or parsed.params:
+        raise BadInput(f"endpoint URL {shown!r} has a path or query, which DynamoDB endpoints do not", like)
+    return text.rstrip("/")
+
+
+_NETLOC = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?")  # host or [IPv6], then maybe a port
+_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+
+
+def redact_url(text: str) -> str:
+    """A URL (or any text) with the user:password part of each URL masked."""
+    return _USERINFO.sub("***@", text)
+
+
+# botocore's own check on region names, and the shape of AWS's (us-east-1, eu-central-2, us-gov-west-1).
+_REGION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?")
+_AWS_REGION = re.compile(r"[a-z]{2}(?:-[a-z]+)+-\d{1,2}")
+
+
+def validate_region(region: str | None, *, aws: bool) -> str:
+    """The region to use: the one given, else AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1; BadInput naming
+    where a malformed one came from (a region is a name, not an endpoint problem)."""
+    source = "the region"
+    if not region:
+        for variable in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+            if os.environ.get(variable):
+                region, source = os.environ[variable], f"the region in {variable}"
+                break
+        else:
+            return "us-east-1"
+    text = str(region)
+    pattern = _AWS_REGION if aws else _REGION
+    if not pattern.fullmatch(text):
+        raise BadInput(
+            f"{source} {text[:60]!r} is not a region name like us-east-1",
+            "give a region such as us-east-1 or eu-west-1"
+            + ("" if source == "the region" else f", or unset {source[14:]}"),
+        )
+    return text
 
 
 def _is_aws_host(url: str) -> bool:

@@ -314,9 +314,13 @@ class History:
                 "name the file *.jsonl (replayable) or *.csv (for spreadsheets)",
             )
         tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8", newline="") as out:
-            count = self.write_jsonl(out, meta) if suffix == ".jsonl" else self.write_csv(out)
-        tmp.replace(path)
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="") as out:
+                count = self.write_jsonl(out, meta) if suffix == ".jsonl" else self.write_csv(out)
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a disk that filled up, a folder that went away: leave no half file
+            raise
         return count
 
 

@@ -25,7 +25,7 @@ from engine.errors import BadInput, ClientsLost, LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
 from engine.patterns import Invariant, Pattern, RunOptions, get_pattern
-from engine.tables import Table, drop_table, open_table
+from engine.tables import Table, drop_table, open_table, validate_table_name
 
 DEFAULT_MAX_THREADS = 256
 MAX_PROCESSES = 64
@@ -99,6 +99,8 @@ class RunConfig:
                 f"{pattern.name}'s clients meet in memory (shared state), so they must share one process",
                 "use --processes 1 for this pattern",
             )
+        if self.table_name is not None:
+            validate_table_name(self.table_name)  # before anything starts, not when the table is opened
         if not 0.0 <= self.latency_ms <= 10_000:
             raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
         values = pattern.resolve_options(variant, self.options)
