@@ -37,9 +37,9 @@ def poll(active: Callable[[], bool], body: Callable[[], None], *, every: float =
 
 
 def run_header(record: RunRecord) -> None:
-    st.markdown(f"## {ui.state_badge(record.state)} {record.title}")
+    st.markdown(f"## {ui.state_badge(record.state)} {ui.plain(record.title)}")
     where = record.backend_label
-    st.caption(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else ""))
+    st.caption(ui.plain(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else "")))
 
 
 def run_figures(record: RunRecord) -> dict[str, Any]:
@@ -154,11 +154,11 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
             with col:
                 kind = "safe" if record.safe else "racy"
                 colour = "green" if record.safe else "red"
-                st.markdown(f"## :{colour}[{record.variant}] ({kind})")
+                st.markdown(f"## :{colour}[{ui.plain(record.variant)}] ({kind})")
                 invariants = record.invariants()
                 broken = any(inv.get("holds") is False for inv in invariants)
                 with st.container(height=130, border=False):
-                    (st.error if broken else st.success if invariants else st.info)(f"**{headline(record)}**")
+                    (st.error if broken else st.success if invariants else st.info)(f"**{ui.plain(headline(record))}**")
                 ui.run_messages(record)
                 ui.progress_and_counters(record, compact=True)
                 ui.chart(timeline_figs[i], f"{key}-{i}-timeline")

@@ -677,14 +677,14 @@ class Registry:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise HistoryFileError(f"{name} is not UTF-8 text", "import a .jsonl history exported by the lab") from None
+        # Every field is checked by type and range (engine/schema.py) before anything is kept: the record is
+        # shared by every session, so a bad value must never get past this line.
         history, meta = read_jsonl(io.StringIO(text))
-        summary = meta.get("summary") if isinstance(meta.get("summary"), dict) else {}
-        pattern = str(summary.get("pattern") or "unknown")
-        variant = str(summary.get("variant") or "?")
-        threads = int(
-            summary.get("threads")
-            or (max((c.client for c in history.calls(range(min(len(history), 5000)))), default=-1) + 1)
-        )
+        summary: dict[str, Any] = meta.get("summary") or {}
+        pattern = summary.get("pattern") or "unknown"
+        variant = summary.get("variant") or "?"
+        clients = history.snapshot()["client"]
+        threads = summary.get("threads") or (int(clients.max()) + 1 if len(clients) else 1)
         record = RunRecord(
             id=self._new_id("i"),
             source=Source.IMPORTED,

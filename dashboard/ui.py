@@ -4,6 +4,7 @@ cards, the call log and the export buttons. The pages compose these; charts come
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,13 +34,24 @@ PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "se
 BACKEND_KEY = "backend_spec"
 
 
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>!|~$])")  # what starts a link, an image, HTML, emphasis or maths
+
+
+def plain(text: Any) -> str:
+    """Text from a run or a file, made safe to put in Markdown: shown as typed, never as a link, an image (a
+    remote fetch), a colour directive or a heading; on one line."""
+    return _MARKDOWN.sub(r"\\\1", " ".join(str(text).split()))
+
+
 def show_error(error: BaseException, where: Any = None) -> None:
     """A LabError as 'problem' in bold and its fix; anything else as one line (never a traceback)."""
     where = where or st
     if isinstance(error, LabError):
-        where.error(f"**{error.problem}**" + (f"  \n{error.fix}" if error.fix else ""), icon=":material/error:")
+        where.error(
+            f"**{plain(error.problem)}**" + (f"  \n{plain(error.fix)}" if error.fix else ""), icon=":material/error:"
+        )
     else:
-        where.error(f"**{type(error).__name__}: {error}**", icon=":material/error:")
+        where.error(f"**{plain(f'{type(error).__name__}: {error}')}**", icon=":material/error:")
 
 
 def chart(fig: go.Figure, key: str) -> None:
@@ -399,7 +411,9 @@ def run_messages(record: RunRecord) -> None:
             st.info(f"{len(crashes)} client(s) crashed mid-operation (injected by the pattern)", icon=":material/bolt:")
         if errors:
             first = "; ".join(f"client {e['client']}: {e['message']}" for e in errors[:3])
-            st.warning(f"{len(errors)} client(s) stopped on an unexpected error: {first}", icon=":material/error:")
+            st.warning(
+                f"{len(errors)} client(s) stopped on an unexpected error: {plain(first)}", icon=":material/error:"
+            )
 
 
 # -- invariants -----------------------------------------------------------------------------------------------------
@@ -438,10 +452,11 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
                 if verdict is False
                 else ":gray-badge[CANNOT JUDGE]"
             )
-            st.markdown(f"#### {badge} {inv['name']}")
+            st.markdown(f"#### {badge} {plain(inv.get('name', ''))}")
             extra = f" · **{inv['violations']:,} violations**" if inv.get("violations") else ""
-            st.markdown(f"expected **{_short(inv['expected'])}** · observed **{_short(inv['observed'])}**{extra}")
-            st.caption(inv.get("explanation", ""))
+            expected, observed = plain(_short(inv.get("expected"))), plain(_short(inv.get("observed")))
+            st.markdown(f"expected **{expected}** · observed **{observed}**{extra}")
+            st.caption(plain(inv.get("explanation", "")))
             calls = [int(s) for s in inv.get("calls") or ()]
             if calls:
                 label = (
