@@ -31,7 +31,8 @@ if b1.button(
         lambda: registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec()).id, "sweep_id", "sweep"
     )
 if b2.button("Stop", icon=":material/stop:", key="sweep-stop", disabled=not (job and job.running), width="stretch"):
-    job.stop()
+    if job is not None:
+        job.stop()
 
 if job is not None:
     st.divider()
