@@ -13,6 +13,8 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
+from engine.errors import LabError
+
 HERE = Path(__file__).resolve().parent
 APP = HERE / "streamlit_app.py"
 CONFIG = HERE.parent / ".streamlit" / "config.toml"
@@ -63,6 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "-h" in argv or "--help" in argv:
         print(__doc__.strip())
         return 0
+    try:
+        import dashboard.registry  # noqa: F401 - reads and checks the DDBLAB_* settings
+    except LabError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if "--expose" in argv:
         print(
             "warning: --expose binds 0.0.0.0: anyone who can reach this machine can start runs against your backend",

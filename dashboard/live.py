@@ -39,9 +39,9 @@ def poll(active: Callable[[], bool], body: Callable[[], None], *, every: float =
 
 
 def run_header(record: RunRecord) -> None:
-    st.markdown(f"## {panels.state_badge(record.state)} {record.title}")
+    st.markdown(f"## {panels.state_badge(record.state)} {ui.plain(record.title)}")
     where = record.backend_label
-    st.caption(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else ""))
+    st.caption(ui.plain(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else "")))
     profile = record.run.config.profile if record.run is not None else None
     if profile is not None and profile.simulated:
         st.caption(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
@@ -110,8 +110,11 @@ def headline(record: RunRecord) -> str:
         return "running…"
     if not invariants:
         return "no verdicts" if record.error is None else f"failed: {record.error.problem}"
-    broken = [inv for inv in invariants if not inv["holds"]]
+    broken = [inv for inv in invariants if inv.get("holds") is False]
+    undecided = sum(1 for inv in invariants if inv.get("holds") is None)  # cannot judge: neither PASS nor FAIL
     if not broken:
+        if undecided:
+            return f"{len(invariants) - undecided} of {len(invariants)} invariants hold; {undecided} cannot be judged"
         return f"all {len(invariants)} invariants hold"
     first = broken[0]
     return f"{len(broken)} of {len(invariants)} invariants broken: {first['explanation']}"
@@ -156,11 +159,11 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
             with col:
                 kind = safety(record.safe)
                 colour = "green" if record.safe else "red"
-                st.markdown(f"## :{colour}[{record.variant}] ({kind})")
+                st.markdown(f"## :{colour}[{ui.plain(record.variant)}] ({kind})")
                 invariants = record.invariants()
-                broken = any(not inv["holds"] for inv in invariants)
+                broken = any(inv.get("holds") is False for inv in invariants)
                 with st.container(height=130, border=False):
-                    (st.error if broken else st.success if invariants else st.info)(f"**{headline(record)}**")
+                    (st.error if broken else st.success if invariants else st.info)(f"**{ui.plain(headline(record))}**")
                 panels.run_messages(record)
                 panels.progress_and_counters(record, compact=True)
                 ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
@@ -185,6 +188,7 @@ SWEEP_COLUMNS = {
     "p95_ms": "p95 ms",
     "client_cpu": "client CPU",
     "invariants_broken": "invariants broken",
+    "invariants_undecided": "cannot judge",
     "state": "state",
 }
 

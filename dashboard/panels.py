@@ -14,7 +14,7 @@ from dashboard.calltext import call_log, last_calls
 from dashboard.frames import outcome_labels
 from dashboard.palette import ordered, safety
 from dashboard.records import RunRecord, known_pattern
-from dashboard.ui import show_error
+from dashboard.ui import plain, show_error
 from dashboard.verdicts import flagged_calls
 from engine.summary import SATURATED, client_cpu_text
 
@@ -93,7 +93,9 @@ def run_messages(record: RunRecord) -> None:
             st.info(f"{len(crashes)} client(s) crashed mid-operation (injected by the pattern)", icon=":material/bolt:")
         if errors:
             first = "; ".join(f"client {e['client']}: {e['message']}" for e in errors[:3])
-            st.warning(f"{len(errors)} client(s) stopped on an unexpected error: {first}", icon=":material/error:")
+            st.warning(
+                f"{len(errors)} client(s) stopped on an unexpected error: {plain(first)}", icon=":material/error:"
+            )
 
 
 # -- invariants -----------------------------------------------------------------------------------------------------
@@ -119,20 +121,30 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
         else:
             st.info("This history carries no invariant verdicts.")
         return
-    holds = sum(1 for inv in invariants if inv["holds"])
+    holds = sum(1 for inv in invariants if inv.get("holds") is True)
     st.markdown(f"**{holds} of {len(invariants)} hold**")
     cols = st.columns(columns)
     for i, inv in enumerate(invariants):
         with cols[i % columns].container(border=True, key=f"{key}-inv-{i}"):
-            badge = ":green-badge[PASS]" if inv["holds"] else ":red-badge[FAIL]"
-            st.markdown(f"#### {badge} {inv['name']}")
+            verdict = inv.get("holds")  # None: the history cannot decide, which is not a PASS
+            badge = (
+                ":green-badge[PASS]"
+                if verdict is True
+                else ":red-badge[FAIL]"
+                if verdict is False
+                else ":gray-badge[CANNOT JUDGE]"
+            )
+            st.markdown(f"#### {badge} {plain(inv.get('name', ''))}")
             extra = f" · **{inv['violations']:,} violations**" if inv.get("violations") else ""
-            st.markdown(f"expected **{_short(inv['expected'])}** · observed **{_short(inv['observed'])}**{extra}")
-            st.caption(inv.get("explanation", ""))
+            expected, observed = plain(_short(inv.get("expected"))), plain(_short(inv.get("observed")))
+            st.markdown(f"expected **{expected}** · observed **{observed}**{extra}")
+            st.caption(plain(inv.get("explanation", "")))
             calls = [int(s) for s in inv.get("calls") or ()]
             if calls:
                 label = (
-                    f"The {len(calls)} calls that broke it" if not inv["holds"] else f"The {len(calls)} calls it names"
+                    f"The {len(calls)} calls that broke it"
+                    if inv.get("holds") is False
+                    else f"The {len(calls)} calls it names"
                 )
                 with st.expander(label):
                     with record.view() as view:
@@ -240,7 +252,7 @@ def runs_table(records: Sequence[RunRecord]) -> pd.DataFrame:
     rows = []
     for r in records:
         invariants = r.invariants()
-        holds = sum(1 for inv in invariants if inv["holds"])
+        holds = sum(1 for inv in invariants if inv.get("holds") is True)
         rows.append(
             {
                 "run": r.id,

@@ -37,19 +37,40 @@ from engine.runner import AWS_DEFAULT_MAX_CALLS, Run, RunConfig
 # Where these moved: kept importable from here, as the pages and other tools import them.
 __all__ = ["CallBudget", "Registry", "RunRecord", "Source", "SweepJob", "SweepState", "get_registry", "known_pattern"]
 
-MAX_THREADS_PER_RUN = int(os.environ.get("DDBLAB_MAX_THREADS_PER_RUN", "256"))
-MAX_TOTAL_THREADS = int(os.environ.get("DDBLAB_MAX_TOTAL_THREADS", "512"))
-MAX_RUNS = int(os.environ.get("DDBLAB_MAX_RUNS", "40"))
+
+def env_int(name: str, default: int, lo: int, hi: int) -> int:
+    """A whole-number setting from the environment; BadInput (one line, naming the variable and its range) for
+    anything else. Read when this module is imported: `python -m dashboard` imports it before Streamlit starts."""
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw.strip().replace("_", ""))
+    except ValueError:
+        value = None
+    if value is None or not lo <= value <= hi:
+        raise BadInput(
+            f"{name}={raw[:40]!r} is not a whole number from {lo:,} to {hi:,}",
+            f"set {name} in that range, or unset it for the default ({default:,})",
+        )
+    return value
+
+
+MAX_THREADS_PER_RUN = env_int("DDBLAB_MAX_THREADS_PER_RUN", 256, 1, 4_096)
+MAX_TOTAL_THREADS = env_int("DDBLAB_MAX_TOTAL_THREADS", 512, 1, 65_536)
+MAX_RUNS = env_int("DDBLAB_MAX_RUNS", 40, 1, 10_000)
 # Client processes (engine/pool.py) across every running run: each is a Python with boto3 (~130 MB) and wants a
 # core of its own, so more than the machine has cores only slows every run down.
-MAX_TOTAL_PROCESSES = int(os.environ.get("DDBLAB_MAX_TOTAL_PROCESSES", str(max(2, os.cpu_count() or 2))))
+MAX_TOTAL_PROCESSES = env_int("DDBLAB_MAX_TOTAL_PROCESSES", max(2, os.cpu_count() or 2), 1, 1_024)
+# Calls of imported histories kept in memory at once (about 200 bytes each): an import costs memory like a run.
+MAX_IMPORTED_CALLS = env_int("DDBLAB_MAX_IMPORTED_CALLS", 5_000_000, 1, 10**9)
 # Calls across every run of every browser session since the dashboard started (spent calls never come back; a
 # restart starts a new budget). Local backends cost CPU and memory, not money: 10 million calls is an hour or more
 # of the embedded server at full speed, so this only stops a runaway (a forgotten tab, a dashboard left --expose'd).
 # On AWS every call is billed: 100,000 is five runs at the per-run cap (AWS_DEFAULT_MAX_CALLS), a bill of cents to
 # about a dollar of on-demand requests. AWS calls count against both.
-MAX_TOTAL_CALLS = int(os.environ.get("DDBLAB_MAX_TOTAL_CALLS", "10000000"))
-MAX_AWS_CALLS = int(os.environ.get("DDBLAB_MAX_AWS_CALLS", "100000"))
+MAX_TOTAL_CALLS = env_int("DDBLAB_MAX_TOTAL_CALLS", 10_000_000, 1, 10**12)
+MAX_AWS_CALLS = env_int("DDBLAB_MAX_AWS_CALLS", 100_000, 1, 10**12)
 MAX_IMPORT_BYTES = 512 * 1024 * 1024
 
 
@@ -168,8 +189,10 @@ class Registry:
         max_total_calls: int = MAX_TOTAL_CALLS,
         max_aws_calls: int = MAX_AWS_CALLS,
         max_total_processes: int = MAX_TOTAL_PROCESSES,
+        max_imported_calls: int = MAX_IMPORTED_CALLS,
         backend_factory: Callable[[BackendSpec], Backend] = Backend,
     ) -> None:
+        self.max_imported_calls = max_imported_calls
         self.max_threads_per_run = max_threads_per_run
         self.max_total_processes = max_total_processes
         self.max_total_threads = max_total_threads
@@ -378,6 +401,8 @@ class Registry:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise HistoryFileError(f"{name} is not UTF-8 text", "import a .jsonl history exported by the lab") from None
+        # Every field is checked by type and range (engine/schema.py) before anything is kept: the record is
+        # shared by every session, so a bad value must never get past this line.
         history, meta = read_jsonl(io.StringIO(text))
         raw = meta.get("summary")
         summary: dict[str, Any] = raw if isinstance(raw, dict) else {}

@@ -6,6 +6,7 @@ and the page shows exactly that.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,8 +48,44 @@ def option_kind(option: Any) -> str:
     return "int" if isinstance(option.default, int) and not isinstance(option.default, bool) else "float"
 
 
+# The engine's messages name CLI flags; the pages name their controls.
+CONTROLS = {
+    "--threads": "Threads (clients)",
+    "--ops": "Ops per client",
+    "--duration": "Seconds",
+    "--lost-responses": "Lost-response share",
+    "--latency-ms": "Added latency (ms)",
+    "--max-attempts": "Max attempts",
+    "--retry-mode": "Retry mode",
+    "--processes": "Client processes",
+    "--seed": "Random seed",
+    "--max-threads": "DDBLAB_MAX_THREADS_PER_RUN (set before starting the dashboard)",
+}
+_FLAG = re.compile(r"--[a-z][a-z-]+")
+_USE = re.compile(r"\buse (e\.g\. )?(--[a-z][a-z-]+) ")
+_KNOB = re.compile(r"--set ([A-Za-z_]+)=\S*")
+
+
+def in_dashboard_words(text: str) -> str:
+    """`text` with each CLI flag replaced by the control that sets it: "use --threads 1 or more" becomes
+    "set “Threads (clients)” to 1 or more"; a knob's `--set name=<int>` becomes the knob's label."""
+    text = _KNOB.sub(lambda m: f"“{m.group(1).replace('_', ' ')}”", text)
+    text = _USE.sub(
+        lambda m: f"set “{CONTROLS[m.group(2)]}” to {m.group(1) or ''}" if m.group(2) in CONTROLS else m.group(), text
+    )
+    return _FLAG.sub(lambda m: f"“{CONTROLS[m.group()]}”" if m.group() in CONTROLS else m.group(), text)
+
+
 def build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
-    """The RunConfig for these settings; raises BadInput (problem + fix) on anything the engine would refuse."""
+    """The RunConfig for these settings; raises BadInput (problem + fix, naming the page's controls) on anything
+    the engine would refuse, so Start never runs other values than the ones shown."""
+    try:
+        return _build_config(settings, max_threads=max_threads)
+    except BadInput as e:
+        raise BadInput(in_dashboard_words(e.problem), in_dashboard_words(e.fix)) from None
+
+
+def _build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
     if settings.retry_mode not in RETRY_MODES:
         raise BadInput(f"unknown retry mode {settings.retry_mode!r}", f"use one of {', '.join(RETRY_MODES)}")
     threads = settings.threads
@@ -62,6 +99,10 @@ def build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
         ops, duration = settings.ops_per_client, None
         if ops is None or ops < 1:
             raise BadInput(f"ops per client must be at least 1, got {ops}", "use 1 or more ops per client")
+    if settings.seed is not None and not 0 <= settings.seed < 2**31:
+        raise BadInput(
+            f"the random seed must be from 0 to {2**31 - 1}, got {settings.seed}", "use 0 for a new one each run"
+        )
     config = RunConfig(
         pattern=settings.pattern,
         variant=settings.variant,

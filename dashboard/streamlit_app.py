@@ -19,7 +19,7 @@ from dashboard.registry import get_registry  # noqa: E402
 
 st.set_page_config(
     page_title="DynamoDB concurrency lab",
-    page_icon=":material/science:",
+    page_icon="🧪",  # an emoji is drawn in the page; a :material/...: favicon is fetched from fonts.gstatic.com
     layout="wide",
     menu_items={
         "About": "A live laboratory for DynamoDB concurrency: pools of real clients, every "

@@ -53,8 +53,9 @@ class SweepJob:
 
     @property
     def threads_busy(self) -> int:
-        run = self.current_run
-        return run.config.threads if run is not None and not run.finished else 0
+        """The threads this sweep holds against the caps: its largest run's, from its admission to its end (a
+        sweep admitted against the load of the moment must not find the room gone when its big run comes)."""
+        return max(self.thread_counts) if self.running else 0
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(list(self.rows))

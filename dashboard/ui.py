@@ -5,6 +5,7 @@ export) is in dashboard.panels; charts come from dashboard.charts."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -31,13 +32,24 @@ PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "se
 BACKEND_KEY = "backend_spec"
 
 
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>!|~$])")  # what starts a link, an image, HTML, emphasis or maths
+
+
+def plain(text: Any) -> str:
+    """Text from a run or a file, made safe to put in Markdown: shown as typed, never as a link, an image (a
+    remote fetch), a colour directive or a heading; on one line."""
+    return _MARKDOWN.sub(r"\\\1", " ".join(str(text).split()))
+
+
 def show_error(error: BaseException, where: Any = None) -> None:
     """A LabError as 'problem' in bold and its fix; anything else as one line (never a traceback)."""
     where = where or st
     if isinstance(error, LabError):
-        where.error(f"**{error.problem}**" + (f"  \n{error.fix}" if error.fix else ""), icon=":material/error:")
+        where.error(
+            f"**{plain(error.problem)}**" + (f"  \n{plain(error.fix)}" if error.fix else ""), icon=":material/error:"
+        )
     else:
-        where.error(f"**{type(error).__name__}: {error}**", icon=":material/error:")
+        where.error(f"**{plain(f'{type(error).__name__}: {error}')}**", icon=":material/error:")
 
 
 def chart(fig: go.Figure, key: str) -> None:
@@ -251,10 +263,11 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
         )
         cols[0].caption(cls.variants[variant].description)
         cols = cols[1:]
+    # No min/max on these inputs: Streamlit keeps the previous value of one typed out of range (the field only
+    # turns red), so Start would run what the user no longer sees. The typed value goes to build_config, which
+    # refuses it by the control's name.
     threads = cols[0].number_input(
         "Threads (clients)",
-        min_value=0,
-        max_value=max_threads,
         value=DEFAULT_THREADS,
         step=1,
         key=f"{k}-threads",
@@ -263,9 +276,9 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
     limit = cols[1].radio("Stop after", [LIMIT_OPS, LIMIT_DURATION], key=f"{k}-limit")
     ops = duration = None
     if limit == LIMIT_OPS:
-        ops = cols[2].number_input("Ops per client", min_value=0, value=int(cls.default_ops), step=5, key=f"{k}-ops")
+        ops = cols[2].number_input("Ops per client", value=int(cls.default_ops), step=5, key=f"{k}-ops")
     else:
-        duration = cols[2].number_input("Seconds", min_value=0.0, value=10.0, step=5.0, key=f"{k}-duration")
+        duration = cols[2].number_input("Seconds", value=10.0, step=5.0, key=f"{k}-duration")
     options: dict[str, Any] = {}
     if cls.options:
         with st.expander("Contention knobs", expanded=True):
@@ -301,26 +314,20 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
             help="share of writes whose response is lost after the server applied "
             "them (real: the request is sent, the answer thrown away)",
         )
-        latency_ms = c2.number_input(
-            "Added latency (ms)", min_value=0.0, max_value=10_000.0, value=0.0, step=5.0, key=f"{k}-latency"
-        )
+        latency_ms = c2.number_input("Added latency (ms)", value=0.0, step=5.0, key=f"{k}-latency")
         mode = c3.selectbox(
             "Retry mode (botocore)", list(RETRY_MODES), index=list(RETRY_MODES).index("standard"), key=f"{k}-retry"
         )
         attempts = c4.number_input(
             "Max attempts",
-            min_value=1,
-            max_value=20,
             value=3,
             key=f"{k}-attempts",
             help="1 means no retries; botocore never retries ConditionalCheckFailed",
         )
         c5, c6 = st.columns(2)
-        seed = c5.number_input("Random seed (0: a new one each run)", min_value=0, value=0, key=f"{k}-seed")
+        seed = c5.number_input("Random seed (0: a new one each run)", value=0, key=f"{k}-seed")
         processes = c6.number_input(
             "Client processes",
-            min_value=1,
-            max_value=64,
             value=1,
             key=f"{k}-processes",
             disabled=not cls.process_pool,

@@ -1,5 +1,10 @@
 import sys
 
-from engine.cli import main
+try:
+    from engine.cli import main  # imports boto3 and pandas: a second or more, and Ctrl-C may come meanwhile
 
-sys.exit(main())
+    code = main()
+except KeyboardInterrupt:
+    print("interrupted", file=sys.stderr)
+    code = 130
+sys.exit(code)

@@ -8,8 +8,10 @@ DynamoDB call; missing or rejected credentials and missing permissions become on
 from __future__ import annotations
 
 import os
+import random
 import re
 import threading
+import time
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -23,6 +25,8 @@ from botocore.exceptions import (
     ClientError,
     ConfigParseError,
     CredentialRetrievalError,
+    EndpointConnectionError,
+    HTTPClientError,
     NoCredentialsError,
     PartialCredentialsError,
     ProfileNotFound,
@@ -109,14 +113,14 @@ class BackendSpec:
     def parse(
         endpoint_url: str | None = None, *, aws: bool = False, confirm_aws: bool = False, region: str | None = None
     ) -> BackendSpec:
-        """From CLI/UI choices; refuses AWS unless opted in, and malformed URLs, with a fix."""
-        region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
+        """From CLI/UI choices; refuses AWS unless opted in, and malformed URLs and regions, with a fix."""
         if endpoint_url:
             endpoint_url = validate_endpoint_url(endpoint_url)
             if _is_aws_host(endpoint_url):
                 aws = True
             elif aws:
                 raise BadInput("--aws and a non-AWS --endpoint-url were both given", "pass only one of them")
+        region = validate_region(region, aws=aws)
         if aws:
             if not confirm_aws:
                 raise AwsNotConfirmed(
@@ -130,17 +134,65 @@ class BackendSpec:
 
 
 def validate_endpoint_url(url: str) -> str:
-    parsed = urlparse(url.strip())
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise BadInput(
-            f"endpoint URL {url!r} is not a URL like http://127.0.0.1:8000",
-            "give scheme, host and port, e.g. --endpoint-url http://127.0.0.1:8000",
-        )
+    """The URL, stripped; BadInput (never echoing a password it may carry) unless it is http(s)://host[:port]."""
+    text = url.strip() if isinstance(url, str) else ""
+    shown = redact_url(text)[:200]
+    like = "give scheme, host and port, e.g. --endpoint-url http://127.0.0.1:8000"
     try:
-        parsed.port  # noqa: B018 - raises on a bad port
-    except ValueError:
-        raise BadInput(f"endpoint URL {url!r} has a bad port", "use a port from 1 to 65535") from None
-    return url.strip().rstrip("/")
+        parsed = urlparse(text)
+        host, port = parsed.hostname, parsed.port  # both raise ValueError on a malformed netloc or port
+    except ValueError as e:
+        raise BadInput(f"endpoint URL {shown!r} is malformed ({_one_line(e)})", like) from None
+    if any(c.isspace() or not c.isprintable() for c in text) or len(text) > 2048:
+        raise BadInput(f"endpoint URL {shown!r} contains spaces or control characters", like)
+    if parsed.scheme not in ("http", "https") or not host or not _NETLOC.fullmatch(parsed.netloc.rpartition("@")[2]):
+        raise BadInput(f"endpoint URL {shown!r} is not a URL like http://127.0.0.1:8000", like)
+    if parsed.username is not None or parsed.password is not None:
+        raise BadInput(
+            f"endpoint URL {shown!r} carries a user name or password, which the lab never sends",
+            "leave them out of the URL (http://HOST:PORT); DynamoDB signs requests with keys, not URL passwords",
+        )
+    if port is not None and not 1 <= port <= 65535:
+        raise BadInput(f"endpoint URL {shown!r} has port {port}", "use a port from 1 to 65535")
+    if parsed.path.strip("/") or parsed.query or parsed.fragment or parsed.params:
+        raise BadInput(f"endpoint URL {shown!r} has a path or query, which DynamoDB endpoints do not", like)
+    return text.rstrip("/")
+
+
+_NETLOC = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)(:\d{1,5})?")  # host or [IPv6], then maybe a port
+_USERINFO = re.compile(r"(?<=://)[^/@\s]*@")
+
+
+def redact_url(text: str) -> str:
+    """A URL (or any text) with the user:password part of each URL masked."""
+    return _USERINFO.sub("***@", text)
+
+
+# botocore's own check on region names, and the shape of AWS's (us-east-1, eu-central-2, us-gov-west-1).
+_REGION = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?")
+_AWS_REGION = re.compile(r"[a-z]{2}(?:-[a-z]+)+-\d{1,2}")
+
+
+def validate_region(region: str | None, *, aws: bool) -> str:
+    """The region to use: the one given, else AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1; BadInput naming
+    where a malformed one came from (a region is a name, not an endpoint problem)."""
+    source = "the region"
+    if not region:
+        for variable in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+            if os.environ.get(variable):
+                region, source = os.environ[variable], f"the region in {variable}"
+                break
+        else:
+            return "us-east-1"
+    text = str(region)
+    pattern = _AWS_REGION if aws else _REGION
+    if not pattern.fullmatch(text):
+        raise BadInput(
+            f"{source} {text[:60]!r} is not a region name like us-east-1",
+            "give a region such as us-east-1 or eu-west-1"
+            + ("" if source == "the region" else f", or unset {source[14:]}"),
+        )
+    return text
 
 
 def _is_aws_host(url: str) -> bool:
@@ -230,6 +282,12 @@ class Backend:
             if error is None:
                 raise
             raise error from None
+
+    def judge_client(self) -> PatientClient:
+        """The client that sets up, verifies and drops a run's table: no injected faults, and throttling and
+        transient errors retried with backoff (faults are for the clients, not for the judge)."""
+        # botocore's standard mode waits up to 2^attempt s between tries; the judge's own backoff is shorter.
+        return PatientClient(self.client(threads=4, retry=RetryPolicy("standard", 1)))
 
     def _make_client(
         self,
@@ -327,6 +385,79 @@ class Backend:
                     pass
             info["account"] = self._account or "unknown"
         return info
+
+
+# Answers that say "not now", not "no": the same request may be taken a moment later.
+TRANSIENT_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "ProvisionedThroughputExceededException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "LimitExceededException",
+    }
+)
+# Calls that change nothing, so sending them again after a lost answer is harmless.
+_READ_METHODS = frozenset(
+    {
+        "get_item",
+        "query",
+        "scan",
+        "batch_get_item",
+        "transact_get_items",
+        "describe_table",
+        "list_tables",
+        "list_tags_of_resource",
+        "describe_time_to_live",
+    }
+)
+
+
+class PatientClient:
+    """A boto3 DynamoDB client for the judge: each call is tried again, with exponential backoff, while the
+    answer is throttling or a transient server error (any call: such an answer means it was not applied), or a
+    lost connection or timeout (reads only: a write whose answer was lost may have been applied).
+
+    Without it a verification read throttled past botocore's few retries lost the whole verdict."""
+
+    def __init__(self, client: Any, *, attempts: int = 12, base_s: float = 0.05, cap_s: float = 1.0) -> None:
+        self._client = client
+        self.attempts = attempts
+        self.base_s = base_s
+        self.cap_s = cap_s
+        self.retried = 0  # tries beyond the first, over all calls: what the faults cost the judge
+
+    @property
+    def meta(self) -> Any:
+        return self._client.meta
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+        if name.startswith("_") or not callable(method):
+            return method
+        read = name in _READ_METHODS
+
+        def patient(*args: Any, **kwargs: Any) -> Any:
+            for attempt in range(self.attempts):
+                last = attempt + 1 == self.attempts
+                try:
+                    return method(*args, **kwargs)
+                except ClientError as e:
+                    status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
+                    if last or not (_code(e) in TRANSIENT_CODES or (read and status >= 500)):
+                        raise
+                except (EndpointConnectionError, HTTPClientError):
+                    if last or not read:
+                        raise
+                self.retried += 1
+                time.sleep(random.uniform(0.5, 1.0) * min(self.cap_s, self.base_s * 2**attempt))
+            raise AssertionError("unreachable")
+
+        return patient
 
 
 def _code(e: ClientError) -> str:

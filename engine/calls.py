@@ -15,15 +15,16 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from engine.calllog import format_request
 from engine.faults import flags
-from engine.history import Call, History, Outcome
-from engine.options import RunOptions
+from engine.history import Call, Outcome
 
+# Refusals for load, not for the request: sent again, the same call may well be taken.
+THROTTLED = frozenset({"ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"})
 READS = frozenset({"GetItem", "Query", "Scan", "TransactGetItems", "BatchGetItem", "DescribeTable"})
 # Exceptions after which the request may have been applied: the request left, the answer did not come back.
 AMBIGUOUS = frozenset(
@@ -94,13 +95,21 @@ class ClientCrash(Exception):
     """Raised inside a pattern to simulate the client process dying at that point."""
 
 
+class Recorder(Protocol):
+    """Where calls are recorded: the run's History, or a client process's outbox (engine/pool.py)."""
+
+    def append(self, call: Call) -> None: ...
+
+    def __len__(self) -> int: ...
+
+
 class Caller:
     """Records every call one client thread makes. Not shared between threads."""
 
     def __init__(
         self,
         client: Any,
-        history: History,
+        history: Recorder,
         client_id: int,
         *,
         rng: random.Random | None = None,
@@ -222,10 +231,10 @@ class ClientContext(Caller):
         self,
         *,
         client: Any,
-        history: History,
+        history: Recorder,
         client_id: int,
         table: Any,
-        options: RunOptions,
+        options: Any,  # RunOptions (patterns read ctx.options[name]; a plain mapping in unit tests)
         variant: str,
         threads: int,
         ops_per_client: int | None,
@@ -313,14 +322,9 @@ class ClientContext(Caller):
         raise ClientCrash(where)
 
 
-CONTENTION_CODES = frozenset(
-    {
-        "TransactionConflictException",
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-    }
-)
+# Refused only for contention: the same request may simply be sent again after a backoff. A client that gave
+# up half-way through an operation would leave the run incomplete (Run.incomplete), so unjudgeable.
+CONTENTION_CODES = THROTTLED | {"TransactionConflictException"}
 CONTENTION_RETRIES = 8
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import os
 import signal
 import sys
@@ -38,9 +39,12 @@ def _positive_int(text: str) -> int:
 
 def _number(text: str) -> float:
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
 
 
 def _add_backend_args(p: argparse.ArgumentParser) -> None:
@@ -163,8 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return {
             "list": cmd_list,
             "run": cmd_run,
@@ -294,11 +298,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _check_history_path(path: str) -> None:
     """Before the run, so a typo never costs the calls it recorded."""
+    if os.path.isdir(path):
+        raise BadInput(
+            f"--history {path!r} is a folder", f"give a file in it, e.g. --history {os.path.join(path, 'run.jsonl')}"
+        )
     if not path.lower().endswith((".jsonl", ".csv")):
         raise BadInput(f"--history {path!r} must end in .jsonl or .csv", "e.g. --history run.jsonl")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise BadInput(f"--history {path!r}: cannot write in {folder}", "give a path in a writable folder")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise BadInput(f"--history {path!r} exists and cannot be overwritten", "give another file name")
 
 
 def _wait_with_progress(run: Run, quiet: bool) -> None:
@@ -348,12 +358,24 @@ def cmd_walkthrough(args: argparse.Namespace) -> int:
 
 # -- serve -----------------------------------------------------------------------------------------------------
 
+MIN_TTL_INTERVAL_S = 0.05
+MAX_TTL_INTERVAL_S = 86_400.0
+
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from engine.server.serve import build_app, make_http_server
 
     if not 1 <= args.port <= 65535:
         raise BadInput(f"port {args.port} is out of range", "use 1 to 65535")
+    if not MIN_TTL_INTERVAL_S <= args.ttl_interval <= MAX_TTL_INTERVAL_S:
+        raise BadInput(
+            f"--ttl-interval {args.ttl_interval:g} is out of range (a sweep that often would keep a core busy)"
+            if args.ttl_interval < MIN_TTL_INTERVAL_S
+            else f"--ttl-interval {args.ttl_interval:g} is out of range",
+            f"use {MIN_TTL_INTERVAL_S:g} to {MAX_TTL_INTERVAL_S:g} seconds (default 1)",
+        )
+    if not args.host or any(c.isspace() or not c.isprintable() for c in args.host):
+        raise BadInput(f"--host {args.host!r} is not a host name or address", "e.g. --host 127.0.0.1")
     import secrets
 
     from engine.server.control import TOKEN_ENV, TOKEN_HEADER
@@ -393,23 +415,39 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 # -- sweep -----------------------------------------------------------------------------------------------------
 
+MAX_SWEEP_OPS = 100_000
+
+
+def thread_counts(text: str) -> list[int]:
+    """ "1,2,4,8" as sorted distinct counts from 1 to the thread cap; BadInput for anything else, empty included."""
+    like = "e.g. --threads 1,2,4,8"
+    parts = [t.strip() for t in text.split(",")]
+    if not any(parts):
+        raise BadInput("--threads is empty: a sweep needs at least one thread count", like)
+    try:
+        counts = sorted({int(t) for t in parts if t})
+    except ValueError:
+        raise BadInput(f"--threads {text[:60]!r} is not a comma-separated list of whole numbers", like) from None
+    if counts[0] < 1 or counts[-1] > DEFAULT_MAX_THREADS:
+        raise BadInput(f"--threads {text[:60]!r}: every count must be from 1 to {DEFAULT_MAX_THREADS}", like)
+    return counts
+
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from engine.sweep import plan, render_sweep, summarize, sweep
 
-    try:
-        counts = [int(t) for t in args.threads.split(",") if t.strip()]
-    except ValueError:
-        raise BadInput(f"--threads {args.threads!r} is not a list of numbers", "e.g. --threads 1,2,4,8") from None
-    if not counts or min(counts) < 1:
-        raise BadInput(f"--threads {args.threads!r} needs thread counts of 1 or more", "e.g. --threads 1,2,4,8")
+    counts = thread_counts(args.threads)
     pattern = get_pattern(args.pattern)
+    if not 1 <= args.ops <= MAX_SWEEP_OPS:
+        raise BadInput(f"--ops {args.ops} is out of range", f"use 1 to {MAX_SWEEP_OPS} operations per client")
     variants = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else list(pattern.variants)
     for name in variants:
         if name not in pattern.variants:
             raise BadInput(
                 f"pattern {pattern.name!r} has no variant {name!r}", f"use some of: {', '.join(pattern.variants)}"
             )
+    for variant in variants:  # every run of the sweep is checked before the server starts
+        RunConfig(pattern=pattern.name, variant=variant, threads=counts[-1], ops_per_client=args.ops).validated()
     next(plan(counts, variants, args.repeats))  # bad --repeats fails here, before any server starts
     with _backend(args) as backend:
         frame = sweep(

@@ -18,7 +18,7 @@ def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | Non
     except ClientCrash as e:
         return {"kind": "crash", "message": str(e), "trace": None}
     except CallError as e:
-        return {"kind": "error", "message": f"{e.call.op} {e.code}", "trace": None}
+        return {"kind": "error", "message": f"{e.call.op} {e.code}", "trace": None, "code": e.code, "op": e.call.op}
     except Exception as e:
         return {"kind": "error", "message": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=4)}
     finally:

@@ -11,8 +11,13 @@ _ARN = re.compile(r"arn:aws[a-zA-Z-]*:[^\s\"',]+")
 _ACCOUNT = re.compile(r"(?<!\d)\d{12}(?!\d)")
 
 
+_URL_USERINFO = re.compile(r"(?<=://)[^/@\s'\"]*@")
+
+
 def redact(text: str) -> str:
-    """No raw ARNs or account ids in what we print or export: AWS error messages carry both."""
+    """No raw ARNs or account ids in what we print or export (AWS error messages carry both), and no user:password
+    of a URL (an endpoint URL may carry one)."""
+    text = _URL_USERINFO.sub("***@", text)
     return _ACCOUNT.sub(lambda m: "********" + m.group()[-4:], _ARN.sub("arn:aws:…", text))
 
 
@@ -25,7 +30,7 @@ class LabError(Exception):
         problem = redact(problem)
         super().__init__(problem)
         self.problem = problem
-        self.fix = fix
+        self.fix = redact(fix)
 
     def __str__(self) -> str:
         return f"{self.problem} — {self.fix}" if self.fix else self.problem
@@ -67,6 +72,10 @@ class TableNameTaken(LabError):
 
 class ServerDied(LabError):
     """The embedded DynamoDB process stopped while a run was using it."""
+
+
+class ClientsLost(LabError):
+    """A client process or thread ended without finishing its work: the run is incomplete, so it is not judged."""
 
 
 class ServerStartFailed(LabError):

@@ -26,6 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 import pandas as pd
 
+from engine import schema
 from engine.errors import HistoryFileError
 
 FORMAT = "ddblab-history"
@@ -237,7 +238,7 @@ class History:
             n = len(self._client)
             stop = n if stop is None else min(stop, n)
             start = max(0, min(start, stop))
-            cols = {
+            cols: dict[str, np.ndarray] = {
                 "client": np.frombuffer(self._client[start:stop], dtype=np.int32).astype(np.int32),
                 "action": np.frombuffer(self._action[start:stop], dtype=np.uint16).copy(),
                 "op": np.frombuffer(self._op[start:stop], dtype=np.uint8).copy(),
@@ -249,7 +250,7 @@ class History:
                 "retries": np.frombuffer(self._retries[start:stop], dtype=np.uint16).copy(),
                 "request": np.frombuffer(self._request[start:stop], dtype=np.uint32).copy(),
             }
-            names = {
+            names: dict[str, list[str | None]] = {
                 "action": list(self._actions.values),
                 "op": list(self._ops.values),
                 "key": list(self._keys.values),
@@ -314,9 +315,13 @@ class History:
                 "name the file *.jsonl (replayable) or *.csv (for spreadsheets)",
             )
         tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8", newline="") as out:
-            count = self.write_jsonl(out, meta) if suffix == ".jsonl" else self.write_csv(out)
-        tmp.replace(path)
+        try:
+            with open(tmp, "w", encoding="utf-8", newline="") as out:
+                count = self.write_jsonl(out, meta) if suffix == ".jsonl" else self.write_csv(out)
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a disk that filled up, a folder that went away: leave no half file
+            raise
         return count
 
 
@@ -347,11 +352,10 @@ def call_to_dict(call: Call, t0_ns: int = 0) -> dict[str, Any]:
     return row
 
 
-_REQUIRED = ("client", "action", "op", "key", "invoke_ns", "complete_ns", "outcome")
-
-
 def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
-    """Load a history written by `History.write_jsonl`; raises HistoryFileError naming the bad line."""
+    """Load a history written by `History.write_jsonl`, every field checked (engine/schema.py) before anything is
+    kept; raises HistoryFileError naming the line and the field. Returns the history and the header's meta, its
+    summary checked too."""
     if isinstance(source, (str, Path)):
         try:
             with open(source, encoding="utf-8") as f:
@@ -360,7 +364,7 @@ def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
             raise HistoryFileError(
                 f"cannot read history file {str(source)!r}: {e}", "pick a .jsonl file exported by the lab"
             ) from None
-    fix = "import a .jsonl file exported by the lab (python -m engine run ... --history FILE.jsonl)"
+    fix = schema.FIX
     lines = iter(source)
     try:
         header_line = next(lines, "")
@@ -368,46 +372,38 @@ def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
         raise HistoryFileError("history file is not UTF-8 text", fix) from None
     try:
         header = json.loads(header_line)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise HistoryFileError("line 1 of the history file is not JSON", fix) from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise HistoryFileError("the file has no ddblab history header on line 1", fix)
-    if header.get("version") != FORMAT_VERSION:
+    if header.get("version") != FORMAT_VERSION or isinstance(header.get("version"), bool):
         raise HistoryFileError(
-            f"history format version {header.get('version')!r} is not supported",
+            f"history format version {str(header.get('version'))[:20]!r} is not supported",
             f"export it again with this version of the lab (format {FORMAT_VERSION})",
         )
+    meta = schema.check_meta(header.get("meta"))
     history = History(t0_ns=0)
+    distinct: dict[str, set[str]] = {name: set() for name in schema.MAX_DISTINCT}
     try:
         for number, line in enumerate(lines, start=2):
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise HistoryFileError(f"line {number} of the history file is not JSON (truncated?)", fix) from None
-            if not isinstance(row, dict) or any(k not in row for k in _REQUIRED):
-                raise HistoryFileError(f"line {number} of the history file lacks the fields of a call", fix)
-            try:
-                history.append(
-                    Call(
-                        client=int(row["client"]),
-                        action=str(row["action"]),
-                        op=str(row["op"]),
-                        key=str(row["key"]),
-                        invoke_ns=int(row["invoke_ns"]),
-                        complete_ns=int(row["complete_ns"]),
-                        outcome=Outcome(row["outcome"]),
-                        error=row.get("error") or None,
-                        retries=int(row.get("retries") or 0),
-                        detail=row.get("detail") or {},
-                        request=row.get("request"),
-                    )
-                )
-            except (TypeError, ValueError, OverflowError):
-                raise HistoryFileError(
-                    f"line {number} of the history file has a field of the wrong type", fix
-                ) from None
+            fields = schema.check_call(row, number)
+            for name, seen in distinct.items():
+                value = fields[name]
+                if value is not None and value not in seen:
+                    seen.add(value)
+                    if len(seen) > schema.MAX_DISTINCT[name]:
+                        raise HistoryFileError(
+                            f"line {number} of the history file: more than {schema.MAX_DISTINCT[name]:,} "
+                            f"different {name} values",
+                            fix,
+                        )
+            history.append(Call(**{**fields, "outcome": Outcome(fields["outcome"])}))
     except UnicodeDecodeError:
         raise HistoryFileError("history file is not UTF-8 text", fix) from None
-    return history, dict(header.get("meta") or {})
+    return history, meta

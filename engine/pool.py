@@ -81,6 +81,7 @@ class Run(Protocol):
     def table(self) -> Table | None: ...
     def publish_progress(self, ops_done: list[int], cpu_s: list[float]) -> None: ...
     def _worker_error_record(self, error: dict[str, Any]) -> None: ...
+    def client_ended(self, *client_ids: int) -> None: ...
 
 
 ROOT = str(Path(__file__).resolve().parent.parent)  # so `python -m engine.pool` finds the engine uninstalled too
@@ -172,7 +173,8 @@ class _Home:
         self.cpu_s = 0.0  # the child's CPU since its clients were released, as last shipped
         self.finished = False
         self.stopping = False
-        self.went = False  # told "go": from then on its death is its clients' crash
+        self.went = False  # told "go": from then on its death loses its clients' unshipped calls
+        self.lost = False  # it died after "go", before its clients had finished
         child_reads, parent_writes = os.pipe()
         parent_reads, child_writes = os.pipe()
         self.down = Connection(parent_writes, readable=False)
@@ -231,18 +233,38 @@ class _Home:
                         self.run._worker_error_record(error)
                 elif kind == "done":
                     self.finished = True
+                    self.run.client_ended(*self.ids)  # every call of its clients has been shipped
                     return
         except (EOFError, OSError):
             if not self.finished and self.failure is None:
                 self.failure = f"a client process (pid {self.pid}) ended before its clients had started"
                 if self.went:
-                    self.failure = f"client process {self.pid} ended unexpectedly"
-                    for client in self.ids:
-                        self.run._worker_error_record(
-                            {"client": client, "kind": "crash", "message": "its client process died", "trace": None}
-                        )
+                    self.lost = True
+                    self.failure = (
+                        f"client process {self.pid} (clients {', '.join(map(str, self.ids[:8]))}"
+                        f"{' …' if len(self.ids) > 8 else ''}) died mid-run ({self._how_it_ended()}): "
+                        "the calls it had not yet shipped are lost"
+                    )
+                    self.run._worker_error_record(
+                        {"client": self.ids[0], "clients": list(self.ids), "kind": "lost", "message": self.failure}
+                    )
         finally:
             self.ready.set()  # never leave the parent waiting for a child that is gone
+
+    def _how_it_ended(self) -> str:
+        if self.process is None:
+            return "it never started"
+        try:
+            code = self.process.wait(2.0)
+        except subprocess.TimeoutExpired:
+            return "it closed its pipe and is still running"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"killed by {name}" + (": killed by hand, or out of memory" if name == "SIGKILL" else "")
+        return f"exit status {code}"
 
     @property
     def pid(self) -> int | None:
@@ -298,6 +320,8 @@ def _watch(run: Run, homes: list[_Home]) -> None:
         if not run.backend.alive() and run.error is None:
             run.error = server_died()
             stop = True
+        if any(home.lost for home in homes):
+            stop = True  # the run cannot be judged any more (Run.incomplete): end it now, keep what arrived
         if stop:
             for home in homes:
                 home.stop()
@@ -351,7 +375,7 @@ def child_main(down: Connection, up: Connection) -> None:
                 history=outbox,
                 client_id=i,
                 table=table,
-                options=plan.options,  # type: ignore[arg-type]
+                options=plan.options,
                 variant=plan.options.variant,
                 threads=cfg.threads,
                 ops_per_client=cfg.ops_per_client,

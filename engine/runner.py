@@ -15,17 +15,19 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from engine import pool
 from engine.backend import Backend, RetryPolicy
 from engine.calls import CallError, ClientContext
 from engine.clientwork import client_failure
-from engine.errors import BadInput, LabError, server_died
+from engine.errors import BadInput, ClientsLost, LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
 from engine.patterns import Invariant, Pattern, RunOptions, get_pattern
 from engine.server.process import table_stats
 from engine.server.profile import EXACT, ProfileSpec
-from engine.tables import Table, drop_table, open_table
+from engine.tables import Table, drop_table, open_table, validate_table_name
 
 DEFAULT_MAX_THREADS = 256
 MAX_PROCESSES = 64
@@ -100,6 +102,8 @@ class RunConfig:
                 f"{pattern.name}'s clients meet in memory (shared state), so they must share one process",
                 "use --processes 1 for this pattern",
             )
+        if self.table_name is not None:
+            validate_table_name(self.table_name)  # before anything starts, not when the table is opened
         if not 0.0 <= self.latency_ms <= 10_000:
             raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
         values = pattern.resolve_options(variant, self.options)
@@ -128,6 +132,7 @@ class Run:
         self.state = RunState.PENDING
         self.error: LabError | None = None
         self.worker_errors: list[dict[str, Any]] = []  # crashes and unexpected errors, per client
+        self._ended: set[int] = set()  # clients that reported their end (returned, crashed or errored)
         self.invariants: list[Invariant] = []
         self.table: Table | None = None
         self.started_at: float | None = None  # wall clock, for display
@@ -220,7 +225,9 @@ class Run:
 
     def _run(self) -> None:
         client = None
+        judge = None
         injector = None
+        judged: Table | None = None  # the run's table as the judge reads it: no faults, patient with throttling
         try:
             self.state = RunState.PREPARING
             cfg = self.config
@@ -229,27 +236,32 @@ class Run:
                     "the aws-like profile is simulated by the lab's embedded server, not by this backend",
                     "leave out --endpoint-url/--aws (or point it at `python -m engine serve`), or use --profile exact",
                 )
+            judge = self.backend.judge_client()
             client = self.backend.client(threads=cfg.threads, retry=cfg.retry)
             injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
             spec = self.pattern.table_spec(self.options)
             if self.backend.profiles_supported():
                 spec = dataclasses.replace(spec, profile_tag=cfg.profile.tag_value())
-            self.table = open_table(
-                client,
+            judged = open_table(
+                judge,
                 cfg.pattern,
                 spec,
                 name=cfg.table_name,
                 allow_foreign=cfg.allow_foreign_table,
             )
-            self.pattern.setup(self.table, self.options)
+            self.table = dataclasses.replace(judged, client=client)
+            self.pattern.setup(judged, self.options)
             self.state = RunState.RUNNING
             self._run_clients(client)
             self.state = RunState.VERIFYING
             if not self.backend.alive():
                 raise server_died()
-            self.invariants = self.pattern.verify(self.table, self.history, self.options)
+            incomplete = self.incomplete()
+            if incomplete is not None:
+                raise incomplete  # a verdict on part of the calls would blame the pattern for the lost client
+            self.invariants = self.pattern.verify(judged, self.history, self.options)
             if cfg.profile.simulated and self.backend.endpoint_url:
-                self.server_stats = table_stats(self.backend.endpoint_url, self.table.name)
+                self.server_stats = table_stats(self.backend.endpoint_url, judged.name)
             self.state = RunState.STOPPED if self._stop.is_set() else RunState.DONE
         except LabError as e:
             self.error = e
@@ -261,15 +273,16 @@ class Run:
             self._stop.set()  # whatever ended the run, no worker keeps going
             if self.t_start_ns is not None and self.t_end_ns is None:
                 self.t_end_ns = time.monotonic_ns()
-            if self.table is not None and not self.config.keep_table and self.backend.alive():
+            if judged is not None and not self.config.keep_table and self.backend.alive():
                 try:
-                    drop_table(self.table)
+                    drop_table(judged)
                 except Exception:
                     pass
             if injector is not None:
                 injector.close()
-            if client is not None:
-                client.close()  # its pooled connections would otherwise stay open on both sides
+            for c in (client, judge):
+                if c is not None:
+                    c.close()  # its pooled connections would otherwise stay open on both sides
             self._done.set()
 
     def _run_clients(self, client: Any) -> None:
@@ -343,6 +356,7 @@ class Run:
         failure = client_failure(self.pattern, ctx)
         if failure is not None:
             self._worker_error_record({"client": ctx.client_id, **failure})
+        self.client_ended(ctx.client_id)
 
     def publish_progress(self, ops_done: list[int], cpu_s: list[float]) -> None:
         """What the clients have done so far, for progress() and client_cpu(): ops per client, CPU seconds per
@@ -354,6 +368,55 @@ class Run:
         """A client crashed or met an unexpected error (from this process, or shipped from a client process)."""
         with self._lock:
             self.worker_errors.append({**error, "elapsed_s": self.elapsed_s()})
+
+    def client_ended(self, *client_ids: int) -> None:
+        """These clients' work is over and every call they made is in the History (whatever ran them)."""
+        with self._lock:
+            self._ended.update(client_ids)
+
+    def incomplete(self) -> LabError | None:
+        """Why this run's clients did not all finish, or None when they did (or were never released).
+
+        Any way a client is lost counts: a client process killed (its unshipped calls are gone), a thread that
+        ended without reporting, a client stopped by an unexpected error half-way through an operation. The
+        History then lacks what the clients would have done, so the run is FAILED and not judged: invariants
+        on part of the calls can blame a safe pattern (an operation left half-done looks like a broken one)."""
+        if self.t_start_ns is None:
+            return None  # stopped before the clients were released: no call was made, nothing is missing
+        with self._lock:
+            errors = list(self.worker_errors)
+            unended = sorted(set(range(self.config.threads)) - self._ended)
+        kept = "the calls recorded are kept (export them); no invariant is judged on an incomplete run"
+        lost = [e for e in errors if e["kind"] == "lost"]
+        if lost:
+            more = f" (and {len(lost) - 1} more client processes)" if len(lost) > 1 else ""
+            return ClientsLost(
+                f"{lost[0]['message']}{more}", f"{kept}; run again, with fewer threads per process if memory ran short"
+            )
+        if unended:
+            return ClientsLost(
+                f"client thread(s) {_ids(unended)} ended without finishing their work",
+                f"{kept}; run again",
+            )
+        stopped = [e for e in errors if e["kind"] == "error"]
+        if not stopped:
+            return None
+        for e in stopped:
+            if e.get("code"):
+                refused = self.backend.refusal(ClientError({"Error": {"Code": e["code"]}}, e.get("op") or "call"))
+                if refused is not None:
+                    return refused  # expired or rejected credentials, a denied permission: its own fix
+        first = stopped[0]
+        more = f" (and {len(stopped) - 1} more clients)" if len(stopped) > 1 else ""
+        return ClientsLost(
+            f"client {first['client']} stopped half-way on an unexpected error: {first['message']}{more}",
+            f"{kept}; check the backend and run again",
+        )
+
+
+def _ids(ids: list[int], shown: int = 8) -> str:
+    text = ", ".join(str(i) for i in ids[:shown])
+    return text + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
 
 
 def conflicts(

@@ -128,19 +128,25 @@ def render_text(data: dict[str, Any]) -> str:
     if data["client_crashes"]:
         out.append(f"crashes    {data['client_crashes']} client(s) crashed mid-operation (injected)")
     for err in data["client_errors"][:5]:
-        out.append(f"client {err['client']} stopped: {err['message']}")
+        out.append(err["message"] if err.get("kind") == "lost" else f"client {err['client']} stopped: {err['message']}")
     if data["invariants"]:
         out.append("invariants")
         width = max(len(inv["name"]) for inv in data["invariants"])
         for inv in data["invariants"]:
-            verdict = "PASS" if inv["holds"] else "FAIL"
+            verdict = verdict_of(inv)
             out.append(
-                f"  {verdict}  {inv['name']:<{width}}  expected {_short(inv['expected'])}, "
+                f"  {verdict:<4}  {inv['name']:<{width}}  expected {_short(inv['expected'])}, "
                 f"observed {_short(inv['observed'])}"
                 + (f"  ({inv['violations']} violations)" if inv["violations"] else "")
             )
             out.append(f"        {inv['explanation']}")
     return "\n".join(out)
+
+
+def verdict_of(inv: dict[str, Any]) -> str:
+    """PASS, FAIL or CANNOT JUDGE (holds None: the history cannot decide; never counted as a PASS)."""
+    holds = inv.get("holds")
+    return "CANNOT JUDGE" if holds is None else "PASS" if holds else "FAIL"
 
 
 def _short(value: Any) -> str:

@@ -127,7 +127,8 @@ def sweep_row(run: Run) -> dict[str, Any]:
         "p95_ms": float(frame["latency_ms"].quantile(0.95)) if calls else float("nan"),
         # Where calls/s stops growing with threads, this near 1.0 says the client process is CPU-bound.
         "client_cpu": max(run.client_cpu(), default=0.0),
-        "invariants_broken": sum(1 for inv in run.invariants if not inv.holds),
+        "invariants_broken": sum(1 for inv in run.invariants if inv.holds is False),
+        "invariants_undecided": sum(1 for inv in run.invariants if inv.holds is None),
         # Shares of all calls, by cause; and of reads without ConsistentRead, the ones the lagging copy served
         # (SIMULATED by the aws-like profile: "profile" says which one the row ran under).
         "profile": run.config.profile.name.value,

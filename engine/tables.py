@@ -21,7 +21,7 @@ OWNER_TAG = "ddblab:created-by"
 OWNER_VALUE = "ddb-concurrency-lab"
 GSI_LAG_TAG = "ddblab:gsi-lag-ms"  # read by the embedded server (engine/server/gsi_lag.py)
 PROFILE_TAG = "ddblab:profile"  # read by the embedded server (engine/server/profile.py)
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
+_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +65,9 @@ def run_table_name(pattern: str) -> str:
 
 
 def validate_table_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):  # fullmatch: `$` would let a final newline in
         raise BadInput(
-            f"table name {name!r} is not a valid DynamoDB table name",
+            f"table name {str(name)[:80]!r} is not a valid DynamoDB table name",
             "use 3-255 characters from letters, digits, '_', '-' and '.'",
         )
     return name

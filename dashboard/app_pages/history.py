@@ -21,7 +21,7 @@ with st.container(border=True):
             imported = registry.import_history(upload.name, upload.getvalue())
             st.session_state["history-imported"] = upload.file_id
             st.session_state["history-pick"] = imported.id
-            st.success(f"Imported {upload.name}: {len(imported.history):,} calls, as run {imported.id}.")
+            st.success(ui.plain(f"Imported {upload.name}: {len(imported.history):,} calls, as run {imported.id}."))
         except LabError as e:
             st.session_state["history-imported"] = upload.file_id
             ui.show_error(e)
@@ -32,11 +32,13 @@ if not records:
     st.stop()
 
 st.dataframe(panels.runs_table(records), hide_index=True)
+# One snapshot of the records for the whole page: another session may delete one meanwhile.
 by_id = {r.id: r for r in records}
+ids: list[str] = list(by_id)
 if st.session_state.get("history-pick") not in by_id:
-    st.session_state["history-pick"] = records[0].id
-pick: str = st.selectbox("Run", list(by_id), key="history-pick", format_func=lambda i: f"{i} · {by_id[i].title}")
-record = by_id[pick]
+    st.session_state["history-pick"] = ids[0]
+pick = st.selectbox("Run", ids, key="history-pick", format_func=lambda i: f"{i} · {by_id[str(i)].title}")
+record = by_id[str(pick)]
 
 c1, c2, _ = st.columns([1, 1, 3])
 if c1.button("Open on the Run page", key="history-open"):

@@ -19,7 +19,7 @@ counts = c1.multiselect(
     default=[1, 2, 4, 8, 16, 32],
     key="sweep-threads",
 )
-ops = c2.number_input("Ops per client", min_value=0, value=10, step=5, key="sweep-ops")
+ops = c2.number_input("Ops per client", value=10, step=5, key="sweep-ops")  # no bounds: see ui.run_controls
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
 job = registry.sweep(st.session_state.get("sweep_id") or st.query_params.get("sweep"))

@@ -76,6 +76,9 @@ def invariant_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
+CANNOT_JUDGE = "CANNOT JUDGE"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Invariant:
     """A verdict on one property of the run, with the evidence.
@@ -86,10 +89,12 @@ class Invariant:
 
     `key` is what the dashboard finds it by (a constant of the pattern module), so its display `name` can be
     reworded freely; left empty it is derived from the name, as for files recorded before keys existed.
-    """
+
+    `holds` is None when the history cannot decide (a read the judge needed was refused, a write's outcome is
+    unknown): "cannot judge" is neither a PASS nor a FAIL, and a run never counts it as either."""
 
     name: str
-    holds: bool
+    holds: bool | None
     expected: Any
     observed: Any
     explanation: str
@@ -110,11 +115,17 @@ class Invariant:
     def sampled(self) -> bool:
         return len(self.calls) < (self.calls_total or 0)
 
+    @property
+    def verdict(self) -> str:
+        """PASS, FAIL or CANNOT JUDGE, as the CLI prints it."""
+        return CANNOT_JUDGE if self.holds is None else "PASS" if self.holds else "FAIL"
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "key": self.key,
             "name": self.name,
             "holds": self.holds,
+            "verdict": self.verdict,
             "expected": self.expected,
             "observed": self.observed,
             "explanation": self.explanation,

@@ -16,6 +16,8 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
 
 import pytest
 
@@ -79,13 +81,41 @@ def dashboard_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.wait(5)
 
 
+def offline(context: Any) -> tuple[list[str], list[str]]:
+    """Block every request to anything but 127.0.0.1, as a venue's network without internet would; returns the
+    blocked URLs and the failed requests (filled in as the pages load)."""
+    outside: list[str] = []
+    failed: list[str] = []
+
+    def route(r: Any) -> None:
+        host = urlparse(r.request.url).hostname
+        if r.request.url.startswith(("data:", "blob:")) or host == "127.0.0.1":
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort("internetdisconnected")
+
+    context.route("**/*", route)
+    context.on(
+        "requestfailed",
+        lambda request: (
+            None
+            if request.url in outside or "/_stcore/stream" in request.url  # a websocket closed as the page goes
+            else failed.append(f"{request.url} ({request.failure})")
+        ),
+    )
+    return outside, failed
+
+
 def test_pick_a_pattern_start_a_run_see_timeline_and_invariants(dashboard_url: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(viewport={"width": 1500, "height": 1100})
+        outside, failed = offline(context)
         try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            page = context.new_page()
             page.goto(dashboard_url, wait_until="domcontentloaded")
             expect(page.get_by_role("heading", name="Run a pattern")).to_be_visible(timeout=60_000)
             expect(page.get_by_text("Embedded DynamoDB", exact=True)).to_be_visible(timeout=60_000)
@@ -121,11 +151,14 @@ def test_pick_a_pattern_start_a_run_see_timeline_and_invariants(dashboard_url: s
             page.reload(wait_until="domcontentloaded")
             expect(page.get_by_text("Per-call timeline").first).to_be_visible(timeout=60_000)
             expect(page.get_by_text("of 3 hold").first).to_be_visible(timeout=60_000)
-            other = browser.new_page(viewport={"width": 1500, "height": 1100})
+            other = context.new_page()
             other.goto(f"{dashboard_url}/history", wait_until="domcontentloaded")
             expect(other.get_by_text("optimistic-locking / blind-write (racy)").first).to_be_visible(timeout=60_000)
+            other.wait_for_timeout(1000)  # its icons and fonts load
         finally:
             browser.close()
+    assert outside == [], f"the page asked the internet for {outside}: it must work on a venue's offline network"
+    assert failed == [], f"requests failed: {failed}"
     shots = sorted(tmp_path.glob("*.png"))
     assert len(shots) == 3 and all(s.stat().st_size > 20_000 for s in shots)
     keep = os.environ.get("DDBLAB_SCREENSHOTS")

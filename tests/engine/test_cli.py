@@ -25,7 +25,7 @@ from tests.engine.test_backend import (  # noqa: F401 - no_network and no_dynamo
     without_aws_credentials,
 )
 
-SCHEMA = {
+SCHEMA: dict[str, type | tuple[type, ...]] = {
     "pattern": str,
     "variant": str,
     "threads": int,
@@ -147,6 +147,7 @@ def test_serve_runs_the_embedded_server_for_any_boto3_script_until_ctrl_c() -> N
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
+        assert proc.stdout is not None
         line = proc.stdout.readline()
         assert f"http://127.0.0.1:{port}" in line
         ddb = boto3.resource(

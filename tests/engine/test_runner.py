@@ -24,7 +24,7 @@ def test_every_client_makes_its_ops_and_the_table_is_dropped(backend: Backend, c
     frame = run.history.snapshot()
     assert sorted(frame["client"].unique()) == [0, 1, 2, 3]
     assert (frame[frame["action"] == "increment"].groupby("client").size() == 5).all()
-    assert run.table.name.startswith(PREFIX)
+    assert run.table is not None and run.table.name.startswith(PREFIX)
     assert run.table.name not in client.list_tables()["TableNames"]
 
 
@@ -93,6 +93,7 @@ def test_the_run_ends_with_a_clear_error_when_the_server_dies(processes: int) ->
             time.sleep(0.05)
         recorded = run.progress()["calls"]
         killed = time.monotonic()
+        assert backend.server is not None
         backend.server.kill()
         assert run.wait(10)
         assert time.monotonic() - killed < 5.0

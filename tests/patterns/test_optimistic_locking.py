@@ -64,7 +64,7 @@ def store(backend: Backend) -> Iterator[VersionedStore]:
 
 
 def history(store: VersionedStore) -> History:
-    assert isinstance(store.caller, Caller)
+    assert isinstance(store.caller, Caller) and isinstance(store.caller.history, History)
     return store.caller.history
 
 

@@ -1,0 +1,127 @@
+"""The command line's edges: every argument and setting is checked before anything starts, each refusal is one
+line with its fix and exit 2, no input gives a traceback, and no secret is echoed."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.backend import BackendSpec
+from engine.cli import main
+from engine.errors import BadInput
+from engine.history import Call, History, Outcome
+from engine.tables import validate_table_name
+
+
+def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """main(argv) must refuse at once: exit 2, one line on stderr naming the fix, nothing on stdout."""
+    started = time.monotonic()
+    assert main(list(argv)) == 2
+    assert time.monotonic() - started < 5  # refused before any server was started
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err
+    [line] = err.strip().splitlines()
+    assert line.startswith("error: ") and " — " in line  # the problem — the fix
+    return line
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://[::1", "http://[::1]x:80", "http://h:99999", "http://h:0", "http://h x:80", "http://h/path", "http://:80"],
+)
+def test_a_malformed_endpoint_url_is_one_line_not_a_traceback(capsys, url: str) -> None:
+    assert "endpoint URL" in refused(capsys, "run", "23", "--endpoint-url", url)
+
+
+def test_a_password_in_an_endpoint_url_is_refused_and_never_echoed(capsys, monkeypatch) -> None:
+    line = refused(capsys, "run", "23", "--endpoint-url", "http://admin:hunter2@127.0.0.1:8000")
+    assert "hunter2" not in line and "admin" not in line and "***@127.0.0.1:8000" in line
+    with pytest.raises(BadInput) as e:
+        BackendSpec.parse("https://:s3cret@db.example:443")
+    assert "s3cret" not in str(e.value)
+
+
+@pytest.mark.parametrize("interval", ["0", "-1", "0.001", "1e9"])
+def test_serve_refuses_a_ttl_interval_that_would_spin_a_core(capsys, interval: str) -> None:
+    assert "--ttl-interval" in refused(capsys, "serve", "--ttl-interval", interval)
+
+
+@pytest.mark.parametrize("interval", ["nan", "inf"])
+def test_serve_refuses_a_ttl_interval_that_is_not_a_number(capsys, interval: str) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["serve", "--ttl-interval", interval])
+    assert e.value.code == 2 and "finite" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "threads, message",
+    [
+        ("", "empty"),
+        (",", "empty"),
+        (" , ,", "empty"),
+        ("1,x", "whole numbers"),
+        ("0,4", "from 1"),
+        ("1,9999", "from 1"),
+    ],
+)
+def test_a_bad_sweep_thread_list_is_refused_before_the_server_starts(capsys, threads: str, message: str) -> None:
+    assert message in refused(capsys, "sweep", "24", "--threads", threads)
+
+
+def test_a_history_path_that_is_a_folder_is_refused_before_the_run(capsys, tmp_path: Path) -> None:
+    assert "is a folder" in refused(capsys, "run", "23", "--history", str(tmp_path))
+
+
+def test_a_failed_history_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch) -> None:
+    history = History()
+    history.append(
+        Call(client=0, action="a", op="PutItem", key="k", invoke_ns=1, complete_ns=2, outcome=Outcome.OK, detail={})
+    )
+
+    def disk_full(*_: object, **__: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(History, "write_jsonl", disk_full)
+    with pytest.raises(OSError):
+        history.export(tmp_path / "run.jsonl")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["abc\n", "ab", "a b c", "tab\tle", "x" * 256, "ünï"])
+def test_a_table_name_check_lets_nothing_odd_through(capsys, name: str) -> None:
+    with pytest.raises(BadInput):
+        validate_table_name(name)
+    assert "not a valid DynamoDB table name" in refused(capsys, "run", "23", "--table", name)
+
+
+@pytest.mark.parametrize("region", ["us east 1", "../etc", "eu-west-1\n", "x-", "a" * 70])
+def test_a_bad_region_is_named_as_a_region_not_an_endpoint(capsys, region: str) -> None:
+    line = refused(capsys, "run", "23", "--region", region)
+    assert "region" in line and "is not a region name" in line and "endpoint" not in line.split(" — ")[0]
+
+
+def test_a_bad_region_from_the_environment_names_the_variable(capsys, monkeypatch) -> None:
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "not a region")
+    assert "AWS_DEFAULT_REGION" in refused(capsys, "run", "23")
+
+
+@pytest.mark.parametrize("delay_s", [0.15, 0.4, 0.8])
+def test_ctrl_c_in_the_first_instant_is_one_line_not_a_traceback(delay_s: float) -> None:
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", "23", "--ops", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal leaves it
+    )
+    time.sleep(delay_s)  # still importing boto3 and pandas, or starting the embedded server
+    cli.send_signal(signal.SIGINT)
+    _, err = cli.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert cli.returncode in (0, 130, -signal.SIGINT), err
