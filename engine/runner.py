@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from engine import pool
+from engine import cluster, pool
 from engine.backend import Backend, RetryPolicy
 from engine.calls import CallError, ClientContext, ClientCrash
 from engine.errors import BadInput, LabError, server_died
@@ -58,6 +58,7 @@ class RunConfig:
     record_requests: bool = True
     max_calls: int | None = None  # a budget for the whole run (set by default on AWS: calls cost money)
     processes: int = 1  # client processes the threads are spread over (engine/pool.py): past one GIL's CPU
+    cluster: str | None = None  # a Dask scheduler address: the clients run on its workers (engine/cluster.py)
 
     def validated(self) -> tuple[type[Pattern], RunConfig, RunOptions]:
         """Check every field; return the pattern class, the config with defaults filled, and its options."""
@@ -96,6 +97,8 @@ class RunConfig:
                 f"{pattern.name}'s clients meet in memory (shared state), so they must share one process",
                 "use --processes 1 for this pattern",
             )
+        if self.cluster is not None:
+            cluster.check_config(pattern, self)
         if not 0.0 <= self.latency_ms <= 10_000:
             raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
         values = pattern.resolve_options(variant, self.options)
@@ -262,6 +265,9 @@ class Run:
         base_seed = cfg.seed if cfg.seed is not None else random.randrange(2**31)
         if cfg.processes > 1:
             pool.run_clients(self, base_seed)
+            return
+        if cfg.cluster is not None:
+            cluster.run_clients(self, base_seed)
             return
         barrier = threading.Barrier(n + 1)
         self.shared["_ops_done"] = [0] * n
