@@ -144,7 +144,7 @@ def run_clients(run: Run, base_seed: int) -> None:
 
 def _workers(client: Any) -> list[WorkerInfo]:
     """The cluster's workers, with whether each is on this machine and its clock's offset from ours."""
-    if not client.scheduler_info()["workers"]:
+    if not _present(client):
         raise LabError(
             f"the Dask scheduler at {client.scheduler.address} has no workers",
             "start some (`dask worker SCHEDULER-ADDRESS`) and run again",
@@ -164,6 +164,12 @@ def _workers(client: Any) -> list[WorkerInfo]:
     if not found:
         raise LabError(f"no worker of the Dask scheduler at {client.scheduler.address} answered", FIX_UNREACHABLE)
     return found
+
+
+def _present(client: Any) -> set[str]:
+    """The addresses of the scheduler's workers now. Not Client.scheduler_info(): the client's own periodic
+    refresh overwrites the dict it returns with one that lists no workers, so a read can land on that one."""
+    return set(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
 
 
 def _probe() -> tuple[str, str, int]:
@@ -302,6 +308,8 @@ class _Home:
             time.sleep(0.02)
         run = self.run
         run.history.t0_ns = time.monotonic_ns()
+        for share in self.shares:
+            share.heard_ns = run.history.t0_ns  # silence counts from go: the wait for the slowest share is not it
         self.go.set()
         run.started_at = time.time()
         run.t_start_ns = run.history.t0_ns
@@ -372,7 +380,7 @@ class _Home:
 
     def _check_failures(self, *, started: bool) -> None:
         """A share that failed to start, raised, or whose worker left: end the run (FAILED once started)."""
-        present = set(self.client.scheduler_info()["workers"])
+        present = _present(self.client)
         now = time.monotonic_ns()
         for share in self.shares:
             if share.finished:
