@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-SECTIONS = ("server", "engine", "history", "dashboard", "latency")
+SECTIONS = ("server", "engine", "history", "dashboard", "latency", "cluster")
 
 
 def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
@@ -33,10 +33,14 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
         from bench import dashboard_refresh as mod
 
         result = mod.measure()
-    else:
+    elif name == "latency":
         from bench import latency_scaling as mod
 
         result = mod.measure(seconds=1.5 if quick else 3.0)
+    else:
+        from bench import cluster_scaling as mod
+
+        result = mod.measure(seconds=1.5 if quick else 3.0, passes=2 if quick else 4)
     return result, mod.verdicts(result)
 
 

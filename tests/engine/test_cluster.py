@@ -101,24 +101,6 @@ def test_stop_reaches_every_worker_within_two_seconds(backend: Backend, two_work
     assert all(inv.holds for inv in run.invariants)
 
 
-def test_a_worker_lost_mid_run_ends_the_run_failed_with_one_line_and_keeps_the_calls(
-    backend: Backend, two_workers: Any
-) -> None:
-    address = two_workers.scheduler_address
-    pids = worker_pids(address)
-    run = Run(RunConfig(pattern="atomic-counters", threads=8, duration_s=600, cluster=address), backend).start()
-    wait_for_calls(run, 50)
-    victim = sorted(pids)[0]
-    os.kill(pids[victim], signal.SIGKILL)
-    assert run.wait(30)
-    assert run.state is RunState.FAILED
-    assert run.error is not None and "\n" not in str(run.error)
-    assert f"cluster worker {victim} was lost mid-run" in str(run.error) and "no verdict" in str(run.error)
-    assert run.invariants == []  # never a verdict on partial data
-    assert len(run.history) >= 50  # what arrived is kept
-    assert {e["client"] for e in run.worker_errors if e["kind"] == "lost"} == {0, 2, 4, 6}
-
-
 def test_an_unreachable_cluster_fails_the_run_with_one_line_and_the_fix(
     backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -165,3 +147,33 @@ def test_workers_on_another_machine_cannot_reach_a_loopback_endpoint() -> None:
 def test_the_cli_flag_reaches_the_run_config() -> None:
     args = build_parser().parse_args(["run", "atomic-counters", "--cluster", "tcp://127.0.0.1:8786"])
     assert config_from_args(args).cluster == "tcp://127.0.0.1:8786"
+
+
+def test_the_cluster_bench_measures_a_run_on_the_workers(backend: Backend, two_workers: Any) -> None:
+    from bench import cluster_scaling
+
+    pids = list(worker_pids(two_workers.scheduler_address).values())
+    row = cluster_scaling.one_run(backend, "2 cluster workers", 0.5, two_workers.scheduler_address, pids)
+    assert row["calls_per_s"] > 0 and row["cpu_us_per_call"] > 0 and row["staleness_ms"] >= 0
+    modes = {mode: row for mode in cluster_scaling.MODES}
+    figures = cluster_scaling.verdicts({"threads": 64, "latency_ms": 10.0, "cluster_start_s": 1.0, "modes": modes})
+    ratio = next(v for v in figures if v["figure"] == "calls/s, 2 cluster workers / 2 processes")
+    assert ratio["value"] == 1.0 and ratio["pass"]
+
+
+def test_a_worker_lost_mid_run_ends_the_run_failed_with_one_line_and_keeps_the_calls(
+    backend: Backend, two_workers: Any
+) -> None:
+    address = two_workers.scheduler_address
+    pids = worker_pids(address)
+    run = Run(RunConfig(pattern="atomic-counters", threads=8, duration_s=600, cluster=address), backend).start()
+    wait_for_calls(run, 50)
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], signal.SIGKILL)
+    assert run.wait(30)
+    assert run.state is RunState.FAILED
+    assert run.error is not None and "\n" not in str(run.error)
+    assert f"cluster worker {victim} was lost mid-run" in str(run.error) and "no verdict" in str(run.error)
+    assert run.invariants == []  # never a verdict on partial data
+    assert len(run.history) >= 50  # what arrived is kept
+    assert {e["client"] for e in run.worker_errors if e["kind"] == "lost"} == {0, 2, 4, 6}
