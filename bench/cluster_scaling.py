@@ -92,8 +92,8 @@ def measure(seconds: float = 3.0, passes: int = 2) -> dict[str, Any]:
 
     started = time.perf_counter()
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
-    ) as local:
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
+    ) as local:  # port 0: the scheduler's HTTP server (no dashboard without bokeh) never meets another's port
         start_s = time.perf_counter() - started
         with Client(local.scheduler_address, set_as_default=False) as client:
             worker_pids = list(client.run(os.getpid).values())

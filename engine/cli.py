@@ -230,6 +230,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     with backend:
         if args.throttle_share and backend.server is not None:
             backend.server.configure(throttle_share=args.throttle_share)
+        if config.cluster is not None:
+            from engine.cluster import check_cluster
+
+            check_cluster(config.cluster, backend)  # an unreachable cluster is one line, before any table
         if backend.kind is BackendKind.AWS:
             info = backend.describe()  # before the first write: where this is going, never credentials
             print(

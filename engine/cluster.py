@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from engine.runner import Run, RunConfig
 
 SHIP_S = 0.05  # how often a share sends its calls home: the live view's lag, and the call budget's overshoot
-CONNECT_TIMEOUT_S = 10.0  # reaching the scheduler; an address nobody answers fails within it
+CONNECT_TIMEOUT_S = 5.0  # reaching the scheduler (Dask retries a refused connection until then)
 START_TIMEOUT_S = 120.0  # a share builds its boto3 client and threads: seconds on a loaded machine
 SILENT_S = 20.0  # a share that sent nothing for this long is lost (a partitioned machine, a frozen process)
 WATCH_S = 0.25  # how often the home asks the scheduler which workers are still there
@@ -114,24 +114,42 @@ class SharePlan:
 class WorkerInfo:
     address: str
     id: str
-    same_machine: bool
+    same_machine: bool  # same kernel and host name: this machine's loopback is its loopback (not a container's)
     clock_offset_ns: int
 
 
 # -- the home: the process that holds the run ------------------------------------------------------------------
 
 
-def run_clients(run: Run, base_seed: int) -> None:
-    """Run `run`'s clients on the workers of the cluster at `run.config.cluster`; fills run.history."""
+def connect(address: str) -> Any:
+    """A Dask client of the scheduler at `address`; LabError with the fix when nobody answers there."""
     from distributed import Client
 
-    cfg = run.config
-    assert run.table is not None and cfg.cluster is not None
-    address = normalize_address(cfg.cluster)
+    address = normalize_address(address)
     try:
-        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError) as e:
         raise LabError(f"cannot reach the Dask scheduler at {address} ({_one_line(e)})", FIX_UNREACHABLE) from None
+
+
+def check_cluster(address: str, backend: Backend) -> int:
+    """Before a run (CLI, dashboard): the scheduler answers, has workers, and they can reach `backend`'s
+    endpoint (check it after the backend is open: the embedded server's URL is known then). Returns how many
+    workers there are."""
+    client = connect(address)
+    try:
+        workers = _workers(client)
+        check_reach(backend, workers)
+        return len(workers)
+    finally:
+        client.close(timeout=5)
+
+
+def run_clients(run: Run, base_seed: int) -> None:
+    """Run `run`'s clients on the workers of the cluster at `run.config.cluster`; fills run.history."""
+    cfg = run.config
+    assert run.table is not None and cfg.cluster is not None
+    client = connect(cfg.cluster)
     try:
         workers = _workers(client)
         check_reach(run.backend, workers)
@@ -156,11 +174,10 @@ def _workers(client: Any) -> list[WorkerInfo]:
     found = []
     for address in sorted(probes):
         boot, host, mono, worker_id = probes[address]
-        same = (boot, host) == here[:2]
-        # Another machine's monotonic clock has another origin: estimate it from the round trip (error at most
-        # half of it, milliseconds); on this machine every process reads the one clock, so nothing is estimated.
-        offset = 0 if same else mono - (sent + back) // 2
-        found.append(WorkerInfo(address, worker_id, same, offset))
+        # One kernel, one monotonic clock (containers included): nothing to estimate. Another machine's clock
+        # has another origin: estimated from the round trip, to within half of it (milliseconds).
+        offset = 0 if boot and boot == here[0] else mono - (sent + back) // 2
+        found.append(WorkerInfo(address, worker_id, (boot, host) == here[:2], offset))
     if not found:
         raise LabError(f"no worker of the Dask scheduler at {client.scheduler.address} answered", FIX_UNREACHABLE)
     return found

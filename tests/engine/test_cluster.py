@@ -28,8 +28,8 @@ distributed = pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def two_workers() -> Iterator[Any]:
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
-    ) as local:
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
+    ) as local:  # port 0: the scheduler's HTTP server (no dashboard without bokeh) never meets another's port
         yield local
 
 
@@ -109,6 +109,13 @@ def test_an_unreachable_cluster_fails_the_run_with_one_line_and_the_fix(
     assert run.state is RunState.FAILED and len(run.history) == 0
     assert run.error is not None and "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in str(run.error)
     assert "dask scheduler" in run.error.fix and "leave out --cluster" in run.error.fix
+    with pytest.raises(LabError) as e:  # what the CLI asks first, so it says this in one line before any table
+        cluster.check_cluster("127.0.0.1:1", backend)
+    assert str(e.value) == str(run.error)
+
+
+def test_a_reachable_cluster_is_checked_before_the_run(backend: Backend, two_workers: Any) -> None:
+    assert cluster.check_cluster(two_workers.scheduler_address, backend) == 2
 
 
 @pytest.mark.parametrize(
