@@ -4,9 +4,9 @@ on 2 workers of a local Dask cluster (--cluster, engine/cluster.py), side by sid
 Each is a whole lab run (atomic-counters/add against the embedded server, 10 ms of client-side latency per
 call, as latency_scaling's engine runs). Per mode:
 - calls/s from the clients' release to their end (a cluster's or a pool's start-up is not in it);
-- CPU per call of every client-side process: this one (the run's home; with the cluster, its scheduler and
-  nannies too), the pool's children (counted once reaped) or the cluster's worker processes (psutil): what
-  spreading costs on top of the calls themselves;
+- CPU per call of every client-side process while the clients run (psutil): this one (the run's home; its
+  local cluster's scheduler and nannies too) and every process under it but the DynamoDB server (the pool's
+  children, the cluster's workers): what spreading costs on top of the calls themselves;
 - staleness of the live History: sampled every 50 ms, how old the newest call in it is (how far behind the
   live charts are).
 Modes alternate within each pass and the order flips from pass to pass; figures are medians over passes.
@@ -14,7 +14,6 @@ Modes alternate within each pass and the order flips from pass to pass; figures 
 
 from __future__ import annotations
 
-import os
 import statistics
 import threading
 import time
@@ -43,67 +42,75 @@ def _config(mode: str, seconds: float, address: str) -> RunConfig:
     )
 
 
-def _cpu_s(pids: list[int]) -> float:
-    """This process's CPU, its reaped children's, and that of `pids` (processes not reaped: cluster workers)."""
-    t = os.times()
-    total = t.user + t.system + t.children_user + t.children_system
-    for pid in pids:
-        try:
-            c = psutil.Process(pid).cpu_times()
-            total += c.user + c.system
-        except psutil.Error:
-            pass
+def _client_side_cpu_s(server_pid: int | None) -> float:
+    """CPU used so far by this process (the run's home; with the cluster, its scheduler and nannies too) and every
+    process under it but the DynamoDB server: the pool's children, the cluster's workers."""
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for child in me.children(recursive=True):
+        if child.pid != server_pid:
+            try:
+                total += sum(child.cpu_times()[:2])
+            except psutil.Error:
+                pass  # ended between the listing and the look
     return total
 
 
-def _staleness_ms(run: Run, stop: threading.Event, out: list[float]) -> None:
+def _sample(run: Run, server_pid: int | None, stop: threading.Event, out: dict[str, Any]) -> None:
+    """Every 50 ms while the clients run: how old the newest call in the History is, and the client side's CPU
+    at their release and at their end (start-up, a pool's spawning, verify and table work are left out)."""
+    stale: list[float] = out["stale"]
     while not stop.wait(0.05):
+        if run.t_start_ns is None:
+            continue
+        if "cpu_from" not in out:
+            out["cpu_from"] = _client_side_cpu_s(server_pid)
+        if run.t_end_ns is not None:
+            out.setdefault("cpu_to", _client_side_cpu_s(server_pid))
+            continue
         n = len(run.history)
-        if run.state is not RunState.RUNNING or run.t_start_ns is None or run.t_end_ns is not None or n == 0:
-            continue  # only while the clients run: after them, the newest call grows old on purpose
-        newest = run.history.snapshot(max(0, n - 200))["complete_ns"].max() + run.history.t0_ns
-        out.append((time.monotonic_ns() - newest) / 1e6)
+        if n:
+            newest = run.history.snapshot(max(0, n - 200))["complete_ns"].max() + run.history.t0_ns
+            stale.append((time.monotonic_ns() - newest) / 1e6)
 
 
-def one_run(backend: Backend, mode: str, seconds: float, address: str, worker_pids: list[int]) -> dict[str, Any]:
-    pids = worker_pids if mode == "2 cluster workers" else []
-    cpu_before = _cpu_s(pids)
+def one_run(backend: Backend, mode: str, seconds: float, address: str) -> dict[str, Any]:
+    server_pid = backend.server.pid if backend.server is not None else None
     run = Run(_config(mode, seconds, address), backend)
-    stale: list[float] = []
+    seen: dict[str, Any] = {"stale": []}
     stop = threading.Event()
-    sampler = threading.Thread(target=_staleness_ms, args=(run, stop, stale), daemon=True)
+    sampler = threading.Thread(target=_sample, args=(run, server_pid, stop, seen), daemon=True)
     sampler.start()
     run.run_to_end()
+    time.sleep(0.1)  # one more sample after the end
     stop.set()
     sampler.join()
-    cpu = _cpu_s(pids) - cpu_before
     if run.state is not RunState.DONE:
         raise RuntimeError(f"{mode} run ended {run.state.value}: {run.error}")
     calls = len(run.history)
+    cpu = seen.get("cpu_to", 0.0) - seen.get("cpu_from", 0.0)
     return {
         "calls_per_s": calls / run.elapsed_s(),
         "cpu_us_per_call": 1e6 * cpu / max(calls, 1),
-        "staleness_ms": statistics.median(stale) if stale else 0.0,
+        "staleness_ms": statistics.median(seen["stale"]) if seen["stale"] else 0.0,
     }
 
 
 def measure(seconds: float = 3.0, passes: int = 2) -> dict[str, Any]:
-    from distributed import Client, LocalCluster
+    from distributed import LocalCluster
 
     started = time.perf_counter()
     with LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
     ) as local:  # port 0: the scheduler's HTTP server (no dashboard without bokeh) never meets another's port
         start_s = time.perf_counter() - started
-        with Client(local.scheduler_address, set_as_default=False) as client:
-            worker_pids = list(client.run(os.getpid).values())
         with Backend() as backend:
             for mode in MODES:  # warm-up: the workers import boto3 and the lab on their first share
-                one_run(backend, mode, 0.5, local.scheduler_address, worker_pids)
+                one_run(backend, mode, 0.5, local.scheduler_address)
             samples: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
             for k in range(passes):
                 for mode in MODES if k % 2 == 0 else tuple(reversed(MODES)):
-                    samples[mode].append(one_run(backend, mode, seconds, local.scheduler_address, worker_pids))
+                    samples[mode].append(one_run(backend, mode, seconds, local.scheduler_address))
     rows = {
         mode: {field: statistics.median(s[field] for s in runs) for field in runs[0]} for mode, runs in samples.items()
     }

@@ -41,6 +41,7 @@ CONNECT_TIMEOUT_S = 5.0  # reaching the scheduler (Dask retries a refused connec
 START_TIMEOUT_S = 120.0  # a share builds its boto3 client and threads: seconds on a loaded machine
 SILENT_S = 20.0  # a share that sent nothing for this long is lost (a partitioned machine, a frozen process)
 WATCH_S = 0.25  # how often the home asks the scheduler which workers are still there
+LISTEN_S = 1.0  # a share's long poll for stop; between polls it looks whether the home released its task
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 FIX_UNREACHABLE = (
     "start a scheduler and its workers (`dask scheduler`, then `dask worker ADDRESS` on each machine, or "
@@ -581,10 +582,21 @@ def run_share(plan_bytes: bytes) -> int:
         queue.put(("calls", plan.share, sent, payload))
         sent += 1
 
+    def listen() -> None:
+        # One long poll on the scheduler, not a question every SHIP_S: the share's process is GIL-bound, and
+        # every wake-up of the worker's event loop is CPU its clients' calls do not get.
+        while not stop.is_set():
+            try:
+                if stop_event.wait(LISTEN_S) or _home_gone(worker, key):
+                    stop.set()
+            except Exception:
+                stop.set()  # the scheduler is gone: nobody can take our calls any more
+
+    threading.Thread(target=listen, daemon=True, name=f"ddblab-share-{plan.share}-stop").start()
     while any(t.is_alive() for t in threads):
-        if stop_event.wait(SHIP_S) or _home_gone(worker, key):
-            stop.set()
+        time.sleep(SHIP_S)  # not stop.wait: once stopped, the clients' last calls still come in this rhythm
         ship()
+    stop.set()  # the listener ends with the share
     ship()
     injector.close()
     client.close()
