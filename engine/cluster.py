@@ -187,7 +187,10 @@ def _workers(client: Any) -> list[WorkerInfo]:
 def _present(client: Any) -> set[str]:
     """The addresses of the scheduler's workers now. Not Client.scheduler_info(): the client's own periodic
     refresh overwrites the dict it returns with one that lists no workers, so a read can land on that one."""
-    return set(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
+    try:
+        return set(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
+    except Exception as e:
+        raise _scheduler_lost(e) from None
 
 
 def _probe() -> tuple[str, str, int]:
@@ -293,28 +296,31 @@ class _Home:
         finally:
             self._stop_all()
             self._drain(deadline=time.monotonic() + 5.0)
-            self.client.cancel([s.future for s in self.shares if s.future is not None])
-            for handle in (self.go, self.stop):
-                try:
-                    handle.clear()  # the scheduler forgets a cleared event
-                except Exception:
-                    pass
             try:
+                self.client.cancel([s.future for s in self.shares if s.future is not None])
+                for handle in (self.go, self.stop):
+                    handle.clear()  # the scheduler forgets a cleared event
                 self.queue.close()
             except Exception:
-                pass
+                pass  # the scheduler is gone, and with it what it held for this run
 
     def _stop_all(self) -> None:
         if not self.stopping:
             self.stopping = True
-            self.stop.set()
-            self.go.set()  # a share still waiting for go sees stop at once and ends without a call
+            try:
+                self.stop.set()
+                self.go.set()  # a share still waiting for go sees stop at once and ends without a call
+            except Exception:
+                pass  # the scheduler is gone: the shares see their task released and stop on their own
 
     def _start_together(self) -> bool:
         deadline = time.monotonic() + START_TIMEOUT_S
+        next_look = 0.0
         while not all(s.ready for s in self.shares):
             self._receive()
-            self._check_failures(started=False)
+            if time.monotonic() >= next_look:
+                next_look = time.monotonic() + WATCH_S
+                self._check_failures(started=False)
             if self.run._stop.is_set():
                 return False  # stopped while the shares were starting: no call is made
             if time.monotonic() > deadline:
@@ -363,10 +369,7 @@ class _Home:
         try:
             messages = self.queue.get(batch=True)
         except Exception as e:  # the scheduler went away under us
-            raise LabError(
-                f"lost the connection to the Dask scheduler during the run ({_one_line(e)})",
-                "the calls recorded so far are kept; check the scheduler and start a new run",
-            ) from None
+            raise _scheduler_lost(e) from None
         for message in messages:
             self._handle(message)
         return bool(messages)
@@ -451,6 +454,13 @@ class _Home:
         for share in self.shares:
             if not share.finished and self.run.t_start_ns is not None:
                 self._lose(share, "did not finish within 5 s of the stop")
+
+
+def _scheduler_lost(e: BaseException) -> LabError:
+    return LabError(
+        f"lost the connection to the Dask scheduler ({_one_line(e)})",
+        "the calls recorded so far are kept; check the scheduler and start a new run",
+    )
 
 
 def _worker_backend(backend: Backend) -> BackendSpec:
