@@ -186,9 +186,10 @@ def _workers(client: Any) -> list[WorkerInfo]:
 
 def _present(client: Any) -> set[str]:
     """The addresses of the scheduler's workers now. Not Client.scheduler_info(): the client's own periodic
-    refresh overwrites the dict it returns with one that lists no workers, so a read can land on that one."""
+    refresh overwrites the dict it returns with one that lists no workers, so a read can land on that one; and
+    `ncores` (address: threads) is the lightest question that lists them."""
     try:
-        return set(client.sync(client.scheduler.identity, n_workers=-1)["workers"])
+        return set(client.sync(client.scheduler.ncores))
     except Exception as e:
         raise _scheduler_lost(e) from None
 
