@@ -378,6 +378,8 @@ class _Home:
     def _handle(self, message: Any) -> None:
         kind, k, *rest = message
         share = self.shares[k]
+        if share.finished:
+            return  # given up on (lost, or silent too long): what it sends late is not taken into the run
         share.heard_ns = time.monotonic_ns()
         if kind == "ready":
             share.ready = True
