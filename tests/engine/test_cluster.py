@@ -7,6 +7,7 @@ the module; the workers call the session's embedded DynamoDB over HTTP like any 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import time
@@ -154,6 +155,19 @@ def test_workers_on_another_machine_cannot_reach_a_loopback_endpoint() -> None:
 def test_the_cli_flag_reaches_the_run_config() -> None:
     args = build_parser().parse_args(["run", "atomic-counters", "--cluster", "tcp://127.0.0.1:8786"])
     assert config_from_args(args).cluster == "tcp://127.0.0.1:8786"
+
+
+def test_the_cli_runs_on_the_cluster_and_says_so_in_its_summary(
+    backend: Backend, two_workers: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    address = two_workers.scheduler_address
+    argv = ["run", "atomic-counters", "--threads", "4", "--ops", "3", "--cluster", address, "--json"]
+    assert main([*argv, "--endpoint-url", str(backend.endpoint_url)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["cluster"] == address and summary["state"] == "done" and summary["calls"] > 0
+    assert len(summary["client_cpu_cores"]) == 2 and all(inv["holds"] for inv in summary["invariants"])
 
 
 def test_the_cluster_bench_measures_a_run_on_the_workers(backend: Backend, two_workers: Any) -> None:
