@@ -27,7 +27,6 @@ from engine.calls import Caller, CallError
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
 from engine.runner import RunConfig, run_pattern
-from engine.server.process import lab_config
 from engine.tables import TableSpec, drop_table, open_table
 
 THREADS = (1, 8, 16, 32, 64)
@@ -148,9 +147,10 @@ def measure(seconds: float = 2.0) -> dict[str, Any]:
     with Backend() as backend:
         client = backend.client(threads=64, retry=RetryPolicy("standard", 1))
         table = open_table(client, "bench-latency", TableSpec())
-        lab_config(backend.endpoint_url, latency_ms=LATENCY_MS)
+        assert backend.server is not None
+        backend.server.configure(latency_ms=LATENCY_MS)
         embedded_rows = _curve(client, table.name, seconds)
-        lab_config(backend.endpoint_url, latency_ms=0)
+        backend.server.configure(latency_ms=0)
         drop_table(table)
         engine_rows = _engine_runs(backend, seconds)
     return {

@@ -14,9 +14,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import analysis as an
-from dashboard import charts, ui
-from dashboard.registry import RunRecord, SweepJob
+from dashboard import charts, panels, ui
+from dashboard.palette import safety
+from dashboard.records import RunRecord
+from dashboard.sweeps import SweepJob
+from dashboard.verdicts import flagged_calls
 
 LIVE_REFRESH_S = 0.75  # every chart updates at least once a second while a run goes
 
@@ -37,7 +39,7 @@ def poll(active: Callable[[], bool], body: Callable[[], None], *, every: float =
 
 
 def run_header(record: RunRecord) -> None:
-    st.markdown(f"## {ui.state_badge(record.state)} {record.title}")
+    st.markdown(f"## {panels.state_badge(record.state)} {record.title}")
     where = record.backend_label
     st.caption(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else ""))
 
@@ -46,7 +48,7 @@ def run_figures(record: RunRecord) -> dict[str, Any]:
     """Every chart of the Run page: timeline, outcomes, latency, the pattern's views, and the final state once
     there are verdicts (None before). Drawn from the run's aggregates, brought up to date first."""
     invariants = record.invariants()
-    flagged = an.flagged_calls(invariants)
+    flagged = flagged_calls(invariants)
     max_bars = charts.MAX_BARS if record.running else charts.MAX_BARS_FINAL
     with record.view() as view:
         return {
@@ -73,8 +75,8 @@ def run_view(record: RunRecord, key: str) -> None:
     run_header(record)
 
     def body() -> None:
-        ui.run_messages(record)
-        ui.progress_and_counters(record)
+        panels.run_messages(record)
+        panels.progress_and_counters(record)
         figs = run_figures(record)
         ui.chart(figs["timeline"], f"{key}-timeline")
         left, right = st.columns(2)
@@ -85,12 +87,12 @@ def run_view(record: RunRecord, key: str) -> None:
         st.markdown("### What the history shows")
         for i, fig in enumerate(figs["views"]):
             ui.chart(fig, f"{key}-view-{i}")
-        ui.invariant_cards(record, key)
+        panels.invariant_cards(record, key)
         if figs["final"] is not None:
             ui.chart(figs["final"], f"{key}-final")
-        ui.call_log_panel(record, key)
+        panels.call_log_panel(record, key)
         st.markdown("### Export")
-        ui.export_buttons(record, key)
+        panels.export_buttons(record, key)
 
     poll(lambda: record.running, body)
 
@@ -131,7 +133,7 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
                 timeline_figs.append(
                     charts.timeline(
                         view,
-                        flagged=an.flagged_calls(invariants),
+                        flagged=flagged_calls(invariants),
                         x_range=x_range,
                         lanes=lanes,
                         max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
@@ -149,21 +151,21 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
         cols = st.columns(len(records), gap="large")
         for i, (col, record) in enumerate(zip(cols, records)):
             with col:
-                kind = "safe" if record.safe else "racy"
+                kind = safety(record.safe)
                 colour = "green" if record.safe else "red"
                 st.markdown(f"## :{colour}[{record.variant}] ({kind})")
                 invariants = record.invariants()
                 broken = any(not inv["holds"] for inv in invariants)
                 with st.container(height=130, border=False):
                     (st.error if broken else st.success if invariants else st.info)(f"**{headline(record)}**")
-                ui.run_messages(record)
-                ui.progress_and_counters(record, compact=True)
+                panels.run_messages(record)
+                panels.progress_and_counters(record, compact=True)
                 ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
                 ui.chart(outcome_figs[i], f"{key}-{i}-outcomes")
                 ui.chart(view_figs[i], f"{key}-{i}-view")
                 if invariants:
                     ui.chart(final_figs[i], f"{key}-{i}-final")
-                ui.invariant_cards(record, f"{key}-{i}", columns=1)
+                panels.invariant_cards(record, f"{key}-{i}", columns=1)
 
     poll(lambda: any(r.running for r in records), body)
 
@@ -211,7 +213,7 @@ def sweep_view(job: SweepJob, key: str) -> None:
                     "retries / success": st.column_config.NumberColumn(format="%.2f"),
                     "calls/s": st.column_config.NumberColumn(format="%.0f"),
                     "p95 ms": st.column_config.NumberColumn(format="%.1f"),
-                    "client CPU": st.column_config.NumberColumn(format="%.2f", help=ui.CLIENT_CPU_HELP),
+                    "client CPU": st.column_config.NumberColumn(format="%.2f", help=panels.CLIENT_CPU_HELP),
                 },
             )
             st.download_button(

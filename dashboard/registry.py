@@ -16,27 +16,26 @@ import dataclasses
 import functools
 import io
 import itertools
-import json
 import os
 import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
-from dashboard.aggregates import RunView, aggregates_for
-from dashboard.analysis import DETAIL_FIELDS, numeric_fields
+from dashboard.records import RunRecord, Source, known_pattern
+from dashboard.sweeps import SweepJob, SweepState
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.errors import BadInput, HistoryFileError, LabError
-from engine.history import History, dumps, read_jsonl
-from engine.patterns import Pattern, get_pattern
-from engine.runner import AWS_DEFAULT_MAX_CALLS, Run, RunConfig, RunState, conflicts
+from engine.history import read_jsonl
+from engine.patterns import get_pattern
+from engine.runner import AWS_DEFAULT_MAX_CALLS, Run, RunConfig
+
+# Where these moved: kept importable from here, as the pages and other tools import them.
+__all__ = ["CallBudget", "Registry", "RunRecord", "Source", "SweepJob", "SweepState", "get_registry", "known_pattern"]
 
 MAX_THREADS_PER_RUN = int(os.environ.get("DDBLAB_MAX_THREADS_PER_RUN", "256"))
 MAX_TOTAL_THREADS = int(os.environ.get("DDBLAB_MAX_TOTAL_THREADS", "512"))
@@ -52,51 +51,6 @@ MAX_TOTAL_PROCESSES = int(os.environ.get("DDBLAB_MAX_TOTAL_PROCESSES", str(max(2
 MAX_TOTAL_CALLS = int(os.environ.get("DDBLAB_MAX_TOTAL_CALLS", "10000000"))
 MAX_AWS_CALLS = int(os.environ.get("DDBLAB_MAX_AWS_CALLS", "100000"))
 MAX_IMPORT_BYTES = 512 * 1024 * 1024
-
-
-class Source(StrEnum):
-    LIVE = "live"
-    IMPORTED = "imported"
-
-
-class _Frames:
-    """The calls of a run as frames. Details are parsed from the History when a frame asks for them and not kept:
-    a parsed detail map costs several times its JSON (about 800 MB at a million calls), and each call reaches the
-    charts once (`rows`, as it arrives), so keeping them saved nothing on a live page.
-
-    `rows(start, stop)` is what the run's aggregates (dashboard.aggregates.RunView) take in as calls arrive;
-    `frame()` is every call (the call log, tests), its cheap columns cached once the run has ended.
-    """
-
-    def __init__(self, history: History) -> None:
-        self.history = history
-        self.lock = threading.Lock()
-        self.final: pd.DataFrame | None = None
-
-    def rows(self, start: int, stop: int) -> pd.DataFrame:
-        """Calls [start, stop) with `request` and `detail`."""
-        frame = self.history.snapshot(start, stop, requests=True)
-        frame["detail"] = self.history.details(range(start, start + len(frame)))
-        return frame
-
-    def frame(self, final: bool, details: bool) -> pd.DataFrame:
-        with self.lock:
-            frame = self.final
-            if frame is None:
-                frame = self.history.snapshot(requests=True)
-                if final:
-                    self.final = frame
-        return with_details(frame, self.history) if details else frame.copy(deep=False)
-
-
-def with_details(frame: pd.DataFrame, history: History) -> pd.DataFrame:
-    """These calls (a frame of History rows) with `detail` (the maps) and the numeric `detail.<name>` columns."""
-    frame = frame.copy(deep=False)
-    ds = history.details(frame["seq"].tolist())
-    frame["detail"] = ds
-    for name, values in zip(DETAIL_FIELDS, numeric_fields(ds, DETAIL_FIELDS)):
-        frame[f"detail.{name}"] = values
-    return frame
 
 
 class CallBudget:
@@ -191,259 +145,6 @@ class CallBudget:
                         if run not in self._stopped:
                             self._stopped.add(run)
                             run.stop()
-
-
-@dataclass(eq=False)
-class RunRecord:
-    """One run in the registry: a live Run, or a history imported from a file."""
-
-    id: str
-    source: Source
-    pattern: str
-    variant: str
-    threads: int
-    ops_per_client: int | None
-    duration_s: float | None
-    history: History
-    created: float = field(default_factory=time.time)
-    run: Run | None = None
-    imported_summary: dict[str, Any] | None = None
-    file_name: str | None = None
-    group: str | None = None  # the Compare page's pair
-    backend_label: str = ""
-    budgets: tuple[CallBudget, ...] = ()  # the call budgets this run draws from
-    budget_cap: int | None = None  # its max_calls when that was what was left of a budget (below its own cap)
-    _summary: dict[str, Any] | None = field(default=None, repr=False)
-    _frames: _Frames | None = field(default=None, repr=False)
-    _view: RunView | None = field(default=None, repr=False)
-
-    # -- state --------------------------------------------------------------------------------------------------
-
-    @property
-    def running(self) -> bool:
-        return self.run is not None and not self.run.finished
-
-    @property
-    def state(self) -> str:
-        if self.run is not None:
-            return self.run.state.value
-        return str((self.imported_summary or {}).get("state") or "imported")
-
-    @property
-    def safe(self) -> bool | None:
-        try:
-            return get_pattern(self.pattern).variants[self.variant].safe
-        except (LabError, KeyError):
-            return None
-
-    @property
-    def title(self) -> str:
-        kind = {True: "safe", False: "racy", None: "?"}[self.safe]
-        size = (
-            f"{self.ops_per_client} ops" if self.ops_per_client else f"{self.duration_s:g} s" if self.duration_s else ""
-        )
-        return f"{self.pattern} / {self.variant} ({kind}) · {self.threads} threads" + (f" × {size}" if size else "")
-
-    @property
-    def error(self) -> LabError | None:
-        return self.run.error if self.run is not None else None
-
-    def budget_note(self) -> str | None:
-        """Why this run ended early because a dashboard call budget ran out, if it did (None while it runs)."""
-        run = self.run
-        if run is None or not run.finished or not self.budgets:
-            return None
-        at_cap = self.budget_cap is not None and len(self.history) >= self.budget_cap
-        if not at_cap and not any(budget.stopped(run) for budget in self.budgets):
-            return None
-        spent = min(self.budgets, key=lambda budget: budget.left())
-        return (
-            f"Ended early after {len(self.history):,} calls: the dashboard's budget of {spent.limit:,} "
-            f"{spent.what}, shared by every browser session, ran out. To run more, {spent.fix}."
-        )
-
-    def progress(self) -> dict[str, Any]:
-        """Live counters: cheap, safe to call every refresh."""
-        if self.run is not None:
-            return self.run.progress()
-        counts = self.history.counts()
-        s = self.imported_summary or {}
-        elapsed = float(s.get("duration_s") or 0.0) or self._span()
-        return {
-            **counts,
-            "state": self.state,
-            "elapsed_s": elapsed,
-            "fraction": 1.0,
-            "client_cpu": _cores(s.get("client_cpu_cores")),
-            "calls_per_s": counts["calls"] / elapsed if elapsed > 0 else 0.0,
-            "conflicts": conflicts(counts["errors"], counts["refusals"], _business_refusals(self.pattern)),
-        }
-
-    def _span(self) -> float:
-        with self.view() as view:
-            return float(view.span) if view.n else 0.0
-
-    # -- results ------------------------------------------------------------------------------------------------
-
-    def summary(self) -> dict[str, Any] | None:
-        """The engine's summary JSON (for a live run once it has ended; an import's from its file)."""
-        if self.run is None:
-            return self.imported_summary
-        if not self.run.finished:
-            return None
-        if self._summary is None:
-            from engine.summary import summary
-
-            self._summary = summary(self.run)
-        return self._summary
-
-    def invariants(self) -> list[dict[str, Any]]:
-        if self.run is not None:
-            return [inv.as_dict() for inv in self.run.invariants] if self.run.finished else []
-        return list((self.imported_summary or {}).get("invariants") or [])
-
-    def options(self) -> dict[str, Any]:
-        """The pattern's knobs this run used (from the config while it runs, else from its summary)."""
-        if self.run is not None:
-            return dict(self.run.options.values)
-        return dict((self.imported_summary or {}).get("options") or {})
-
-    def _calls(self) -> _Frames:
-        if self._frames is None:
-            self._frames = _Frames(self.history)
-        return self._frames
-
-    def frame(self, *, details: bool = True) -> pd.DataFrame:
-        """Every call so far, with `request`, and with `detail` and the numeric `detail.<name>` columns unless
-        `details=False` (then `with_details(rows)` adds them to the rows you keep: the call log's last 150).
-
-        Costs a pass over every call (and a parse of every detail): the charts draw from `view()` instead."""
-        return self._calls().frame(final=not self.running, details=details)
-
-    def with_details(self, rows: pd.DataFrame) -> pd.DataFrame:
-        """Rows of `frame(details=False)` with their details."""
-        return with_details(rows, self.history)
-
-    def view(self) -> RunView:
-        """The aggregates the charts draw from. `with record.view() as view:` brings them up to date with the
-        calls recorded since the last time (work in proportion to those) and holds them while drawing."""
-        if self._view is None:
-            self._view = RunView(self.history, self._calls().rows, aggregates_for(self.pattern))
-        self._view.final = not self.running
-        return self._view
-
-    # -- export -------------------------------------------------------------------------------------------------
-
-    def export_summary(self) -> dict[str, Any]:
-        s = self.summary()
-        if s is None and self.run is not None:
-            from engine.summary import summary
-
-            s = summary(self.run)  # mid-run: what is known so far
-        return dict(s or {"pattern": self.pattern, "variant": self.variant, "threads": self.threads})
-
-    def export_jsonl(self) -> bytes:
-        out = io.StringIO()
-        self.history.write_jsonl(out, meta={"summary": self.export_summary(), "exported_from": "dashboard"})
-        return out.getvalue().encode()
-
-    def export_csv(self) -> bytes:
-        out = io.StringIO()
-        self.history.write_csv(out)
-        return out.getvalue().encode()
-
-    def export_summary_json(self) -> bytes:
-        return (json.dumps(json.loads(dumps(self.export_summary())), indent=2) + "\n").encode()
-
-    def file_stem(self) -> str:
-        return f"{self.pattern}-{self.variant}-{self.threads}t-{self.id}"
-
-
-class SweepState(StrEnum):
-    RUNNING = "running"
-    DONE = "done"
-    STOPPED = "stopped"
-    FAILED = "failed"
-
-
-@dataclass(eq=False)
-class SweepJob:
-    """Both variants of a pattern at several thread counts, one run after another in a background thread.
-
-    `new_run` makes each run (the registry's: it applies the caps and charges the call budgets, and refuses with
-    BadInput once a budget is spent, which ends the sweep with that message)."""
-
-    id: str
-    pattern: str
-    thread_counts: tuple[int, ...]
-    ops_per_client: int
-    variants: tuple[str, ...]
-    new_run: Callable[[RunConfig], Run]
-    created: float = field(default_factory=time.time)
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    state: SweepState = SweepState.RUNNING
-    current: str = ""
-    error: LabError | None = None
-    current_run: Run | None = None
-    _stop: threading.Event = field(default_factory=threading.Event)
-
-    @property
-    def total(self) -> int:
-        return len(self.thread_counts) * len(self.variants)
-
-    @property
-    def running(self) -> bool:
-        return self.state is SweepState.RUNNING
-
-    @property
-    def threads_busy(self) -> int:
-        run = self.current_run
-        return run.config.threads if run is not None and not run.finished else 0
-
-    def frame(self) -> pd.DataFrame:
-        return pd.DataFrame(list(self.rows))
-
-    def stop(self) -> None:
-        self._stop.set()
-        run = self.current_run
-        if run is not None:
-            run.stop()
-
-    def start(self) -> SweepJob:
-        threading.Thread(target=self._run, name=f"sweep-{self.id}", daemon=True).start()
-        return self
-
-    def _run(self) -> None:
-        from engine.sweep import sweep_row
-
-        try:
-            for threads in self.thread_counts:
-                for variant in self.variants:
-                    if self._stop.is_set():
-                        self.state = SweepState.STOPPED
-                        return
-                    self.current = f"{variant} × {threads} threads"
-                    run = self.new_run(
-                        RunConfig(
-                            pattern=self.pattern, variant=variant, threads=threads, ops_per_client=self.ops_per_client
-                        )
-                    )
-                    self.current_run = run
-                    run.run_to_end()
-                    if run.state is RunState.FAILED and run.error is not None and not self._stop.is_set():
-                        self.error = run.error
-                        self.state = SweepState.FAILED
-                        return
-                    self.rows.append(sweep_row(run))
-            self.state = SweepState.STOPPED if self._stop.is_set() else SweepState.DONE
-        except LabError as e:
-            self.error = e
-            self.state = SweepState.FAILED
-        except Exception as e:
-            self.error = LabError(f"internal error: {type(e).__name__}: {e}", "please report it")
-            self.state = SweepState.FAILED
-        finally:
-            self.current = ""
 
 
 def backend_label(backend: Backend, info: dict[str, Any] | None = None) -> str:
@@ -678,7 +379,8 @@ class Registry:
         except UnicodeDecodeError:
             raise HistoryFileError(f"{name} is not UTF-8 text", "import a .jsonl history exported by the lab") from None
         history, meta = read_jsonl(io.StringIO(text))
-        summary = meta.get("summary") if isinstance(meta.get("summary"), dict) else {}
+        raw = meta.get("summary")
+        summary: dict[str, Any] = raw if isinstance(raw, dict) else {}
         pattern = str(summary.get("pattern") or "unknown")
         variant = str(summary.get("variant") or "?")
         threads = int(
@@ -785,26 +487,6 @@ def get_registry() -> Registry:
     return Registry()
 
 
-def known_pattern(name: str) -> type[Pattern] | None:
-    """The pattern of that name; None for one this version does not know (an imported history may name it)."""
-    try:
-        return get_pattern(name)
-    except BadInput:
-        return None
-
-
-def _business_refusals(pattern: str) -> dict[str, str]:
-    cls = known_pattern(pattern)
-    return dict(cls.business_refusals) if cls else {}  # an unknown pattern: count every refusal
-
-
 def _children(config: RunConfig) -> int:
     """Client processes a run starts: none when its threads stay in the dashboard's own process."""
     return config.processes if config.processes > 1 else 0
-
-
-def _cores(value: Any) -> list[float]:
-    """An imported summary's client_cpu_cores, if it is a list of numbers (a hand-edited file may say anything)."""
-    if isinstance(value, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
-        return [float(v) for v in value]
-    return []

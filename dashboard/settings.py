@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dashboard.palette import safety
 from engine.backend import RETRY_MODES, RetryPolicy
 from engine.errors import BadInput
 from engine.patterns import Pattern
@@ -80,7 +81,7 @@ def build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
 
 
 def variant_label(cls: type[Pattern], name: str) -> str:
-    return f"{name} ({'safe' if cls.variants[name].safe else 'racy'})"
+    return f"{name} ({safety(cls.variants[name].safe)})"
 
 
 def pattern_label(cls: type[Pattern]) -> str:

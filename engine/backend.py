@@ -39,7 +39,8 @@ from engine.errors import (
     LabError,
     PermissionDenied,
 )
-from engine.server.process import EmbeddedServer
+from engine.server.process import EmbeddedServer, is_embedded
+from engine.server.profile import EXACT, ProfileSpec
 
 RETRY_MODES = ("legacy", "standard", "adaptive")
 DUMMY_CREDENTIALS = {"aws_access_key_id": "ddblab", "aws_secret_access_key": "ddblab"}
@@ -150,9 +151,13 @@ def _is_aws_host(url: str) -> bool:
 class Backend:
     """A reachable DynamoDB: owns the embedded server when there is one, and makes configured clients."""
 
-    def __init__(self, spec: BackendSpec | None = None, *, ttl_interval_s: float = 1.0) -> None:
+    def __init__(
+        self, spec: BackendSpec | None = None, *, ttl_interval_s: float = 1.0, profile: ProfileSpec = EXACT
+    ) -> None:
         self.spec = spec or BackendSpec()
+        self.profile = profile  # the embedded server's default profile (a run's own goes on its table)
         self.server: EmbeddedServer | None = None
+        self._profiles: bool | None = None
         self._ttl_interval_s = ttl_interval_s
         self._lock = threading.Lock()
         self._checked = False
@@ -174,7 +179,7 @@ class Backend:
 
     def open(self) -> Backend:
         if self.spec.kind is BackendKind.EMBEDDED and self.server is None:
-            self.server = EmbeddedServer(ttl_interval_s=self._ttl_interval_s).start()
+            self.server = EmbeddedServer(ttl_interval_s=self._ttl_interval_s, profile=self.profile).start()
         self.check()
         return self
 
@@ -188,6 +193,16 @@ class Backend:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def profiles_supported(self) -> bool:
+        """Whether the server simulates profiles: the embedded one, or `python -m engine serve` at an endpoint."""
+        if self.server is not None:
+            return True
+        if self.spec.kind is not BackendKind.ENDPOINT or not self.spec.endpoint_url:
+            return False
+        if self._profiles is None:
+            self._profiles = is_embedded(self.spec.endpoint_url)
+        return self._profiles
 
     def alive(self) -> bool:
         """False once an embedded server has died; other backends are assumed up (calls will tell)."""

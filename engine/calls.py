@@ -64,6 +64,11 @@ class CallError(Exception):
         return self.response.get("Item")
 
 
+def outcome(response: Mapping[str, Any] | CallError) -> str:
+    """What the seed prints for a call: "OK" or the exception's name."""
+    return response.code if isinstance(response, CallError) else "OK"
+
+
 class ConditionFailed(CallError):
     """ConditionalCheckFailedException: definitely not applied."""
 
@@ -130,7 +135,8 @@ class Caller:
                 op not in READS and self.lost_response_share > 0 and self.rng.random() < self.lost_response_share
             )
         flags.lose_next = lose_response
-        flags.attempts = attempts = []
+        attempts: list[Any] = []
+        flags.attempts = attempts
         request = format_request(op, params) if self.record_requests else None
         response: dict[str, Any] | None = None
         code: str | None = None

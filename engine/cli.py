@@ -20,6 +20,7 @@ from engine.backend import RETRY_MODES, Backend, BackendKind, BackendSpec, Retry
 from engine.errors import BadInput, LabError
 from engine.patterns import all_patterns, get_pattern
 from engine.runner import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS, Run, RunConfig, RunState
+from engine.server.profile import KNOBS, ProfileSpec, ServerProfile
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +49,27 @@ def _add_backend_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--aws", action="store_true", help="real AWS DynamoDB (needs --confirm-aws)")
     g.add_argument("--confirm-aws", action="store_true", help="yes, create tables and make calls on real AWS")
     g.add_argument("--region", help="AWS region (default: AWS_REGION or us-east-1)")
+
+
+def _add_profile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        choices=[v.value for v in ServerProfile],
+        default="exact",
+        help="embedded server profile: exact (atomic, instant) or aws-like (adds SIMULATED transaction "
+        "conflicts, stale reads, per-key throttling and network time)",
+    )
+    p.add_argument(
+        "--profile-set",
+        action="append",
+        default=[],
+        metavar="KNOB=VALUE",
+        help=f"an aws-like knob: {', '.join(f'{k} ({v[0]:g})' for k, v in KNOBS.items())}",
+    )
+
+
+def _profile(args: argparse.Namespace) -> ProfileSpec:
+    return ProfileSpec.parse(args.profile, _options(args.profile_set) if args.profile_set else None)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,22 +132,39 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--history", metavar="FILE", help="export every call to FILE (.jsonl or .csv)")
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object, nothing else")
     _add_backend_args(run)
+    _add_profile_args(run)
 
     walk = sub.add_parser("walkthrough", help="replay a seed's 'In practice' scene in the seed's call-log format")
     walk.add_argument("pattern", help="name or seed number (22..29), or 'all'")
+    walk.add_argument(
+        "--variant", help="a variant's own scene, e.g. 23 --variant version-attribute (seed 004's version attribute)"
+    )
     _add_backend_args(walk)
+    _add_profile_args(walk)
 
     serve = sub.add_parser("serve", help="run the embedded DynamoDB alone until Ctrl-C")
     serve.add_argument("--port", type=_positive_int, default=8000)
     serve.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (loopback only)")
     serve.add_argument("--ttl-interval", type=_number, default=1.0, help="seconds between TTL sweeps")
+    _add_profile_args(serve)
 
-    sweep = sub.add_parser("sweep", help="both variants of a pattern at several thread counts")
+    sweep = sub.add_parser(
+        "sweep", help="every variant of a pattern at several thread counts: harm, conflicts, retries"
+    )
     sweep.add_argument("pattern")
     sweep.add_argument("--threads", default="1,2,4,8,16,32", help="comma-separated thread counts")
     sweep.add_argument("--ops", type=_positive_int, default=20)
-    sweep.add_argument("--json", action="store_true")
+    sweep.add_argument(
+        "--repeats", type=_positive_int, default=1, help="runs per point; the table shows mean [min–max] (default 1)"
+    )
+    sweep.add_argument("--variants", help="comma-separated variants (default: all of the pattern's)")
+    sweep.add_argument(
+        "--json",
+        action="store_true",
+        help="one object per point: the means, NAME_min/_max/_std of the spread figures, and per_run",
+    )
     _add_backend_args(sweep)
+    _add_profile_args(sweep)
     return parser
 
 
@@ -181,7 +220,10 @@ def _options(pairs: list[str]) -> dict[str, str]:
 
 def _backend(args: argparse.Namespace) -> Backend:
     spec = BackendSpec.parse(args.endpoint_url, aws=args.aws, confirm_aws=args.confirm_aws, region=args.region)
-    return Backend(spec)
+    profile = _profile(args)
+    if profile.simulated and spec.kind is BackendKind.AWS:
+        raise BadInput("--profile aws-like simulates AWS on the embedded server; on AWS it is real", "drop --profile")
+    return Backend(spec, profile=profile)
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -206,6 +248,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         max_calls=args.max_calls,
         processes=args.processes,
         cluster=args.cluster,
+        profile=_profile(args),
     )
     config.validated()  # bad input fails here, before any server starts
     return config
@@ -301,12 +344,16 @@ def cmd_walkthrough(args: argparse.Namespace) -> int:
     from engine.walkthrough import run_walkthrough
 
     refs = list(all_patterns()) if args.pattern == "all" else [get_pattern(args.pattern).name]
+    if args.variant is not None:
+        if len(refs) > 1:
+            raise BadInput("--variant needs one pattern, not 'all'", "e.g. walkthrough 23 --variant version-attribute")
+        get_pattern(refs[0]).resolve_options(args.variant, {})  # unknown: refused before any server starts
     with _backend(args) as backend:
         for ref in refs:
             pattern = get_pattern(ref)
             if len(refs) > 1:
                 print(f"##### {pattern.seed} · {pattern.title}\n")
-            run_walkthrough(ref, backend, sys.stdout)
+            run_walkthrough(ref, backend, sys.stdout, variant=args.variant)
     return 0
 
 
@@ -318,7 +365,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     if not 1 <= args.port <= 65535:
         raise BadInput(f"port {args.port} is out of range", "use 1 to 65535")
-    app = build_app(ttl_interval_s=args.ttl_interval)
+    import secrets
+
+    from engine.server.control import TOKEN_ENV, TOKEN_HEADER
+
+    token = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+    profile = _profile(args)
+    app = build_app(ttl_interval_s=args.ttl_interval, lab_token=token, profile=profile)
     try:
         server = make_http_server(args.host, args.port, app)
     except OSError as e:
@@ -335,6 +388,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"embedded DynamoDB on http://{args.host}:{server.server_port} (endpoint_url for boto3); Ctrl-C to stop",
         flush=True,
     )
+    print(f"profile: {profile.describe()}", flush=True)
+    if not os.environ.get(TOKEN_ENV):  # set it in the environment to choose it, and to keep it off the screen
+        print(f"settings (POST /_lab/config) take the header {TOKEN_HEADER}: {token}", flush=True)
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         server.serve_forever(poll_interval=0.2)
@@ -350,20 +406,44 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from engine.sweep import render_sweep, sweep
+    from engine.sweep import plan, render_sweep, summarize, sweep
 
     try:
         counts = [int(t) for t in args.threads.split(",") if t.strip()]
     except ValueError:
         raise BadInput(f"--threads {args.threads!r} is not a list of numbers", "e.g. --threads 1,2,4,8") from None
+    if not counts or min(counts) < 1:
+        raise BadInput(f"--threads {args.threads!r} needs thread counts of 1 or more", "e.g. --threads 1,2,4,8")
     pattern = get_pattern(args.pattern)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else list(pattern.variants)
+    for name in variants:
+        if name not in pattern.variants:
+            raise BadInput(
+                f"pattern {pattern.name!r} has no variant {name!r}", f"use some of: {', '.join(pattern.variants)}"
+            )
+    next(plan(counts, variants, args.repeats))  # bad --repeats fails here, before any server starts
     with _backend(args) as backend:
         frame = sweep(
             backend,
             pattern.name,
             counts,
             ops_per_client=args.ops,
+            profile=backend.profile,
+            repeats=args.repeats,
+            variants=variants,
             progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
         )
-    print(frame.to_json(orient="records") if args.json else render_sweep(frame))
+    if args.json:
+        points = summarize(frame)
+        records = json.loads(points.to_json(orient="records")) if not points.empty else []
+        for record in records:
+            mine = frame[(frame["variant"] == record["variant"]) & (frame["threads"] == record["threads"])]
+            record["per_run"] = json.loads(mine.to_json(orient="records"))
+        print(json.dumps(records))
+    else:
+        print(render_sweep(frame, pattern.name))
+    failed = frame[frame["state"] == RunState.FAILED.value] if not frame.empty else frame
+    if len(failed):
+        print(f"error: the sweep stopped at a failed run: {failed['error'].iloc[0]}", file=sys.stderr)
+        return 1
     return 0

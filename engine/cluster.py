@@ -23,18 +23,29 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlparse
 
+from engine import pool
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.errors import BadInput, LabError, server_died
 from engine.history import Call
+from engine.patterns import Pattern, RunOptions
 from engine.pool import split
 from engine.tables import TableSpec
 
-if TYPE_CHECKING:
-    from engine.patterns import Pattern, RunOptions
-    from engine.runner import Run, RunConfig
+
+# What this module reads of a run (engine.runner's Run and RunConfig), as protocols, as the pool does: the runner
+# imports this module, so this module must not import the runner, not even for its types.
+class RunConfig(pool.RunConfig, Protocol):
+    @property
+    def cluster(self) -> str | None: ...
+
+
+class Run(pool.Run, Protocol):
+    @property
+    def config(self) -> RunConfig: ...
+
 
 SHIP_S = 0.05  # how often a share sends its calls home: the live view's lag, and the call budget's overshoot
 CONNECT_TIMEOUT_S = 5.0  # reaching the scheduler (Dask retries a refused connection until then)
@@ -512,9 +523,9 @@ def run_share(plan_bytes: bytes) -> int:
     from distributed import Event, Queue, get_worker, secede
 
     from engine.calls import ClientContext
+    from engine.clientwork import client_failure
     from engine.faults import FaultInjector, FaultPlan
     from engine.patterns import get_pattern
-    from engine.runner import client_failure
     from engine.tables import Table
 
     plan: SharePlan = pickle.loads(plan_bytes)

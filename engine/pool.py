@@ -25,18 +25,63 @@ import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from engine.backend import Backend, BackendKind, BackendSpec
+from engine.backend import Backend, BackendKind, BackendSpec, RetryPolicy
 from engine.calls import ClientContext
+from engine.clientwork import client_failure
 from engine.errors import LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
-from engine.history import Call
+from engine.history import Call, History
 from engine.patterns import RunOptions, get_pattern
 from engine.tables import Table, TableSpec
 
-if TYPE_CHECKING:
-    from engine.runner import Run, RunConfig
+
+# What the pool reads of a run and its configuration (engine.runner's Run and RunConfig), as protocols: the
+# runner imports the pool, so the pool must not import the runner, not even for its types.
+class RunConfig(Protocol):
+    @property
+    def pattern(self) -> str: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def processes(self) -> int: ...
+    @property
+    def ops_per_client(self) -> int | None: ...
+    @property
+    def duration_s(self) -> float | None: ...
+    @property
+    def max_calls(self) -> int | None: ...
+    @property
+    def retry(self) -> RetryPolicy: ...
+    @property
+    def lost_response_share(self) -> float | None: ...
+    @property
+    def latency_ms(self) -> float: ...
+    @property
+    def record_requests(self) -> bool: ...
+
+
+class Run(Protocol):
+    error: LabError | None
+    started_at: float | None
+    t_start_ns: int | None
+    t_end_ns: int | None
+    _stop: threading.Event
+
+    @property
+    def config(self) -> RunConfig: ...
+    @property
+    def backend(self) -> Backend: ...
+    @property
+    def history(self) -> History: ...
+    @property
+    def options(self) -> RunOptions: ...
+    @property
+    def table(self) -> Table | None: ...
+    def publish_progress(self, ops_done: list[int], cpu_s: list[float]) -> None: ...
+    def _worker_error_record(self, error: dict[str, Any]) -> None: ...
+
 
 ROOT = str(Path(__file__).resolve().parent.parent)  # so `python -m engine.pool` finds the engine uninstalled too
 SHIP_S = 0.05  # how often a child sends its calls home: the live view's lag, and the call budget's overshoot
@@ -273,8 +318,6 @@ def _ops_done(homes: list[_Home], threads: int) -> list[int]:
 
 def child_main(down: Connection, up: Connection) -> None:
     """A child process: make its clients, wait for "go", run, ship every call home."""
-    from engine.runner import client_failure  # the runner imports this module
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops us in order, whatever the terminal says
     try:
         plan: ChildPlan = down.recv()

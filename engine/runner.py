@@ -6,10 +6,10 @@ reads the History's live counters, so the dashboard can draw while the workers w
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import threading
 import time
-import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -17,11 +17,14 @@ from typing import Any
 
 from engine import cluster, pool
 from engine.backend import Backend, RetryPolicy
-from engine.calls import CallError, ClientContext, ClientCrash
+from engine.calls import CallError, ClientContext
+from engine.clientwork import client_failure
 from engine.errors import BadInput, LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
 from engine.patterns import Invariant, Pattern, RunOptions, get_pattern
+from engine.server.process import table_stats
+from engine.server.profile import EXACT, ProfileSpec
 from engine.tables import Table, drop_table, open_table
 
 DEFAULT_MAX_THREADS = 256
@@ -59,6 +62,7 @@ class RunConfig:
     max_calls: int | None = None  # a budget for the whole run (set by default on AWS: calls cost money)
     processes: int = 1  # client processes the threads are spread over (engine/pool.py): past one GIL's CPU
     cluster: str | None = None  # a Dask scheduler address: the clients run on its workers (engine/cluster.py)
+    profile: ProfileSpec = EXACT  # the embedded server's profile for this run's table (aws-like is SIMULATED)
 
     def validated(self) -> tuple[type[Pattern], RunConfig, RunOptions]:
         """Check every field; return the pattern class, the config with defaults filled, and its options."""
@@ -102,6 +106,7 @@ class RunConfig:
         if not 0.0 <= self.latency_ms <= 10_000:
             raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
         values = pattern.resolve_options(variant, self.options)
+        pattern.check_run(variant, self)  # what a variant cannot honour (e.g. a botocore fault without botocore)
         config = RunConfig(
             **{
                 **{f: getattr(self, f) for f in self.__dataclass_fields__},
@@ -132,6 +137,7 @@ class Run:
         self.t_start_ns: int | None = None  # monotonic, when the barrier released the clients
         self.t_end_ns: int | None = None
         self.shared: dict[str, Any] = {}
+        self.server_stats: dict[str, int] = {}  # what the aws-like model did to the run's table (SIMULATED)
         self._stop = threading.Event()
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -221,12 +227,20 @@ class Run:
         try:
             self.state = RunState.PREPARING
             cfg = self.config
+            if cfg.profile.simulated and not self.backend.profiles_supported():
+                raise BadInput(
+                    "the aws-like profile is simulated by the lab's embedded server, not by this backend",
+                    "leave out --endpoint-url/--aws (or point it at `python -m engine serve`), or use --profile exact",
+                )
             client = self.backend.client(threads=cfg.threads, retry=cfg.retry)
             injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
+            spec = self.pattern.table_spec(self.options)
+            if self.backend.profiles_supported():
+                spec = dataclasses.replace(spec, profile_tag=cfg.profile.tag_value())
             self.table = open_table(
                 client,
                 cfg.pattern,
-                self.pattern.table_spec(self.options),
+                spec,
                 name=cfg.table_name,
                 allow_foreign=cfg.allow_foreign_table,
             )
@@ -237,6 +251,8 @@ class Run:
             if not self.backend.alive():
                 raise server_died()
             self.invariants = self.pattern.verify(self.table, self.history, self.options)
+            if cfg.profile.simulated and self.backend.endpoint_url:
+                self.server_stats = table_stats(self.backend.endpoint_url, self.table.name)
             self.state = RunState.STOPPED if self._stop.is_set() else RunState.DONE
         except LabError as e:
             self.error = e
@@ -344,22 +360,6 @@ class Run:
         """A client crashed or met an unexpected error (from this process, or shipped from a client process)."""
         with self._lock:
             self.worker_errors.append({**error, "elapsed_s": self.elapsed_s()})
-
-
-def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | None:
-    """Run one client to its end; how it failed (kind, message, trace), or None when it did not."""
-    ctx.count_cpu()  # from here: the whole client, up to its last op, crash or return included
-    try:
-        pattern.client(ctx)
-    except ClientCrash as e:
-        return {"kind": "crash", "message": str(e), "trace": None}
-    except CallError as e:
-        return {"kind": "error", "message": f"{e.call.op} {e.code}", "trace": None}
-    except Exception as e:
-        return {"kind": "error", "message": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=4)}
-    finally:
-        ctx.count_cpu()
-    return None
 
 
 def conflicts(

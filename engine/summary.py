@@ -4,8 +4,44 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.history import dumps
+from engine.history import History, dumps
 from engine.runner import Run, conflicts
+
+THROTTLE_CODES = frozenset({"ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"})
+CAUSES = ("condition_refused", "transaction_conflict", "throttled")
+
+
+def conflicts_by_cause(history: History, business: dict[str, str] | None = None) -> dict[str, int]:
+    """Refused calls by why: a condition another client's write made false, a transaction that collided with
+    another one (TransactionConflict), the server's throughput ceiling (after botocore's own retries). A
+    cancelled transaction counts under its reasons' cause; business refusals (sold out) are left out."""
+    causes = dict.fromkeys(CAUSES, 0)
+    frame = history.snapshot()
+    if frame.empty:
+        return causes
+    errors = frame["error"].astype(str)
+    refused = frame[errors != ""]
+    business = business or {}
+    cancelled: list[int] = []
+    for seq, action, code in zip(refused["seq"], refused["action"].astype(str), refused["error"].astype(str)):
+        if code == "TransactionCanceledException":
+            cancelled.append(int(seq))
+        elif code == "TransactionConflictException":
+            causes["transaction_conflict"] += 1
+        elif code in THROTTLE_CODES:
+            causes["throttled"] += 1
+        elif code == "ConditionalCheckFailedException" and business.get(action) != code:
+            causes["condition_refused"] += 1
+    actions = dict(zip(frame["seq"].astype(int), frame["action"].astype(str)))
+    for seq, detail in zip(cancelled, history.details(cancelled)):
+        reasons = detail.get("reasons", ())
+        if "TransactionConflict" in reasons:
+            causes["transaction_conflict"] += 1
+        elif "ThrottlingError" in reasons:
+            causes["throttled"] += 1
+        elif business.get(actions.get(seq, "")) != "TransactionCanceledException":
+            causes["condition_refused"] += 1
+    return causes
 
 
 def summary(run: Run) -> dict[str, Any]:
@@ -34,6 +70,10 @@ def summary(run: Run) -> dict[str, Any]:
         "outcomes": {"ok": counts["ok"], "fail": counts["fail"], "info": counts["info"]},
         "errors": dict(sorted(counts["errors"].items())),
         "conflicts": conflicts(counts["errors"], counts["refusals"], run.pattern_cls.business_refusals),
+        "conflicts_by_cause": conflicts_by_cause(run.history, dict(run.pattern_cls.business_refusals)),
+        # The embedded server's profile for this run's table; aws-like is SIMULATED, and says so.
+        "profile": cfg.profile.as_dict(),
+        "simulated": run.server_stats,
         "retries": counts["retries"],
         "retry_policy": {"mode": cfg.retry.mode, "max_attempts": cfg.retry.max_attempts},
         "faults": {"lost_response_share": cfg.lost_response_share, "latency_ms": cfg.latency_ms},
@@ -58,6 +98,17 @@ def render_text(data: dict[str, Any]) -> str:
         f"{data['pattern']} / {data['variant']}: {data['threads']} threads{spread} × {ops} ops{limit} on {where}, "
         f"table {data['table']}"
     ]
+    profile = data.get("profile") or {}
+    if profile.get("simulated"):
+        knobs = " ".join(f"{k}={v:g}" for k, v in profile.get("knobs", {}).items())
+        out.append(f"profile    aws-like, SIMULATED by the embedded server ({knobs})")
+        stats = data.get("simulated") or {}
+        if stats:
+            out.append(
+                "simulated  "
+                + "   ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(stats.items()) if k != "requests")
+                + f"   (of {stats.get('requests', 0)} requests to the table)"
+            )
     if data["error"]:
         out.append(f"ERROR: {data['error']}")
     o = data["outcomes"]
@@ -69,6 +120,12 @@ def render_text(data: dict[str, Any]) -> str:
         f"conflicts  {data['conflicts']}   retries (botocore) {data['retries']}   "
         f"retry policy {data['retry_policy']['mode']}/{data['retry_policy']['max_attempts']}"
     )
+    causes = data.get("conflicts_by_cause") or {}
+    if any(causes.values()):
+        out.append(
+            f"by cause   condition refused {causes.get('condition_refused', 0)}   "
+            f"transaction conflict {causes.get('transaction_conflict', 0)}   throttled {causes.get('throttled', 0)}"
+        )
     if data["errors"]:
         out.append("errors     " + ", ".join(f"{code} {n}" for code, n in data["errors"].items()))
     if data["client_crashes"]:

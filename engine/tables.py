@@ -20,6 +20,7 @@ PREFIX = "ddblab-"
 OWNER_TAG = "ddblab:created-by"
 OWNER_VALUE = "ddb-concurrency-lab"
 GSI_LAG_TAG = "ddblab:gsi-lag-ms"  # read by the embedded server (engine/server/gsi_lag.py)
+PROFILE_TAG = "ddblab:profile"  # read by the embedded server (engine/server/profile.py)
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 
 
@@ -28,6 +29,7 @@ class TableSpec:
     gsi: bool = False
     ttl_attribute: str | None = None
     gsi_lag_ms: int = 0  # simulated on the embedded server only
+    profile_tag: str = ""  # the embedded server's profile for this table (engine/server/profile.py), if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +182,8 @@ def _create(client: Any, name: str, spec: TableSpec) -> None:
         ]
         if spec.gsi_lag_ms > 0:
             kwargs["Tags"].append({"Key": GSI_LAG_TAG, "Value": str(int(spec.gsi_lag_ms))})
+    if spec.profile_tag:
+        kwargs["Tags"].append({"Key": PROFILE_TAG, "Value": spec.profile_tag})
     kwargs["AttributeDefinitions"] = attributes
     try:
         client.create_table(**kwargs)

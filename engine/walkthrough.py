@@ -60,22 +60,26 @@ class Walk:
         self.log.note(text)
 
 
-def outcome(response: dict[str, Any] | CallError) -> str:
-    """The seed prints "OK" or the exception's name."""
-    return response.code if isinstance(response, CallError) else "OK"
-
-
 def _key_text(params: dict[str, Any]) -> str:
     key = params.get("Key") or params.get("Item") or {}
     return f"{key.get('PK', '')}|{key.get('SK', '')}" if key else ""
 
 
 def run_walkthrough(
-    pattern_ref: str | int, backend: Backend, stream: TextIO | None = None, *, keep_table: bool = False
+    pattern_ref: str | int,
+    backend: Backend,
+    stream: TextIO | None = None,
+    *,
+    keep_table: bool = False,
+    variant: str | None = None,
 ) -> tuple[str, History]:
-    """Run one pattern's walkthrough on a fresh table; returns the printed text and the recorded calls."""
+    """Run one pattern's walkthrough (or the one of `variant`, when it has its own) on a fresh table; returns
+    the printed text and the recorded calls."""
     pattern_cls: type[Pattern] = get_pattern(pattern_ref)
     pattern = pattern_cls()
+    if variant is not None:
+        pattern_cls.resolve_options(variant, {})  # an unknown variant is refused with the names it could be
+    scene = pattern.walkthrough_for(variant)
     client = backend.client(threads=16, retry=RetryPolicy("standard", 3))
     injector = FaultInjector(client, FaultPlan())
     options = RunOptions(pattern_cls.safe_variant(), 1, 1, pattern_cls.resolve_options(pattern_cls.safe_variant(), {}))
@@ -83,7 +87,7 @@ def run_walkthrough(
     log = CallLog(stream)
     history = History()
     try:
-        pattern.walkthrough(Walk(table, log, history))
+        scene(Walk(table, log, history))
     finally:
         if not keep_table:
             drop_table(table)

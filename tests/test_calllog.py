@@ -539,8 +539,12 @@ def test_inline_expression_is_token_aware():
     assert inline_expression("ADD #v :one", {"#v": "views"}, {":one": 1}) == "ADD views 1"
     # substituted text is not re-scanned, unknown placeholders stay put
     assert inline_expression("PK = :pk AND #x = :y", {"#x": "x"}, {":pk": "USER#v :y"}) == "PK = 'USER#v :y' AND x = :y"
+
     # an expression without placeholders comes back as plain text, even from a str subclass (an Enum's value)
-    condition = enum.Enum("Condition", [("EXISTS", "attribute_exists(PK)")], type=str).EXISTS
+    class Condition(str, enum.Enum):  # noqa: UP042 - not StrEnum: its str() is the value, this one's is not
+        EXISTS = "attribute_exists(PK)"
+
+    condition = Condition.EXISTS
     assert (
         format_request("PutItem", {"TableName": "t", "ConditionExpression": condition})
         == ">>> PutItem t\n    condition:  attribute_exists(PK)"

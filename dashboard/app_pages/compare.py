@@ -25,6 +25,7 @@ if st.button("Start both", icon=":material/play_arrow:", type="primary", key="co
             registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec())[
                 0
             ].group
+            or ""
         ),
         "compare_group",
         "group",

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import live, ui
+from dashboard import live, panels, ui
 from dashboard.registry import get_registry
 from engine.errors import LabError
 
@@ -31,12 +31,12 @@ if not records:
     st.info("No runs yet: start one on the Run page, or import a history file.")
     st.stop()
 
-st.dataframe(ui.runs_table(records), hide_index=True)
-ids = [r.id for r in records]
-if st.session_state.get("history-pick") not in ids:
-    st.session_state["history-pick"] = ids[0]
-pick = st.selectbox("Run", ids, key="history-pick", format_func=lambda i: f"{i} · {registry.get(i).title}")
-record = registry.get(pick)
+st.dataframe(panels.runs_table(records), hide_index=True)
+by_id = {r.id: r for r in records}
+if st.session_state.get("history-pick") not in by_id:
+    st.session_state["history-pick"] = records[0].id
+pick: str = st.selectbox("Run", list(by_id), key="history-pick", format_func=lambda i: f"{i} · {by_id[i].title}")
+record = by_id[pick]
 
 c1, c2, _ = st.columns([1, 1, 3])
 if c1.button("Open on the Run page", key="history-open"):

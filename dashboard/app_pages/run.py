@@ -25,7 +25,8 @@ if start_col.button(
         "run",
     )
 running = record is not None and record.running
-if stop_col.button("Stop", icon=":material/stop:", key="run-stop", disabled=not running, width="stretch"):
+stop = stop_col.button("Stop", icon=":material/stop:", key="run-stop", disabled=not running, width="stretch")
+if stop and record is not None and record.run is not None:
     record.run.stop()
 
 if record is None:

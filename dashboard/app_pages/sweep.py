@@ -30,7 +30,8 @@ if b1.button(
     ui.start_and_remember(
         lambda: registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec()).id, "sweep_id", "sweep"
     )
-if b2.button("Stop", icon=":material/stop:", key="sweep-stop", disabled=not (job and job.running), width="stretch"):
+stop = b2.button("Stop", icon=":material/stop:", key="sweep-stop", disabled=not (job and job.running), width="stretch")
+if stop and job is not None:
     job.stop()
 
 if job is not None:

@@ -7,10 +7,22 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pandas as pd
+
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table
+
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+FINAL_COUNT = "final-count-acknowledged-increments"
+SEQUENCE_GAP_FREE = "sequence-numbers-unique-and-gap-free"
+NEVER_OVERSOLD = "tickets-never-oversold"
+REMAINING_ADDS_UP = "remaining-initial-sold"
+
+# What the dashboard's view reads: the counter's increment calls and the value each read before writing.
+INCREMENT = "increment"
+DETAIL_READ = "read"
 
 VIEWS = {"PK": "POST#hello-world", "SK": "STATS"}
 SEQUENCE = {"PK": "SEQUENCE#invoice", "SK": "COUNTER"}
@@ -20,6 +32,10 @@ TICKETS = {"PK": "TICKETS#gig", "SK": "COUNTER"}
 class AtomicCounters(Pattern):
     name = "atomic-counters"
     seed = 24
+    harm = Harm(
+        "lost increments, duplicate numbers and oversold tickets",
+        (FINAL_COUNT, SEQUENCE_GAP_FREE, NEVER_OVERSOLD),
+    )  # the sweep counts these per 1,000 ops
     title = "Atomic counters"
     problem = (
         "Page views, stock levels and sequence numbers all need increments. Reading the value, adding "
@@ -61,7 +77,7 @@ class AtomicCounters(Pattern):
         if racy:
             views = ctx.call("read-views", "GetItem", key="views", TableName=name, Key=VIEWS)["Item"]["views"]
             ctx.call(
-                "increment",
+                INCREMENT,
                 "PutItem",
                 key="views",
                 detail={"op": op, "read": int(views)},
@@ -70,7 +86,7 @@ class AtomicCounters(Pattern):
             )
         else:
             ctx.call(
-                "increment",
+                INCREMENT,
                 "UpdateItem",
                 key="views",
                 detail={"op": op},
@@ -142,106 +158,14 @@ class AtomicCounters(Pattern):
 
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
         frame = history.snapshot(detail=True)
-        ok = frame["outcome"] == "ok"
-        info = frame["outcome"] == "info"
         final = {item["PK"]: item for item in table.scan_all()}
-        invariants = []
-
-        def attempts_unknown(mask: Any) -> int:
-            # A call with an unknown outcome applied at most once per attempt it made.
-            return int((frame.loc[mask & info, "retries"] + 1).sum())
-
-        inc = frame["action"] == "increment"
-        acked, unknown = int((inc & ok).sum()), attempts_unknown(inc)
-        views = int(final[VIEWS["PK"]]["views"])
-        lost = max(0, acked - views)
-        extra = max(0, views - acked - unknown)
-        hedge = f"; up to {unknown} more from calls with an unknown outcome" if unknown else ""
-        invariants.append(
-            Invariant(
-                name="final count = acknowledged increments",
-                holds=acked <= views <= acked + unknown,
-                expected=acked,
-                observed=views,
-                violations=lost + extra,
-                calls=_repeated_reads(frame, inc & ok),
-                explanation=(
-                    f"{lost} of {acked} acknowledged increments were lost: clients read the same value and "
-                    "wrote the same +1 over each other"
-                    if lost
-                    else f"the count is {extra} above every increment that could have landed"
-                    if extra
-                    else "every acknowledged increment is in the final count"
-                )
-                + hedge,
-            )
-        )
-
-        if options["sequence"]:
-            seq = frame["action"] == "next-number"
-            numbers = [d["number"] for d in frame.loc[seq & (ok | info), "detail"] if "number" in d]
-            counts = Counter(numbers)
-            duplicates = sum(c - 1 for c in counts.values() if c > 1)
-            gaps = len(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
-            allowed_gaps = attempts_unknown(seq)  # numbers handed to calls whose reply was lost
-            broken_gaps = max(0, gaps - allowed_gaps)
-            invariants.append(
-                Invariant(
-                    name="sequence numbers unique and gap-free",
-                    holds=duplicates == 0 and broken_gaps == 0,
-                    expected=f"{len(numbers)} distinct numbers 1..{len(numbers)}",
-                    observed=f"{len(counts)} distinct, {duplicates} duplicates, {gaps} gaps",
-                    violations=duplicates + broken_gaps,
-                    calls=_duplicate_numbers(frame, seq & ok),
-                    explanation=(
-                        "two invoices got the same number"
-                        if duplicates
-                        else f"{broken_gaps} numbers were skipped"
-                        if broken_gaps
-                        else "every client got its own number"
-                        + (f"; {gaps} holes belong to replies that were lost" if gaps else ", with no holes")
-                    ),
-                )
-            )
-
-        buy = frame["action"] == "buy-ticket"
-        sold = int((buy & ok).sum())
-        maybe_sold = attempts_unknown(buy)
         remaining = int(final[TICKETS["PK"]]["remaining"])
-        oversold = max(0, sold - options["tickets"])
-        invariants.append(
-            Invariant(
-                name="tickets never oversold",
-                holds=sold <= options["tickets"] and remaining >= 0,
-                expected=f"sold ≤ {options['tickets']}",
-                observed=f"sold {sold}, remaining {remaining}",
-                violations=oversold,
-                calls=rows(frame, buy & ok) if oversold else (),
-                explanation=(
-                    f"{oversold} more tickets were sold than existed"
-                    if oversold
-                    else "the remaining > 0 floor refused every sale past the last ticket"
-                ),
-            )
-        )
-        expected_remaining = options["tickets"] - sold
-        remaining_ok = expected_remaining - maybe_sold <= remaining <= expected_remaining
-        invariants.append(
-            Invariant(
-                name="remaining = initial − sold",
-                holds=remaining_ok,
-                expected=expected_remaining,
-                observed=remaining,
-                violations=0 if remaining_ok else abs(remaining - expected_remaining),
-                explanation=(
-                    "each acknowledged sale took exactly one ticket off the counter"
-                    if remaining_ok
-                    else "the counter and the acknowledged sales disagree: sales were lost or invented"
-                )
-                + (f"; up to {maybe_sold} sales had an unknown outcome" if maybe_sold else ""),
-            )
-        )
-        return invariants
+        return [
+            _final_count(frame, int(final[VIEWS["PK"]]["views"])),
+            *([_sequence_gap_free(frame)] if options["sequence"] else []),
+            _never_oversold(frame, remaining, options["tickets"]),
+            _remaining_adds_up(frame, remaining, options["tickets"]),
+        ]
 
     def walkthrough(self, walk: Any) -> None:
         name = walk.name
@@ -304,6 +228,112 @@ class AtomicCounters(Pattern):
             walk.result(f"Ticket sale {sale}: {'sold out' if isinstance(response, CallError) else 'sold'}")
 
 
+# -- the invariants, one function each ---------------------------------------------------------------------------
+
+
+def _attempts_unknown(frame: pd.DataFrame, mask: Any) -> int:
+    # A call with an unknown outcome applied at most once per attempt it made.
+    return int((frame.loc[mask & (frame["outcome"] == "info"), "retries"] + 1).sum())
+
+
+def _final_count(frame: pd.DataFrame, views: int) -> Invariant:
+    ok = frame["outcome"] == "ok"
+    inc = frame["action"] == INCREMENT
+    acked, unknown = int((inc & ok).sum()), _attempts_unknown(frame, inc)
+    lost = max(0, acked - views)
+    extra = max(0, views - acked - unknown)
+    hedge = f"; up to {unknown} more from calls with an unknown outcome" if unknown else ""
+    return Invariant(
+        name="final count = acknowledged increments",
+        key=FINAL_COUNT,
+        holds=acked <= views <= acked + unknown,
+        expected=acked,
+        observed=views,
+        violations=lost + extra,
+        calls=_repeated_reads(frame, inc & ok),
+        explanation=(
+            f"{lost} of {acked} acknowledged increments were lost: clients read the same value and "
+            "wrote the same +1 over each other"
+            if lost
+            else f"the count is {extra} above every increment that could have landed"
+            if extra
+            else "every acknowledged increment is in the final count"
+        )
+        + hedge,
+    )
+
+
+def _sequence_gap_free(frame: pd.DataFrame) -> Invariant:
+    ok, info = frame["outcome"] == "ok", frame["outcome"] == "info"
+    seq = frame["action"] == "next-number"
+    numbers = [d["number"] for d in frame.loc[seq & (ok | info), "detail"] if "number" in d]
+    counts = Counter(numbers)
+    duplicates = sum(c - 1 for c in counts.values() if c > 1)
+    gaps = len(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
+    allowed_gaps = _attempts_unknown(frame, seq)  # numbers handed to calls whose reply was lost
+    broken_gaps = max(0, gaps - allowed_gaps)
+    return Invariant(
+        name="sequence numbers unique and gap-free",
+        key=SEQUENCE_GAP_FREE,
+        holds=duplicates == 0 and broken_gaps == 0,
+        expected=f"{len(numbers)} distinct numbers 1..{len(numbers)}",
+        observed=f"{len(counts)} distinct, {duplicates} duplicates, {gaps} gaps",
+        violations=duplicates + broken_gaps,
+        calls=_duplicate_numbers(frame, seq & ok),
+        explanation=(
+            "two invoices got the same number"
+            if duplicates
+            else f"{broken_gaps} numbers were skipped"
+            if broken_gaps
+            else "every client got its own number"
+            + (f"; {gaps} holes belong to replies that were lost" if gaps else ", with no holes")
+        ),
+    )
+
+
+def _never_oversold(frame: pd.DataFrame, remaining: int, tickets: int) -> Invariant:
+    ok = frame["outcome"] == "ok"
+    buy = frame["action"] == "buy-ticket"
+    sold = int((buy & ok).sum())
+    oversold = max(0, sold - tickets)
+    return Invariant(
+        name="tickets never oversold",
+        key=NEVER_OVERSOLD,
+        holds=sold <= tickets and remaining >= 0,
+        expected=f"sold ≤ {tickets}",
+        observed=f"sold {sold}, remaining {remaining}",
+        violations=oversold,
+        calls=rows(frame, buy & ok) if oversold else (),
+        explanation=(
+            f"{oversold} more tickets were sold than existed"
+            if oversold
+            else "the remaining > 0 floor refused every sale past the last ticket"
+        ),
+    )
+
+
+def _remaining_adds_up(frame: pd.DataFrame, remaining: int, tickets: int) -> Invariant:
+    buy = frame["action"] == "buy-ticket"
+    sold = int((buy & (frame["outcome"] == "ok")).sum())
+    maybe_sold = _attempts_unknown(frame, buy)
+    expected_remaining = tickets - sold
+    remaining_ok = expected_remaining - maybe_sold <= remaining <= expected_remaining
+    return Invariant(
+        name="remaining = initial − sold",
+        key=REMAINING_ADDS_UP,
+        holds=remaining_ok,
+        expected=expected_remaining,
+        observed=remaining,
+        violations=0 if remaining_ok else abs(remaining - expected_remaining),
+        explanation=(
+            "each acknowledged sale took exactly one ticket off the counter"
+            if remaining_ok
+            else "the counter and the acknowledged sales disagree: sales were lost or invented"
+        )
+        + (f"; up to {maybe_sold} sales had an unknown outcome" if maybe_sold else ""),
+    )
+
+
 def _repeated_reads(frame: Any, mask: Any) -> tuple[int, ...]:
     """Increments that wrote a value some other increment also wrote: the lost ones and their winners."""
     sub = frame[mask]
@@ -311,11 +341,11 @@ def _repeated_reads(frame: Any, mask: Any) -> tuple[int, ...]:
     if all(r is None for r in reads):
         return ()
     counts = Counter(reads)
-    return tuple(int(s) for s, r in zip(sub["seq"], reads) if counts[r] > 1)[:40]
+    return tuple(int(s) for s, r in zip(sub["seq"], reads) if counts[r] > 1)
 
 
 def _duplicate_numbers(frame: Any, mask: Any) -> tuple[int, ...]:
     sub = frame[mask]
     numbers = [d.get("number") for d in sub["detail"]]
     counts = Counter(numbers)
-    return tuple(int(s) for s, n in zip(sub["seq"], numbers) if n is not None and counts[n] > 1)[:40]
+    return tuple(int(s) for s, n in zip(sub["seq"], numbers) if n is not None and counts[n] > 1)

@@ -9,7 +9,8 @@ A pattern is a class with: a seed number and texts, its variants (one safe, at l
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -56,6 +57,8 @@ class Option:
             ) from None
         if isinstance(value, float) and not math.isfinite(value):
             raise BadInput(f"{self.name}={raw!r} is not a finite number", f"use --set {self.name}=<number>")
+        if isinstance(value, str):
+            return value  # a free-text knob has no range
         if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
             raise BadInput(
                 f"{self.name}={value} is out of range", f"use a value from {self.minimum:g} to {self.maximum:g}"
@@ -63,20 +66,52 @@ class Option:
         return value
 
 
+# Calls kept as evidence per invariant: enough crosses to show where in the run it broke, few enough to draw.
+EVIDENCE_LIMIT = 200
+
+
+def invariant_key(name: str) -> str:
+    """The key an invariant of this display name gets when none is given ("One owner, at most" -> "one-owner-at-most")."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Invariant:
-    """A verdict on one property of the run, with the evidence."""
+    """A verdict on one property of the run, with the evidence.
+
+    `calls` may be given every History row (seq) that broke it: they are kept in seq order (the order the
+    History received them, i.e. over the run's time), and past EVIDENCE_LIMIT an even sample of them is kept,
+    so the evidence covers the whole run instead of its first second. `calls_total` is how many there were.
+
+    `key` is what the dashboard finds it by (a constant of the pattern module), so its display `name` can be
+    reworded freely; left empty it is derived from the name, as for files recorded before keys existed.
+    """
 
     name: str
     holds: bool
     expected: Any
     observed: Any
     explanation: str
-    calls: tuple[int, ...] = ()  # History rows (seq) that broke it, at most a few dozen
+    calls: tuple[int, ...] = ()  # History rows (seq) that broke it: all of them, or an even sample
     violations: int = 0  # how many times it broke
+    calls_total: int | None = None  # how many rows broke it in all (default: len(calls), before sampling)
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        every = sorted({int(s) for s in self.calls})
+        object.__setattr__(self, "calls", even_sample(every, EVIDENCE_LIMIT))
+        if self.calls_total is None:
+            object.__setattr__(self, "calls_total", len(every))
+        if not self.key:
+            object.__setattr__(self, "key", invariant_key(self.name))
+
+    @property
+    def sampled(self) -> bool:
+        return len(self.calls) < (self.calls_total or 0)
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "key": self.key,
             "name": self.name,
             "holds": self.holds,
             "expected": self.expected,
@@ -84,7 +119,51 @@ class Invariant:
             "explanation": self.explanation,
             "violations": self.violations,
             "calls": list(self.calls),
+            "calls_total": self.calls_total,
         }
+
+
+def even_sample(seqs: Sequence[int], limit: int) -> tuple[int, ...]:
+    """`limit` of the sorted `seqs` at evenly spaced ranks, first and last included; all of them if they fit."""
+    n = len(seqs)
+    if n <= limit:
+        return tuple(seqs)
+    if limit <= 1:
+        return tuple(seqs[:limit])
+    return tuple(seqs[round(i * (n - 1) / (limit - 1))] for i in range(limit))
+
+
+def evidence_caption(invariant: Mapping[str, Any]) -> str:
+    """What the calls listed for an invariant (a dict from `Invariant.as_dict`, or an older record) are.
+
+    Records written before `calls_total` existed kept the first 40 calls at most; they say so.
+    """
+    shown = len(invariant.get("calls") or ())
+    total = invariant.get("calls_total")
+    if total is None:
+        return f"{shown:,} calls (an older record: at most the first 40 were kept)" if shown else "no calls named"
+    if not total:
+        return "no calls named"
+    if shown < total:
+        return f"{shown:,} of {total:,} calls, sampled evenly over the run"
+    return f"all {total:,} calls" if total > 1 else "the one call"
+
+
+@dataclass(frozen=True, slots=True)
+class Harm:
+    """What a racy run does wrong, counted from its verified invariants: the violations of the invariants
+    with one of the keys `invariants` ("lost updates" are the violations of NO_LOST_UPDATE); none given, every
+    invariant counts."""
+
+    name: str
+    invariants: tuple[str, ...] = ()
+
+    def count(self, invariants: Iterable[Invariant]) -> int:
+        return sum(inv.violations for inv in invariants if not self.invariants or inv.key in self.invariants)
+
+
+# A pattern that names no harm of its own: every violation of every invariant counts.
+ANY_VIOLATION = Harm("invariant violations")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +198,7 @@ class Pattern:
     # through ctx.shared, which is per process.
     process_pool: ClassVar[bool] = True
     lost_response_default: ClassVar[float] = 0.0  # share of writes whose response is lost, by default
+    harm: ClassVar[Harm] = ANY_VIOLATION  # what the racy variant's damage is called and counted from
 
     @classmethod
     def safe_variant(cls) -> str:
@@ -142,6 +222,10 @@ class Pattern:
         }
 
     @classmethod
+    def check_run(cls, variant: str, config: Any) -> None:
+        """Refuse (BadInput) a run setting this variant cannot honour; `config` is the RunConfig. Default: none."""
+
+    @classmethod
     def variant_default(cls, variant: str, option: str) -> Any:
         """A variant may change an option's default (e.g. crashes on by default in the racy variant)."""
         return cls.options[option].default
@@ -161,7 +245,11 @@ class Pattern:
     def walkthrough(self, walk: Any) -> None:  # walk: engine.walkthrough.Walk
         raise NotImplementedError
 
+    def walkthrough_for(self, variant: str | None) -> Callable[[Any], None]:
+        """The scene a variant replays (a variant built on another seed has its own); default `walkthrough`."""
+        return self.walkthrough
 
-def rows(frame: pd.DataFrame, mask: Any, limit: int = 40) -> tuple[int, ...]:
-    """The History rows (seq) selected by mask, capped: evidence for an invariant card."""
-    return tuple(int(s) for s in frame.loc[mask, "seq"].head(limit))
+
+def rows(frame: pd.DataFrame, mask: Any) -> tuple[int, ...]:
+    """The History rows (seq) selected by mask: evidence for an invariant card (Invariant samples them)."""
+    return tuple(int(s) for s in frame.loc[mask, "seq"])

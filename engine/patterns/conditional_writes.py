@@ -9,8 +9,16 @@ from typing import Any
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table
+
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+ONE_WINNER = "one-winner-per-new-user"
+BALANCE_NEVER_NEGATIVE = "balance-never-below-zero"
+SPENDS_ADD_UP = "spends-add-up-to-credits-taken"
+NO_GHOST = "update-if-exists-creates-no-ghost"
+PAID_ONCE = "pending-paid-exactly-once"
+REFUSAL_RETURNS_ITEM = "refusals-return-the-item-as-it-was"
 
 PROFILE = "PROFILE"
 ACTIVE = "active"
@@ -36,6 +44,10 @@ def order_count(options: RunOptions) -> int:
 class ConditionalWrites(Pattern):
     name = "conditional-writes"
     seed = 22
+    harm = Harm(
+        "overwritten users, overdrafts, ghosts and double payments",
+        (ONE_WINNER, BALANCE_NEVER_NEGATIVE, NO_GHOST, PAID_ONCE),
+    )  # the sweep counts these per 1,000 ops
     title = "Conditional writes"
     problem = (
         "PutItem replaces whatever is there and UpdateItem creates a missing item (an upsert). Without "
@@ -277,11 +289,12 @@ class ConditionalWrites(Pattern):
         return [
             Invariant(
                 name="one winner per new user",
+                key=ONE_WINNER,
                 holds=not overwrites,
                 expected=f"{len(users)} users, one create each",
                 observed=f"{len(creates)} creates acknowledged",
                 violations=len(overwrites),
-                calls=tuple(overwrites[:40]),
+                calls=tuple(overwrites),
                 explanation=(
                     f"{len(overwrites)} acknowledged creates replaced a user another client had already created"
                     if overwrites
@@ -291,11 +304,12 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="balance never below zero",
+                key=BALANCE_NEVER_NEGATIVE,
                 holds=lowest >= 0,
                 expected="≥ 0",
                 observed=lowest,
                 violations=len(negative),
-                calls=tuple(negative[:40]),
+                calls=tuple(negative),
                 explanation=(
                     f"{len(negative)} spends left a balance below zero: the credits were checked in code, "
                     "and other spends landed between the read and the write"
@@ -305,11 +319,12 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="spends add up to credits taken",
+                key=SPENDS_ADD_UP,
                 holds=not off_users,
                 expected=sum(spent.values()),
                 observed=sum(credits - int(i["credits"]) for i in user_items.values()),
                 violations=len(off_users),
-                calls=tuple(seq for seq, key, _ in spends if key in off_users)[:40],
+                calls=tuple(seq for seq, key, _ in spends if key in off_users),
                 explanation=(
                     f"on {len(off_users)} users the final balance disagrees with the spends that won"
                     + (": a later create overwrote the user and reset its credits" if overwrites else "")
@@ -321,11 +336,12 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="update-if-exists creates no ghost",
+                key=NO_GHOST,
                 holds=not ghost_writes and not ghosts,
                 expected=0,
                 observed=len(ghosts),
                 violations=len(ghost_writes),
-                calls=tuple(ghost_writes[:40]),
+                calls=tuple(ghost_writes),
                 explanation=(
                     f"{len(ghost_writes)} renames of closed users created half-empty items; {len(ghosts)} "
                     "are left in the table with a name but no credits or status"
@@ -335,11 +351,12 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="PENDING → PAID exactly once",
+                key=PAID_ONCE,
                 holds=not double,
                 expected=f"{paid} payments (one per order paid)",
                 observed=f"{len(pays)} payments acknowledged",
                 violations=len(double),
-                calls=tuple(double[:40]),
+                calls=tuple(double),
                 explanation=(
                     f"{len(double)} payments went to orders that were already PAID: both clients read "
                     "PENDING before either wrote"
@@ -349,11 +366,12 @@ class ConditionalWrites(Pattern):
             ),
             Invariant(
                 name="refusals return the item as it was",
+                key=REFUSAL_RETURNS_ITEM,
                 holds=not unexplained,
                 expected=len(refusals),
                 observed=len(refusals) - len(unexplained),
                 violations=len(unexplained),
-                calls=tuple(unexplained[:40]),
+                calls=tuple(unexplained),
                 explanation=(
                     "no write was refused: nothing was guarded"
                     if not refusals
@@ -370,7 +388,7 @@ class ConditionalWrites(Pattern):
         ]
 
     def walkthrough(self, walk: Any) -> None:
-        from engine.walkthrough import outcome
+        from engine.calls import outcome
 
         alice = {"PK": "USER#alice", "SK": PROFILE}
         create = {

@@ -21,8 +21,24 @@ import pandas as pd
 
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table
+
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+ONE_HOLDER = "at-most-one-holder-at-a-time"
+NO_STALE_WRITE = "no-stale-write-lands"
+COUNTER_MATCHES_WRITES = "protected-counter-acknowledged-writes"
+
+# What the dashboard's view reads: the lock calls and the protected writes, with the lease in their details.
+ACQUIRE = "acquire"
+HEARTBEAT = "heartbeat"
+RELEASE = "release"
+WRITE = "write"
+DETAIL_HOLD = "hold"
+DETAIL_TOKEN = "token"
+DETAIL_NOW = "now"
+DETAIL_EXPIRES_AT = "expiresAt"
+DETAIL_PAUSED = "paused"
 
 LOCK = {"PK": "LOCK#job", "SK": "LOCK"}
 RESOURCE = {"PK": "RESOURCE#job", "SK": "STATE"}
@@ -61,6 +77,9 @@ def _every(share: float, n: int) -> bool:
 class DistributedLocking(Pattern):
     name = "distributed-locking"
     seed = 29
+    harm = Harm(
+        "overlapping holders and stale writes", (ONE_HOLDER, NO_STALE_WRITE)
+    )  # the sweep counts these per 1,000 ops
     title = "Distributed locking"
     problem = (
         "Several workers must not run the same job at once, and every machine has to see the lock. "
@@ -159,7 +178,7 @@ class DistributedLocking(Pattern):
                 # The token comes from the same conditional write that takes the lock, so tokens are in the
                 # order of acquisitions, which a separate counter call could not promise.
                 response = ctx.call(
-                    "acquire",
+                    ACQUIRE,
                     "UpdateItem",
                     key="lock",
                     detail=detail,
@@ -174,7 +193,7 @@ class DistributedLocking(Pattern):
                 )
                 return Lease(int(response["Attributes"]["fence"]))
             ctx.call(
-                "acquire",
+                ACQUIRE,
                 "PutItem",
                 key="lock",
                 detail=detail,
@@ -234,7 +253,7 @@ class DistributedLocking(Pattern):
             values: dict[str, Any] = {":n": jobs + 1, ":me": me}
             if token is None:
                 ctx.call(
-                    "write",
+                    WRITE,
                     "UpdateItem",
                     key="resource",
                     detail=detail,
@@ -245,7 +264,7 @@ class DistributedLocking(Pattern):
                 )
             else:
                 ctx.call(
-                    "write",
+                    WRITE,
                     "UpdateItem",
                     key="resource",
                     detail=detail,
@@ -264,7 +283,7 @@ class DistributedLocking(Pattern):
         expires = now + ctx.options["lease_ms"]
         try:
             ctx.call(
-                "heartbeat",
+                HEARTBEAT,
                 "UpdateItem",
                 key="lock",
                 detail={"hold": op, "now": now, "mono_ns": mono, "expiresAt": expires},
@@ -284,7 +303,7 @@ class DistributedLocking(Pattern):
         try:
             if lease.token is None:
                 ctx.call(
-                    "release",
+                    RELEASE,
                     "DeleteItem",
                     key="lock",
                     detail={"hold": op},
@@ -297,7 +316,7 @@ class DistributedLocking(Pattern):
             else:
                 # The lock item keeps its fence counter, so release clears the lease instead of deleting it.
                 ctx.call(
-                    "release",
+                    RELEASE,
                     "UpdateItem",
                     key="lock",
                     detail={"hold": op, "token": lease.token},
@@ -314,91 +333,13 @@ class DistributedLocking(Pattern):
     # -- the verdict -------------------------------------------------------------------------------------------
 
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
-        frame = history.snapshot(detail=True)
-        ok = frame["outcome"] == "ok"
-        holds = pd.Series(list(zip(frame["client"], [d.get("hold") for d in frame["detail"]])), index=frame.index)
-        reads = frame[(frame["action"] == "read") & ok]
-        writes = frame[(frame["action"] == "write") & ok]
-        refused = frame[(frame["action"] == "write") & (frame["error"] == "ConditionalCheckFailedException")]
-        unknown = int(((frame["action"] == "write") & (frame["outcome"] == "info")).sum())
-        acquired = frame[(frame["action"] == "acquire") & ok]
-        zombie_releases = int(((frame["action"] == "release") & (frame["outcome"] == "fail")).sum())
-        locked = options.variant != "no-lock"
-
-        intervals = (
-            _lease_intervals(frame, ok, holds, history.t0_ns) if locked else _critical_sections(reads, writes, holds)
-        )
-        held, late = held_and_late(intervals)
-        overlaps = _overlaps(held)
-        who = "lock holder" if locked else "worker in the critical section"
-        invariants = [
-            Invariant(
-                name=f"at most one {who} at a time",
-                holds=not overlaps,
-                expected="0 overlaps",
-                observed=f"{len(overlaps)} overlaps in {len(intervals)} {'leases' if locked else 'critical sections'}",
-                violations=len(overlaps),
-                calls=tuple(s for pair in overlaps for s in pair)[:40],
-                explanation=_holder_story(len(overlaps), len(intervals), zombie_releases, locked)
-                + (
-                    f"; {len(late)} leases had run out before their acquirer heard it had them (a slow answer): "
-                    "the worker then believes it holds a lock nobody holds, which is what the fencing token is for"
-                    if late and locked
-                    else ""
-                ),
-            )
-        ]
-
-        stale = _stale_writes(reads, writes, holds)
-        if stale:
-            why = (
-                "workers paused past their lease wrote over the next holder's work"
-                if locked
-                else "nothing kept the workers apart"
-            )
-            story = (
-                f"at least {len(stale)} writes landed after another worker had accessed the resource "
-                f"since the writer's own read: {why}"
-            )
-        else:
-            story = "no write landed on top of a newer holder's read" + (
-                f"; {len(refused)} writes by workers whose lease had expired were refused by the fencing token"
-                if len(refused)
-                else ""
-            )
-        invariants.append(
-            Invariant(
-                name="no stale write lands",
-                holds=not stale,
-                expected=0,
-                observed=f"{len(stale)} landed, {len(refused)} refused",
-                violations=len(stale),
-                calls=tuple(stale[:40]),
-                explanation=story,
-            )
-        )
-
-        jobs = int(table.get(RESOURCE["PK"], RESOURCE["SK"])["jobs"])
-        acked = len(writes)
-        lost = max(0, acked - jobs)
-        invariants.append(
-            Invariant(
-                name="protected counter = acknowledged writes",
-                holds=acked <= jobs <= acked + unknown,
-                expected=acked,
-                observed=jobs,
-                violations=lost,
-                calls=rows(writes, writes["seq"].isin(stale)),
-                explanation=(
-                    f"{lost} of {acked} acknowledged jobs are missing from the counter: stale writes overwrote them"
-                    if lost
-                    else "every acknowledged job is counted exactly once"
-                )
-                + (f" ({len(acquired)} acquisitions, {len(refused)} writes refused)" if locked else "")
-                + (f"; {unknown} writes had an unknown outcome" if unknown else ""),
-            )
-        )
-        return invariants
+        calls = _LockCalls.of(history, locked=options.variant != "no-lock")
+        stale = _stale_writes(calls.reads, calls.writes, calls.holds)
+        resource = table.get(RESOURCE["PK"], RESOURCE["SK"])
+        if resource is None:  # setup wrote it and no variant deletes it: a missing item is a broken table
+            raise RuntimeError("the protected resource item is gone from the table")
+        jobs = int(resource["jobs"])
+        return [_one_holder(calls, history.t0_ns), _no_stale_write(calls, stale), _counter_matches(calls, jobs, stale)]
 
     # -- the seed's scenes -------------------------------------------------------------------------------------
 
@@ -447,6 +388,125 @@ class DistributedLocking(Pattern):
         walk.result("worker-C takes over the expired lock", acquire("worker-C"))
         walk.result("zombie worker-B tries to release C's lock", owner_checked("DeleteItem", "worker-B"))
         walk.result("lock still held by", walk.call("GetItem", Key=key)["Item"]["owner"])
+
+
+# -- the invariants, one function each ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _LockCalls:
+    """The calls the invariants read, picked out of the history once."""
+
+    frame: pd.DataFrame
+    ok: pd.Series
+    holds: pd.Series  # (client, hold) per call
+    reads: pd.DataFrame  # acknowledged reads of the resource
+    writes: pd.DataFrame  # acknowledged writes to it
+    refused: pd.DataFrame  # writes the fencing token refused
+    unknown: int  # writes with an unknown outcome
+    acquired: int
+    zombie_releases: int  # releases refused: the lease had passed to another worker
+    locked: bool  # False for the no-lock variant
+
+    @classmethod
+    def of(cls, history: History, *, locked: bool) -> _LockCalls:
+        frame = history.snapshot(detail=True)
+        ok = frame["outcome"] == "ok"
+        write = frame["action"] == WRITE
+        return cls(
+            frame=frame,
+            ok=ok,
+            holds=pd.Series(
+                list(zip(frame["client"], [d.get(DETAIL_HOLD) for d in frame["detail"]])), index=frame.index
+            ),
+            reads=frame[(frame["action"] == "read") & ok],
+            writes=frame[write & ok],
+            refused=frame[write & (frame["error"] == "ConditionalCheckFailedException")],
+            unknown=int((write & (frame["outcome"] == "info")).sum()),
+            acquired=int(((frame["action"] == ACQUIRE) & ok).sum()),
+            zombie_releases=int(((frame["action"] == RELEASE) & (frame["outcome"] == "fail")).sum()),
+            locked=locked,
+        )
+
+
+def _one_holder(calls: _LockCalls, t0_ns: int) -> Invariant:
+    locked = calls.locked
+    intervals = (
+        _lease_intervals(calls.frame, calls.ok, calls.holds, t0_ns)
+        if locked
+        else _critical_sections(calls.reads, calls.writes, calls.holds)
+    )
+    held, late = held_and_late(intervals)
+    overlaps = _overlaps(held)
+    who = "lock holder" if locked else "worker in the critical section"
+    return Invariant(
+        name=f"at most one {who} at a time",
+        key=ONE_HOLDER,
+        holds=not overlaps,
+        expected="0 overlaps",
+        observed=f"{len(overlaps)} overlaps in {len(intervals)} {'leases' if locked else 'critical sections'}",
+        violations=len(overlaps),
+        calls=tuple(s for pair in overlaps for s in pair),
+        explanation=_holder_story(len(overlaps), len(intervals), calls.zombie_releases, locked)
+        + (
+            f"; {len(late)} leases had run out before their acquirer heard it had them (a slow answer): "
+            "the worker then believes it holds a lock nobody holds, which is what the fencing token is for"
+            if late and locked
+            else ""
+        ),
+    )
+
+
+def _no_stale_write(calls: _LockCalls, stale: list[int]) -> Invariant:
+    refused = len(calls.refused)
+    if stale:
+        why = (
+            "workers paused past their lease wrote over the next holder's work"
+            if calls.locked
+            else "nothing kept the workers apart"
+        )
+        story = (
+            f"at least {len(stale)} writes landed after another worker had accessed the resource "
+            f"since the writer's own read: {why}"
+        )
+    else:
+        story = "no write landed on top of a newer holder's read" + (
+            f"; {refused} writes by workers whose lease had expired were refused by the fencing token"
+            if refused
+            else ""
+        )
+    return Invariant(
+        name="no stale write lands",
+        key=NO_STALE_WRITE,
+        holds=not stale,
+        expected=0,
+        observed=f"{len(stale)} landed, {refused} refused",
+        violations=len(stale),
+        calls=tuple(stale),
+        explanation=story,
+    )
+
+
+def _counter_matches(calls: _LockCalls, jobs: int, stale: list[int]) -> Invariant:
+    writes, unknown = calls.writes, calls.unknown
+    acked = len(writes)
+    lost = max(0, acked - jobs)
+    return Invariant(
+        name="protected counter = acknowledged writes",
+        key=COUNTER_MATCHES_WRITES,
+        holds=acked <= jobs <= acked + unknown,
+        expected=acked,
+        observed=jobs,
+        violations=lost,
+        calls=rows(writes, writes["seq"].isin(stale)),
+        explanation=(
+            f"{lost} of {acked} acknowledged jobs are missing from the counter: stale writes overwrote them"
+            if lost
+            else "every acknowledged job is counted exactly once"
+        )
+        + (f" ({calls.acquired} acquisitions, {len(calls.refused)} writes refused)" if calls.locked else "")
+        + (f"; {unknown} writes had an unknown outcome" if unknown else ""),
+    )
 
 
 def _holder_story(overlaps: int, intervals: int, zombie_releases: int, locked: bool) -> str:

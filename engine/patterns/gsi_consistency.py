@@ -16,9 +16,20 @@ import pandas as pd
 
 from engine.calls import Ambiguous, CallError, ClientContext
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.server.process import is_embedded
 from engine.tables import GSI_LAG_TAG, Table, TableSpec
+
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+READ_YOUR_WRITES = "read-your-writes-every-read-after-an-acknowledged-write-sees-it"
+VISIBLE_WITHIN_LAG = "every-write-is-visible-within-lag-margin"
+GSI_CONVERGES = "the-gsi-converges-to-the-table-after-lag-margin"
+
+# What the dashboard's view reads: acknowledged writes, the reads of them, which write (op) and whether stale.
+WRITE = "write"
+READ_BACK = "read-back"
+DETAIL_OP = "op"
+DETAIL_STALE = "stale"
 
 SK = "PROFILE"
 MARGIN_MS = 500  # slack on top of the lag: scheduling here, and AWS's "typically within a second"
@@ -50,6 +61,7 @@ def query_gsi_until_found(
 class GsiConsistency(Pattern):
     name = "gsi-consistency"
     seed = 28
+    harm = Harm("stale reads", (READ_YOUR_WRITES,))  # the sweep counts these per 1,000 ops
     title = "GSIs are eventually consistent"
     problem = (
         "DynamoDB updates a GSI asynchronously, after the table write succeeded. A read through the "
@@ -179,6 +191,7 @@ class GsiConsistency(Pattern):
         invariants = [
             Invariant(
                 name="read-your-writes: every read after an acknowledged write sees it",
+                key=READ_YOUR_WRITES,
                 holds=n_stale == 0,
                 expected="0 stale reads",
                 observed=f"{n_stale} stale of {len(reads)} reads",
@@ -197,6 +210,7 @@ class GsiConsistency(Pattern):
         invariants.append(
             Invariant(
                 name="every write is visible within lag + margin",
+                key=VISIBLE_WITHIN_LAG,
                 holds=n_late == 0,
                 expected=f"≤ {bound_ms} ms",
                 observed=figures + (f"; {unseen} never seen" if unseen else ""),
@@ -226,6 +240,7 @@ class GsiConsistency(Pattern):
         invariants.append(
             Invariant(
                 name="the GSI converges to the table after lag + margin",
+                key=GSI_CONVERGES,
                 holds=wrong == 0,
                 expected="index = table",
                 observed=f"{wrong} entries differ" if wrong else "index = table",

@@ -22,8 +22,26 @@ import pandas as pd
 
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table, TableSpec
+
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+ONE_CHARGE = "exactly-one-charge-per-logical-request"
+SAME_REPLY = "every-reply-to-a-key-is-the-same"
+REUSE_REFUSED = "a-key-reused-with-another-payload-is-refused"
+
+# What the dashboard's view reads: the calls of one logical request and the details that tell their story.
+CLAIM = "claim"
+CHARGE_CARD = "charge"
+READ_RECORD = "read-record"
+RECLAIM = "reclaim"
+DETAIL_REQUEST = "request"
+DETAIL_REUSE = "reuse"
+DETAIL_ATTEMPT = "attempt"
+DETAIL_CHARGE = "charge"
+DETAIL_RECORD = "record"
+DETAIL_REPLY = "reply"
+DETAIL_TOLD = "told"
 
 RECORD = "RECORD"
 CHARGE = "CHARGE"
@@ -148,6 +166,7 @@ class _Mailbox:
 class IdempotencyKeys(Pattern):
     name = "idempotency-keys"
     seed = 27
+    harm = Harm("extra or missing charges", (ONE_CHARGE,))  # the sweep counts these per 1,000 ops
     title = "Idempotency keys"
     problem = (
         "Networks fail after the work is done but before the response arrives, and clients, SDKs, queues "
@@ -394,7 +413,7 @@ def _claim(
         now = time.time()
         try:
             ctx.call(
-                "claim",
+                CLAIM,
                 "PutItem",
                 key=request.request_id,
                 detail=detail,
@@ -433,7 +452,7 @@ def _reclaim(
     now_ms = int(time.time() * 1000)
     try:
         ctx.call(
-            "reclaim",
+            RECLAIM,
             "UpdateItem",
             key=request.request_id,
             detail=detail,
@@ -460,7 +479,7 @@ def _read(
 ) -> Verdict:
     seen: list[Verdict] = []
     ctx.call(
-        "read-record",
+        READ_RECORD,
         "GetItem",
         key=request.request_id,
         detail=detail,
@@ -484,7 +503,7 @@ def _charge(
     while True:
         try:
             ctx.call(
-                "charge",
+                CHARGE_CARD,
                 "PutItem",
                 key=request.request_id,
                 detail={**detail, "charge": charge_id},
@@ -548,6 +567,7 @@ def _one_charge_each(
     )
     return Invariant(
         name="exactly one charge per logical request",
+        key=ONE_CHARGE,
         holds=extra == 0 and not uncharged,
         expected=f"{n} requests, {n} charges",
         observed=f"{len(per_request)} charged, {extra} extra charges"
@@ -569,6 +589,7 @@ def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
     sample = next(iter(sorted(differing)), None)
     return Invariant(
         name="every reply to a key is the same",
+        key=SAME_REPLY,
         holds=not differing,
         expected=0,
         observed=f"{len(differing)} keys got differing replies" if differing else 0,
@@ -577,7 +598,7 @@ def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
         explanation=(
             f"{len(differing)} requests were answered with different charges (e.g. {sample}: "
             f"{', '.join(sorted(seen[sample]))})"
-            if differing
+            if sample is not None
             else f"{len(originals)} replies to {len(seen)} keys: each key always got its first reply back"
         ),
     )
@@ -592,6 +613,7 @@ def _reuse_refused(
     evidence = rows(reused, [d["reply"] != REFUSED for d in reused["detail"]])
     return Invariant(
         name="a key reused with another payload is refused",
+        key=REUSE_REFUSED,
         holds=not wrong,
         expected=0,
         observed=len(wrong),

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from typing import Any
 
 import pandas as pd
 
-from engine.calls import Ambiguous, ClientContext, ConditionFailed
+from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
+from engine.errors import BadInput
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.versioning import VersionedStore
 from engine.tables import Table
+
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+BALANCE_ADDS_UP = "balance-initial-acknowledged-changes"
+VERSION_COUNTS_WRITES = "version-1-successful-writes"
+NO_LOST_UPDATE = "no-lost-update"
+
+# What the dashboard's view reads: each versioned write's detail carries the version it wrote and the one it read.
+DETAIL_VERSION = "version"
+DETAIL_READ_VERSION = "read_version"
 
 SK = "META"
 
@@ -22,6 +38,7 @@ def account_pk(i: int) -> str:
 class OptimisticLocking(Pattern):
     name = "optimistic-locking"
     seed = 23
+    harm = Harm("lost updates", (NO_LOST_UPDATE,))  # the sweep counts these per 1,000 ops
     title = "Optimistic locking"
     problem = (
         "Two clients read the same item, change it in memory and write it back: the second write "
@@ -37,22 +54,54 @@ class OptimisticLocking(Pattern):
             "version-check", True, "read (ConsistentRead), put with version = :v, retry with backoff"
         ),
         "blind-write": Variant("blind-write", False, "read, change, put with no condition: loses updates"),
+        # Seed 004: the same change through a version attribute (first save sets 1 and checks the item does
+        # not exist, each save increments, delete checks the version, user conditions are ANDed).
+        "version-attribute": Variant(
+            "version-attribute", True, "seed 004's version attribute: get, save if version = held, retry with backoff"
+        ),
+        "pydynox": Variant(
+            "pydynox",
+            True,
+            "seed 004's library: pydynox models with VersionAttribute, retry with backoff; "
+            "recorded at each call (not botocore: its retries and latency do not apply)",
+        ),
+        "version-check-eventual": Variant(
+            "version-check-eventual",
+            True,
+            "version-check reading without ConsistentRead: still safe; a stale read costs a refused put",
+        ),
     }
     options = {
         "accounts": Option(
             "accounts", 1, "how many account items the clients share (fewer = more contention)", 1, 10_000
         ),
         "initial_balance": Option("initial_balance", 1000, "starting balance of each account", 0, 10**12),
-        "max_attempts": Option("max_attempts", 50, "version-check: attempts per change before giving up", 1, 1000),
+        "max_attempts": Option("max_attempts", 50, "safe variants: attempts per change before giving up", 1, 1000),
     }
+
+    @classmethod
+    def check_run(cls, variant: str, config: Any) -> None:
+        if variant == "pydynox" and config.latency_ms:
+            raise BadInput(
+                "--latency-ms is added by a botocore hook, and pydynox's calls do not go through botocore",
+                "leave out --latency-ms for the pydynox variant, or use version-attribute",
+            )
 
     def setup(self, table: Table, options: RunOptions) -> None:
         for i in range(options["accounts"]):
             table.put({"PK": account_pk(i), "SK": SK, "balance": options["initial_balance"], "version": 1})
 
     def client(self, ctx: ClientContext) -> None:
+        if ctx.variant == "version-attribute":
+            return self._version_attribute_client(ctx)
+        if ctx.variant == "pydynox":
+            from engine.pydynox_client import pydynox_client
+
+            return pydynox_client(ctx, account_pk, SK)
         accounts = ctx.options["accounts"]
-        safe = ctx.variant == "version-check"
+        safe = ctx.variant in ("version-check", "version-check-eventual")
+        # The seed re-reads with ConsistentRead=True; the eventual variant leaves it out (DynamoDB's default).
+        consistent = {} if ctx.variant == "version-check-eventual" else {"ConsistentRead": True}
         for op in ctx.ops():
             pk = account_pk(ctx.rng.randrange(accounts))
             amount = ctx.rng.choice((1, -1)) * ctx.rng.randint(1, 50)
@@ -61,7 +110,12 @@ class OptimisticLocking(Pattern):
                 if ctx.stopped:
                     return
                 item = ctx.call(
-                    "read", "GetItem", key=pk, TableName=ctx.table.name, Key={"PK": pk, "SK": SK}, ConsistentRead=True
+                    "read",
+                    "GetItem",
+                    key=pk,
+                    TableName=ctx.table.name,
+                    Key={"PK": pk, "SK": SK},
+                    **consistent,
                 )["Item"]
                 version = int(item["version"])
                 new = {"PK": pk, "SK": SK, "balance": item["balance"] + amount, "version": version + 1}
@@ -83,6 +137,33 @@ class OptimisticLocking(Pattern):
                             "op": op,
                         },
                         **params,
+                    )
+                    break
+                except ConditionFailed:
+                    ctx.backoff(attempt)
+                except Ambiguous:
+                    break  # counted as unknown by verify; a retry could apply the change twice
+
+    def _version_attribute_client(self, ctx: ClientContext) -> None:
+        """Seed 004's loop: get, change, save (version = the one held, incremented); on a conflict reload and
+        retry with backoff. The store records each save with the version read and written."""
+        store = VersionedStore(ctx, ctx.table.name)
+        for op in ctx.ops():
+            pk = account_pk(ctx.rng.randrange(ctx.options["accounts"]))
+            amount = ctx.rng.choice((1, -1)) * ctx.rng.randint(1, 50)
+            for attempt in range(ctx.options["max_attempts"]):
+                if ctx.stopped:
+                    return
+                item = store.get({"PK": pk, "SK": SK}, action="read", key_text=pk)
+                if item is None:
+                    raise LookupError(f"{pk} is gone: nothing in this pattern deletes an account")
+                balance = int(item["balance"]) + amount
+                try:
+                    store.save(
+                        {**item, "balance": balance},
+                        action="deposit" if amount > 0 else "withdraw",
+                        key_text=pk,
+                        detail={"amount": amount, "balance": balance, "attempt": attempt + 1, "op": op},
                     )
                     break
                 except ConditionFailed:
@@ -123,15 +204,17 @@ class OptimisticLocking(Pattern):
         return [
             Invariant(
                 name="balance = initial + acknowledged changes",
+                key=BALANCE_ADDS_UP,
                 holds=balance_ok,
                 expected=expected_balance,
                 observed=observed_balance,
                 explanation="every change a client was told succeeded is in the final balance" + hedge,
                 violations=0 if balance_ok else 1,
-                calls=tuple(lost_rows[:40]),
+                calls=tuple(lost_rows),
             ),
             Invariant(
                 name="version = 1 + successful writes",
+                key=VERSION_COUNTS_WRITES,
                 holds=expected_version <= observed_version <= expected_version + n_unknown,
                 expected=expected_version,
                 observed=observed_version,
@@ -140,6 +223,7 @@ class OptimisticLocking(Pattern):
             ),
             Invariant(
                 name="no lost update",
+                key=NO_LOST_UPDATE,
                 holds=lost == 0,
                 expected=0,
                 observed=lost,
@@ -150,7 +234,7 @@ class OptimisticLocking(Pattern):
                     else "every version number was written by exactly one acknowledged write"
                 ),
                 violations=lost,
-                calls=tuple(lost_rows[:40]),
+                calls=tuple(lost_rows),
             ),
         ]
 
@@ -178,6 +262,124 @@ class OptimisticLocking(Pattern):
         walk.note("...")
         walk.result("B retried on fresh data", walk.call("GetItem", show=False, Key=key, ConsistentRead=True)["Item"])
 
+    def walkthrough_for(self, variant: str | None) -> Callable[[Any], None]:
+        return self.walkthrough_version_attribute if variant == "version-attribute" else self.walkthrough
+
+    def walkthrough_version_attribute(self, walk: Any) -> None:
+        """Seed 004's scenes with the version-attribute store: first save sets 1, each save increments, a stale
+        save is refused, 10 concurrent increments with retry end at count 10, version 11, a delete with a stale
+        version is refused, and a user condition is ANDed with the version check."""
+        store = VersionedStore(_Printed(walk), walk.name)
+        doc = store.save({"PK": "DOC#VERSION", "SK": "DOC", "content": "Hello"})
+        walk.result("First save sets version 1", doc)
+        doc = store.save({**doc, "content": "Hello World"})
+        walk.result("Each save increments the version", doc)
+        walk.result("Loaded from the table: version preserved", store.get({"PK": "DOC#VERSION", "SK": "DOC"}))
+
+        original = store.save({"PK": "DOC#CONCURRENT", "SK": "DOC", "content": "Original"})
+        key = {"PK": "DOC#CONCURRENT", "SK": "DOC"}
+        quiet = VersionedStore(_Printed(walk, show=False), walk.name)
+        process_a, process_b = (
+            quiet.get(key),
+            VersionedStore(_Printed(walk, show=False, client_id=1), walk.name).get(key),
+        )
+        walk.note(f"... A and B both load the document at version {original['version']}")
+        assert process_a is not None and process_b is not None
+        walk.result("Process A updates first", store.save({**process_a, "content": "Updated by A"}))
+        try:
+            VersionedStore(_Printed(walk, client_id=1), walk.name).save({**process_b, "content": "Updated by B"})
+            walk.result("Process B saved a stale copy", "OK")
+        except CallError as e:
+            walk.result("Conflict! Someone else updated the document", e.code)
+
+        walk.result("10 increments with retry end at count 10, version 11", _ten_increments(walk))
+
+        doc = store.save({"PK": "DOC#DELETE", "SK": "DOC", "content": "Hello"})
+        doc = store.save({**doc, "content": "Updated"})
+        stale = quiet.get({"PK": "DOC#DELETE", "SK": "DOC"})
+        assert stale is not None
+        doc = store.save({**doc, "content": "Updated again"})
+        walk.note(f"... a stale copy was loaded at version {stale['version']}; the document is now at {doc['version']}")
+        try:
+            store.delete(stale)
+            walk.result("Deleted with a stale version", "OK")
+        except CallError as e:
+            walk.result("Can't delete - version mismatch", e.code)
+        store.delete(doc)
+        walk.result("Delete with current version - succeeds", "OK")
+
+        draft: dict[str, Any] = {"condition": "#s = :draft", "names": {"#s": "status"}, "values": {":draft": "draft"}}
+        doc = store.save({"PK": "DOC#CONDITION", "SK": "DOC", "status": "draft", "content": "Hello"})
+        doc = store.save({**doc, "content": "Updated content"}, **draft)
+        walk.result("Updated! (status = draft AND version = 1)", doc)
+        doc = store.save({**doc, "status": "published"})
+        walk.result("Published!", doc)
+        try:
+            store.save({**doc, "content": "Another update"}, **draft)
+            walk.result("Updated a published document", "OK")
+        except CallError as e:
+            walk.result("Can't update - not a draft", e.code)
+
+
+class _Printed:
+    """A Recorder for VersionedStore that goes through a walkthrough: printed (unless show=False), recorded,
+    and raising CallError like a Caller."""
+
+    def __init__(self, walk: Any, *, show: bool = True, client_id: int = 0) -> None:
+        self.walk = walk
+        self.show = show
+        self.client_id = client_id
+
+    def call(
+        self, action: str, op: str, *, key: str, detail: Mapping[str, Any] | None = None, **params: Any
+    ) -> dict[str, Any]:
+        response = self.walk.call(op, action=action, key=key, show=self.show, client_id=self.client_id, **params)
+        if isinstance(response, CallError):
+            raise response
+        return response
+
+
+def _ten_increments(walk: Any, clients: int = 10) -> dict[str, Any] | None:
+    """Seed 004's async example with threads: COUNTER#1 starts at "0" (version 1); 10 clients each increment
+    it with the retry loop (reload on conflict, back off, try again). Only the first round is printed."""
+    key = {"PK": "COUNTER#1", "SK": "COUNTER"}
+    VersionedStore(_Printed(walk), walk.name).save({**key, "value": "0"})
+    barrier = threading.Barrier(clients)
+    refused = [0] * clients
+
+    def increment(i: int) -> None:
+        store = VersionedStore(_Printed(walk, show=False, client_id=i), walk.name)
+        barrier.wait()
+        for attempt in range(20):
+            counter = store.get(key)
+            assert counter is not None
+            try:
+                store.save({**counter, "value": str(int(counter["value"]) + 1)})
+                return
+            except ConditionFailed:
+                refused[i] += 1
+                time.sleep(random.uniform(0, 0.001 * 2**attempt))
+        raise RuntimeError("gave up after retries")
+
+    first = {**key, "value": "1", "version": 2}
+    walk.log.request("GetItem", {"TableName": walk.name, "Key": key, "ConsistentRead": True})
+    walk.log.request(
+        "PutItem",
+        {
+            "TableName": walk.name,
+            "Item": first,
+            "ConditionExpression": "version = :held_version",
+            "ExpressionAttributeValues": {":held_version": 1},
+        },
+    )
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(increment, range(clients)))
+    walk.log.elided(
+        f"... 10 clients like this one, at the same time: {clients + sum(refused)} saves, {sum(refused)} refused "
+        "(ConditionalCheckFailedException) and retried on a fresh read"
+    )
+    return VersionedStore(_Printed(walk, show=False), walk.name).get(key)
+
 
 def _subset_sums(amounts: list[int]) -> set[int]:
     sums = {0}
@@ -187,6 +389,6 @@ def _subset_sums(amounts: list[int]) -> set[int]:
 
 
 def _outcome(response: Any) -> str:
-    from engine.walkthrough import outcome
+    from engine.calls import outcome
 
     return outcome(response)

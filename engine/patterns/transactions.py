@@ -11,8 +11,14 @@ from typing import Any
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table
+
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+STOCK_NEVER_NEGATIVE = "stock-never-negative"
+COUNTS_AGREE = "orders-written-stock-taken-ordercount"
+NO_ORPHAN_ORDER = "no-order-item-from-a-cancelled-or-unfinished-placement"
+RESEND_APPLIES_ONCE = "a-resent-order-applies-once"
 
 STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
 PROFILE = "PROFILE"
@@ -72,6 +78,10 @@ class OrderRef:
 class Transactions(Pattern):
     name = "transactions"
     seed = 25
+    harm = Harm(
+        "negative stock, unbalanced or leaked orders and double applies",
+        (STOCK_NEVER_NEGATIVE, COUNTS_AGREE, NO_ORPHAN_ORDER, RESEND_APPLIES_ONCE),
+    )  # the sweep counts these per 1,000 ops
     title = "Transactions"
     problem = (
         "Placing an order touches three items: create the order, decrement the stock, bump the customer's "
@@ -352,11 +362,12 @@ class Transactions(Pattern):
         return [
             Invariant(
                 name="stock never negative",
+                key=STOCK_NEVER_NEGATIVE,
                 holds=lowest >= 0,
                 expected="≥ 0",
                 observed=lowest,
                 violations=len(neg_writes) or len(neg_snaps) or int(final_stock < 0),
-                calls=tuple((neg_writes or neg_snaps)[:40]),
+                calls=tuple(neg_writes or neg_snaps),
                 explanation=(
                     f"{len(neg_writes)} stock takes drove the stock below zero: clients checked it in "
                     "code, then other orders took it before their write landed"
@@ -368,11 +379,12 @@ class Transactions(Pattern):
             ),
             Invariant(
                 name="orders written = stock taken = orderCount",
+                key=COUNTS_AGREE,
                 holds=balanced,
                 expected=f"{units} units in {len(orders)} orders",
                 observed=f"stock taken {taken}, orderCount {sum(counts.values())}",
                 violations=(len(no_take) + extra or int(taken != units)) + count_off,
-                calls=tuple(([puts[o] for o in no_take] + extra_rows)[:40]),
+                calls=tuple([puts[o] for o in no_take] + extra_rows),
                 explanation=(
                     "; ".join(unbalanced)
                     if unbalanced
@@ -381,11 +393,12 @@ class Transactions(Pattern):
             ),
             Invariant(
                 name="no order item from a cancelled or unfinished placement",
+                key=NO_ORPHAN_ORDER,
                 holds=not leaked and not unfinished and not seen_leaks,
                 expected=0,
                 observed=len(leaked) + len(unfinished),
                 violations=len(leaked) + len(unfinished) + len(seen_leaks),
-                calls=tuple((leaked + unfinished + seen_leaks)[:40]),
+                calls=tuple(leaked + unfinished + seen_leaks),
                 explanation=(
                     f"{len(unfinished)} orders were written by clients that died before finishing, "
                     "left without their stock or count"
@@ -401,11 +414,12 @@ class Transactions(Pattern):
             ),
             Invariant(
                 name="a resent order applies once",
+                key=RESEND_APPLIES_ONCE,
                 holds=not doubled,
                 expected=f"{len(resent)} resent orders counted once",
                 observed=f"{len(resent) - len(doubled)} once, {len(doubled)} twice",
                 violations=len(doubled),
-                calls=tuple(doubled[:40]),
+                calls=tuple(doubled),
                 explanation=(
                     f"{len(doubled)} resends were applied again: the snapshot after the resend shows "
                     "orderCount one higher than the orders the client placed"

@@ -9,12 +9,25 @@ import pandas as pd
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
 from engine.history import History
-from engine.patterns.base import Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table, TableSpec
+
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+NO_SHARED_EMAIL = "no-two-users-share-an-email"
+ONE_SENTINEL_PER_EMAIL = "one-sentinel-per-user-email"
+NO_ORPHAN_SENTINEL = "no-orphan-sentinel"
+REFUSED_CHANGE_DELETES_NOTHING = "a-refused-change-deletes-nothing"
+
+# What the dashboard's view reads: the claiming writes, the GSI check and what it said.
+SIGN_UP = "sign-up"
+CHANGE_EMAIL = "change-email"
+CHECK_EMAIL = "check-email"
+DETAIL_TAKEN = "taken"
+SENTINEL_ITEM = 1  # the sentinel Put's position in both transactions: its cancellation reason says "taken"
 
 PROFILE = "PROFILE"
 SENTINEL = "EMAIL"
-WRITES = ("sign-up", "change-email")
+WRITES = (SIGN_UP, CHANGE_EMAIL)
 
 
 def user_pk(user: str) -> str:
@@ -72,6 +85,7 @@ def change_items(table: str, user: str, old: str, new: str) -> list[dict[str, An
 class UniqueConstraints(Pattern):
     name = "unique-constraints"
     seed = 26
+    harm = Harm("users sharing an email", (NO_SHARED_EMAIL,))  # the sweep counts these per 1,000 ops
     title = "Unique constraints on non-key attributes"
     problem = (
         "DynamoDB only enforces uniqueness on the primary key. 'Email must be unique across users' "
@@ -139,7 +153,7 @@ class UniqueConstraints(Pattern):
         name = ctx.table.name
         if old is None:
             ctx.call(
-                "sign-up",
+                SIGN_UP,
                 "TransactWriteItems",
                 key=user_pk(user),
                 detail={"user": user, "email": new, "op": op},
@@ -147,7 +161,7 @@ class UniqueConstraints(Pattern):
             )
         else:
             ctx.call(
-                "change-email",
+                CHANGE_EMAIL,
                 "TransactWriteItems",
                 key=user_pk(user),
                 detail={"user": user, "email": new, "old": old, "op": op},
@@ -159,7 +173,7 @@ class UniqueConstraints(Pattern):
         """Query the index, then write if nobody had the email. False when the check found it taken."""
         name = ctx.table.name
         found = ctx.call(
-            "check-email",
+            CHECK_EMAIL,
             "Query",
             key=sentinel_pk(new),
             detail={"user": user, "email": new, "op": op},
@@ -175,7 +189,7 @@ class UniqueConstraints(Pattern):
         index = {"GSI1PK": sentinel_pk(new), "GSI1SK": user_pk(user)}
         if old is None:
             ctx.call(
-                "sign-up",
+                SIGN_UP,
                 "PutItem",
                 key=user_pk(user),
                 detail={"user": user, "email": new, "op": op},
@@ -185,7 +199,7 @@ class UniqueConstraints(Pattern):
             )
         else:
             ctx.call(
-                "change-email",
+                CHANGE_EMAIL,
                 "UpdateItem",
                 key=user_pk(user),
                 detail={"user": user, "email": new, "old": old, "op": op},
@@ -267,6 +281,7 @@ def _no_shared_email(profiles: dict[str, str], writes: pd.DataFrame) -> Invarian
     sample = "; ".join(f"{e}: {', '.join(sorted(u))}" for e, u in sorted(shared.items())[:3])
     return Invariant(
         name="no two users share an email",
+        key=NO_SHARED_EMAIL,
         holds=extra == 0,
         expected=0,
         observed=f"{extra} extra users on {len(shared)} emails" if extra else 0,
@@ -285,6 +300,7 @@ def _every_email_has_sentinel(profiles: dict[str, str], sentinels: dict[str, str
     missing = sorted(u for u, e in profiles.items() if sentinels.get(e.lower()) != u)
     return Invariant(
         name="one sentinel per user email",
+        key=ONE_SENTINEL_PER_EMAIL,
         holds=not missing,
         expected=len(profiles),
         observed=len(profiles) - len(missing),
@@ -301,6 +317,7 @@ def _no_orphan_sentinel(profiles: dict[str, str], sentinels: dict[str, str]) -> 
     orphans = sorted(e for e, u in sentinels.items() if profiles.get(u, "").lower() != e)
     return Invariant(
         name="no orphan sentinel",
+        key=NO_ORPHAN_SENTINEL,
         holds=not orphans,
         expected=0,
         observed=len(orphans),
@@ -335,11 +352,12 @@ def _refused_change_changes_nothing(
     n_refused = sum(len(s) for s in refused.values())
     return Invariant(
         name="a refused change deletes nothing",
+        key=REFUSED_CHANGE_DELETES_NOTHING,
         holds=not broken,
         expected=0,
         observed=len(broken),
         violations=len(broken),
-        calls=tuple(s for u in broken for s in refused[u])[:40],
+        calls=tuple(s for u in broken for s in refused[u]),
         explanation=(
             f"users whose refused change left them without their last acknowledged email and its "
             f"sentinel: {', '.join(broken[:5])}"
@@ -357,6 +375,6 @@ def _cancelled(response: Any) -> Any:
 
 
 def _outcome(response: Any) -> str:
-    from engine.walkthrough import outcome
+    from engine.calls import outcome
 
     return outcome(response)

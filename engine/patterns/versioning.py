@@ -11,11 +11,17 @@ that pydynox's local version is wrong after a failure); `save` returns the saved
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from engine.calls import Caller
+from typing import Any, Protocol
 
 VERSION = "version"
+
+
+class Recorder(Protocol):
+    """What the store calls through: engine.calls.Caller (and a run's ClientContext), or a walkthrough's printer."""
+
+    def call(
+        self, action: str, op: str, *, key: str, detail: Mapping[str, Any] | None = None, **params: Any
+    ) -> dict[str, Any]: ...
 
 
 def _and(user: str | None, version_check: str) -> str:
@@ -23,15 +29,25 @@ def _and(user: str | None, version_check: str) -> str:
 
 
 class VersionedStore:
-    """save/get/delete with a version attribute, every call recorded through a Caller."""
+    """save/get/delete with a version attribute, every call recorded through a Caller.
 
-    def __init__(self, caller: Caller, table_name: str) -> None:
+    `key_text` names the item in the recorded calls (default "PK|SK"); `action` is the recorded intent.
+    """
+
+    def __init__(self, caller: Recorder, table_name: str) -> None:
         self.caller = caller
         self.table_name = table_name
 
-    def get(self, key: Mapping[str, Any], *, consistent: bool = True) -> dict[str, Any] | None:
+    def get(
+        self, key: Mapping[str, Any], *, consistent: bool = True, action: str = "get", key_text: str | None = None
+    ) -> dict[str, Any] | None:
         response = self.caller.call(
-            "get", "GetItem", key=_key_text(key), TableName=self.table_name, Key=dict(key), ConsistentRead=consistent
+            action,
+            "GetItem",
+            key=key_text or _key_text(key),
+            TableName=self.table_name,
+            Key=dict(key),
+            ConsistentRead=consistent,
         )
         return response.get("Item")
 
@@ -44,6 +60,7 @@ class VersionedStore:
         values: Mapping[str, Any] | None = None,
         action: str = "save",
         detail: Mapping[str, Any] | None = None,
+        key_text: str | None = None,
     ) -> dict[str, Any]:
         """Create (no version yet) or update (version = held version); returns the item as saved."""
         held = item.get(VERSION)
@@ -68,7 +85,7 @@ class VersionedStore:
         self.caller.call(
             action,
             "PutItem",
-            key=_key_text(item),
+            key=key_text or _key_text(item),
             detail={"read_version": held, "version": new[VERSION], **(detail or {})},
             **params,
         )

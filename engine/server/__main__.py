@@ -7,9 +7,12 @@ parent never races another process for it), then serves until SIGTERM/SIGINT or 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
+from engine.server.control import TOKEN_ENV
+from engine.server.profile import ProfileSpec
 from engine.server.serve import build_app, die_with_parent, make_http_server
 
 
@@ -19,10 +22,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--parent-pid", type=int, default=0)
     parser.add_argument("--ttl-interval", type=float, default=1.0)
+    parser.add_argument("--profile", default="exact", help="default profile, as a ddblab:profile tag value")
     args = parser.parse_args(argv)
     if args.parent_pid:
         die_with_parent(args.parent_pid)
-    app = build_app(ttl_interval_s=args.ttl_interval)
+    profile = ProfileSpec.from_tag(args.profile)
+    app = build_app(ttl_interval_s=args.ttl_interval, lab_token=os.environ.pop(TOKEN_ENV, ""), profile=profile)
     try:
         server = make_http_server(args.host, args.port, app)
     except OSError as e:

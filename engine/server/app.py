@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.server import undo
+from engine.server import contention, control, limits, undo
 from engine.server.gsi_lag import GsiLag
+from engine.server.profile import EXACT, ProfileSpec
 
 TOKEN_WINDOW_S = 600.0  # DynamoDB keeps a ClientRequestToken for 10 minutes
 _JSON = "application/x-amz-json-1.0"
@@ -64,15 +65,24 @@ class FaithfulDynamoDB:
     """WSGI app: moto's DynamoDB behind one lock, plus the behaviour listed in the module docstring."""
 
     def __init__(
-        self, moto_app: Callable[..., Iterable[bytes]], *, ttl_interval_s: float = 1.0, seed: int | None = None
+        self,
+        moto_app: Callable[..., Iterable[bytes]],
+        *,
+        ttl_interval_s: float = 1.0,
+        seed: int | None = None,
+        lab_token: str = "",
+        profile: ProfileSpec = EXACT,
     ) -> None:
         undo.install()  # transactions restore the items they touched, not whole-table copies
+        limits.install()  # moto's item-size limit set to DynamoDB's
         self._moto = moto_app
+        self.lab_token = lab_token  # /_lab/config takes changes only with it (control.py); "" takes none
         self._lock = threading.Lock()
         self._tokens: dict[str, _TokenRecord] = {}
         self._random = random.Random(seed)
         self.state = ServerState()
         self.gsi = GsiLag(self._lock)
+        self.model = contention.AwsLike(profile, seed)  # tables of the aws-like profile (SIMULATED)
         self.ttl_interval_s = ttl_interval_s
         self._stop = threading.Event()
         self._sweeper = threading.Thread(target=self._sweep_forever, name="ttl-sweeper", daemon=True)
@@ -88,31 +98,53 @@ class FaithfulDynamoDB:
         path = environ.get("PATH_INFO", "")
         if path.startswith("/_lab/"):
             return self._control(path, environ, start_response)
-        target = environ.get("HTTP_X_AMZ_TARGET", "")
-        op = target.rpartition(".")[2]
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else b""
+        try:
+            op = limits.operation(environ.get("HTTP_X_AMZ_TARGET", ""))
+            params = _parse(body)
+            limits.check(op, params)
+        except limits.Refused as refused:
+            return _respond(start_response, *_error(refused.code, refused.message, refused.status))
         faults = self.state.faults
         if faults.latency_ms > 0:
             time.sleep(faults.latency_ms / 1000.0)
-        if faults.throttle_share > 0 and op and self._random.random() < faults.throttle_share:
+        if faults.throttle_share > 0 and self._random.random() < faults.throttle_share:
             return _respond(
                 start_response,
                 *_error(faults.throttle_code, "Rate of requests exceeds the allowed throughput (injected)"),
             )
-        try:
-            params = json.loads(body) if body else {}
-        except ValueError:
-            params = {}
+        region = _region(environ)
         with self._lock:
             self.state.requests += 1
+            table = None if self.model.table_changed(op) else self.model.profile(op, params, region)
             if op == "TransactWriteItems" and params.get("ClientRequestToken"):
-                return self._transact_with_token(environ, start_response, body, params)
-            with self.gsi.around(op, params, _region(environ)) as result:
-                status, headers, out = self._call_moto(environ, body)
-                result["ok"] = status.startswith("200")
+                status, headers, out = self._transact_with_token(environ, body, params, region, table)
+            else:
+                status, headers, out = self._apply(op, environ, body, params, region, table)
+        if table is not None:  # aws-like: the answer waits, outside the lock (serve.py sends it later)
+            environ["ddblab.delay_s"] = self.model.delay_s(op, table, status.startswith("200"))
         start_response(status, headers)
         return [out]
+
+    def _apply(
+        self, op: str, environ: dict[str, Any], body: bytes, params: dict[str, Any], region: str, table: Any
+    ) -> tuple[str, list[tuple[str, str]], bytes]:
+        """One request through moto, with the aws-like model around it when its table has that profile."""
+        if table is None:
+            with self.gsi.around(op, params, region) as result:
+                status, headers, out = self._call_moto(environ, body)
+                result["ok"] = status.startswith("200")
+            return status, headers, out
+        try:
+            with self.model.around(op, params, region, table) as modelled:
+                with self.gsi.around(op, params, region) as result:
+                    status, headers, out = self._call_moto(environ, body)
+                    result["ok"] = modelled["ok"] = status.startswith("200")
+        except limits.Refused as refused:
+            out = contention.encode_error(refused)
+            return "400 Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out
+        return status, headers, out
 
     def _call_moto(self, environ: dict[str, Any], body: bytes) -> tuple[str, list[tuple[str, str]], bytes]:
         import io
@@ -136,51 +168,53 @@ class FaithfulDynamoDB:
         return captured["status"], captured["headers"], out
 
     def _transact_with_token(
-        self, environ: dict[str, Any], start_response: StartResponse, body: bytes, params: dict[str, Any]
-    ) -> Iterable[bytes]:
+        self, environ: dict[str, Any], body: bytes, params: dict[str, Any], region: str, table: Any
+    ) -> tuple[str, list[tuple[str, str]], bytes]:
         token = params["ClientRequestToken"]
         digest = _digest({k: v for k, v in params.items() if k not in ("ClientRequestToken", "ReturnConsumedCapacity")})
         now = time.monotonic()
         record = self._tokens.get(token)
         if record and record.expires > now:
             if record.digest != digest:
-                return _respond(
-                    start_response,
-                    *_error(
-                        "IdempotentParameterMismatchException",
-                        "Request token was used before with different parameters (within the last 10 minutes)",
-                    ),
+                _, refusal = _error(
+                    "IdempotentParameterMismatchException",
+                    "Request token was used before with different parameters (within the last 10 minutes)",
                 )
-            return _respond(start_response, 200, record.body)
-        with self.gsi.around("TransactWriteItems", params, _region(environ)) as result:
-            status, headers, out = self._call_moto(environ, body)
-            result["ok"] = status.startswith("200")
-        if result["ok"]:
+                return "400 Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(refusal)))], refusal
+            return "200 OK", [("Content-Type", _JSON), ("Content-Length", str(len(record.body)))], record.body
+        status, headers, out = self._apply("TransactWriteItems", environ, body, params, region, table)
+        if status.startswith("200"):
             self._tokens[token] = _TokenRecord(digest, now + TOKEN_WINDOW_S, out)
             if len(self._tokens) > 10_000:
                 self._tokens = {t: r for t, r in self._tokens.items() if r.expires > now}
-        start_response(status, headers)
-        return [out]
+        return status, headers, out
 
     # -- control -------------------------------------------------------------------------------------------
 
     def _control(self, path: str, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        if path == "/_lab/health":
-            return _respond(start_response, 200, b'{"ok": true}', "application/json")
-        if path == "/_lab/config" and environ.get("REQUEST_METHOD") == "POST":
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-            try:
-                change = json.loads(environ["wsgi.input"].read(length) or b"{}")
+        post = environ.get("REQUEST_METHOD") == "POST"
+        try:
+            control.authorize(environ, self.lab_token, need_token=post)
+            if path == "/_lab/health":
+                return _respond(start_response, 200, b'{"ok": true}', "application/json")
+            if path == "/_lab/config" and post:
+                change = control.parse_change(control.read_body(environ))
+                # Checked whole before any of it is applied: a refused request changes nothing.
                 faults = self.state.faults
-                for name in ("latency_ms", "throttle_share"):
-                    if name in change:
-                        setattr(faults, name, float(change[name]))
-                if "throttle_code" in change:
-                    faults.throttle_code = str(change["throttle_code"])
-                if "ttl_interval_s" in change:
-                    self.ttl_interval_s = max(0.05, float(change["ttl_interval_s"]))
-            except (ValueError, TypeError) as e:
-                return _respond(start_response, 400, json.dumps({"error": str(e)}).encode(), "application/json")
+                faults.latency_ms = change.get("latency_ms", faults.latency_ms)
+                faults.throttle_share = change.get("throttle_share", faults.throttle_share)
+                faults.throttle_code = change.get("throttle_code", faults.throttle_code)
+                self.ttl_interval_s = change.get("ttl_interval_s", self.ttl_interval_s)
+        except control.ControlRefused as refused:
+            body = json.dumps({"error": refused.message}).encode()
+            return _respond(start_response, refused.status, body, "application/json")
+        if path == "/_lab/stats" and environ.get("QUERY_STRING", "").startswith("table="):
+            from urllib.parse import unquote
+
+            name = unquote(environ["QUERY_STRING"][len("table=") :])
+            with self._lock:
+                stats = self.model.table_stats(name)
+            return _respond(start_response, 200, json.dumps(stats).encode(), "application/json")
         if path in ("/_lab/config", "/_lab/stats"):
             faults = self.state.faults
             info = {
@@ -190,6 +224,7 @@ class FaithfulDynamoDB:
                 "ttl_interval_s": self.ttl_interval_s,
                 "requests": self.state.requests,
                 "ttl_deleted": self.state.ttl_deleted,
+                "default_profile": self.model.default.tag_value(),
             }
             return _respond(start_response, 200, json.dumps(info).encode(), "application/json")
         return _respond(start_response, 404, b'{"error": "unknown lab path"}', "application/json")
@@ -243,11 +278,22 @@ def _region(environ: dict[str, Any]) -> str:
         return "us-east-1"
 
 
+def _parse(body: bytes) -> Any:
+    try:
+        return json.loads(body) if body else {}
+    except ValueError:  # UnicodeDecodeError and RecursionError's cousin too
+        raise limits.Refused("SerializationException", "The request body is not valid JSON") from None
+    except RecursionError:
+        raise limits.Refused("SerializationException", "The request body nests too deeply") from None
+
+
 def _digest(params: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
 
 
 def _respond(start_response: StartResponse, status: int, body: bytes, content_type: str = _JSON) -> list[bytes]:
-    reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}.get(status, "Error")
+    reason = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 413: "Request Entity Too Large"}.get(
+        status, "Error"
+    )
     start_response(f"{status} {reason}", [("Content-Type", content_type), ("Content-Length", str(len(body)))])
     return [body]

@@ -31,12 +31,6 @@ from werkzeug.http import HTTP_STATUS_CODES
 
 VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
 _TARGET_PREFIX = "DynamoDB_20120810."
-# What Flask answers when an exception escapes a view, byte for byte (werkzeug's InternalServerError page).
-_INTERNAL_ERROR = (
-    b"<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n<h1>Internal Server Error</h1>\n"
-    b"<p>The server encountered an internal error and was unable to complete your request. Either the server is "
-    b"overloaded or there is an error in the application.</p>\n"
-)
 # The parts of the WSGI environ that werkzeug builds a request's URL from.
 _URL_KEYS = (
     "wsgi.url_scheme",
@@ -74,6 +68,26 @@ class _ServerRequest(Request):
         return url
 
 
+def _crash_answer(exc: Exception, target: str) -> tuple[int, dict[str, str], str]:
+    """moto crashed on a request. Where it crashed in its expression parser, the expression was malformed (moto
+    raises e.g. IndexError past the end of "a AND"): a client mistake, answered as DynamoDB does. Anything
+    else is ours: InternalServerError, and one line on stderr rather than a traceback."""
+    import sys
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = frames[-1].filename if frames else ""
+    if "/moto/dynamodb/comparisons" in where or "/moto/dynamodb/parsing/" in where:
+        code, status = "ValidationException", 400
+        message = f"Invalid expression: Syntax error ({type(exc).__name__} in the expression parser)"
+    else:
+        code, status = "InternalServerError", 500
+        message = "Internal server error"
+        print(f"ddblab server: {target} failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr, flush=True)
+    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message})
+    return status, {"Content-Type": "application/x-amz-json-1.0"}, body
+
+
 class DirectDynamo:
     """WSGI app: DynamoDB API calls straight to moto's DynamoHandler, everything else to moto's Flask app."""
 
@@ -96,9 +110,8 @@ class DirectDynamo:
                 status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers))
             except ClientError as exc:  # as moto's convert_to_flask_response
                 status, headers, body = 400, {}, exc.response["Error"]["Message"]
-        except Exception:
-            self._flask.logger.exception("Exception on / [POST]")
-            status, headers, body = 500, {"Content-Type": "text/html; charset=utf-8"}, _INTERNAL_ERROR
+        except Exception as exc:
+            status, headers, body = _crash_answer(exc, environ.get("HTTP_X_AMZ_TARGET", ""))
         data = body.encode() if isinstance(body, str) else bytes(body)
         reason = HTTP_STATUS_CODES.get(status, "UNKNOWN").upper()
         start_response(f"{status} {reason}", self._flask_headers(headers, data))
@@ -153,11 +166,11 @@ def tune_moto() -> None:
     core_responses.method_names_from_class = functools.lru_cache(maxsize=64)(core_responses.method_names_from_class)
 
     parser = _CachedUpdateExpressionParser(UpdateExpressionParser.make)
-    responses.UpdateExpressionParser = parser  # type: ignore[attr-defined]
-    models.UpdateExpressionParser = parser  # type: ignore[attr-defined]
+    responses.UpdateExpressionParser = parser  # type: ignore[attr-defined, unused-ignore]
+    models.UpdateExpressionParser = parser  # type: ignore[attr-defined, unused-ignore]
     validators.deepcopy = _copy_ast  # type: ignore[assignment]
 
-    DepthFirstTraverser.nodes_to_be_processed = _node_types  # type: ignore[method-assign]
+    DepthFirstTraverser.nodes_to_be_processed = _node_types  # type: ignore[method-assign, unused-ignore]
 
     lex = comparisons.ConditionExpressionParser._lex_condition_expression
     tokens = functools.lru_cache(maxsize=1024)(
@@ -175,7 +188,7 @@ def tune_moto() -> None:
             headerdict["x-amzn-requestid"] = req_id
         return req_id
 
-    core_responses.gen_amzn_requestid_long = request_id  # type: ignore[attr-defined]
+    core_responses.gen_amzn_requestid_long = request_id  # type: ignore[attr-defined, unused-ignore]
 
     def json_error_init(self: Any, error_type: str, message: str, _: str = "", **__: Any) -> None:
         super(core_exceptions._RESTError, self).__init__()  # werkzeug's HTTPException

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 import threading
@@ -17,6 +18,8 @@ from collections import deque
 from typing import Any
 
 from engine.errors import BadInput, ServerStartFailed
+from engine.server.control import TOKEN_ENV, TOKEN_HEADER
+from engine.server.profile import EXACT, ProfileSpec
 
 START_TIMEOUT_S = 60.0
 
@@ -24,11 +27,15 @@ START_TIMEOUT_S = 60.0
 class EmbeddedServer:
     """The faithful DynamoDB as a child process. Use as a context manager, or start()/stop()."""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 0, ttl_interval_s: float = 1.0) -> None:
+    def __init__(
+        self, *, host: str = "127.0.0.1", port: int = 0, ttl_interval_s: float = 1.0, profile: ProfileSpec = EXACT
+    ) -> None:
         self.host = host
+        self.profile = profile  # for tables without a ddblab:profile tag
         self.requested_port = port
         self.ttl_interval_s = ttl_interval_s
         self.port: int | None = None
+        self.lab_token = secrets.token_urlsafe(24)  # only this process can change the server's settings
         self._proc: subprocess.Popen[str] | None = None
 
     @property
@@ -57,11 +64,14 @@ class EmbeddedServer:
             str(os.getpid()),
             "--ttl-interval",
             str(self.ttl_interval_s),
+            "--profile",
+            self.profile.tag_value(),
         ]
         # The server never calls AWS, but boto3 inside it reads the profile: a user's AWS_PROFILE naming a
         # profile this machine lacks would stop it from starting.
         env = {k: v for k, v in os.environ.items() if k not in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")}
         env["PYTHONUNBUFFERED"] = "1"
+        env[TOKEN_ENV] = self.lab_token
         # stdin is a pipe we never write: the child exits when it closes, i.e. when this process dies.
         self._proc = subprocess.Popen(
             cmd,
@@ -140,7 +150,7 @@ class EmbeddedServer:
 
     def configure(self, **settings: Any) -> dict[str, Any]:
         """Change server-side faults (latency_ms, throttle_share, throttle_code, ttl_interval_s)."""
-        return lab_config(self.endpoint_url, **settings)
+        return lab_config(self.endpoint_url, token=self.lab_token, **settings)
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()
@@ -149,17 +159,32 @@ class EmbeddedServer:
         self.stop()
 
 
-def lab_config(endpoint_url: str, **settings: Any) -> dict[str, Any]:
-    """POST /_lab/config on an embedded server (any process) and return its current settings."""
+def lab_config(endpoint_url: str, *, token: str, **settings: Any) -> dict[str, Any]:
+    """POST /_lab/config on an embedded server (any process) and return its current settings. `token` is the
+    one that server was started with (EmbeddedServer.lab_token, or what `python -m engine serve` printed)."""
     data = json.dumps(settings).encode()
     request = urllib.request.Request(
         endpoint_url.rstrip("/") + "/_lab/config",
         data=data,
         method="POST",
-        headers={"Content-Type": "application/json"},
+        headers={"Content-Type": "application/json", TOKEN_HEADER: token},
     )
     with urllib.request.urlopen(request, timeout=5) as response:
         return json.loads(response.read())
+
+
+def table_stats(endpoint_url: str, table: str) -> dict[str, int]:
+    """What the aws-like model did to one table (SIMULATED): transaction conflicts, throttled requests,
+    stale reads; {} for a table of the exact profile or a server that is not the lab's."""
+    from urllib.parse import quote
+
+    try:
+        url = f"{endpoint_url.rstrip('/')}/_lab/stats?table={quote(table)}"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            data = json.loads(response.read())
+    except Exception:
+        return {}
+    return {str(k): int(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def is_embedded(endpoint_url: str) -> bool:

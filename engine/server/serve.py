@@ -5,6 +5,9 @@ threads buy it no concurrency, only costs: a wake-up, a GIL hand-over and a lock
 thread per connection, 16 clients ran slower than one). The loop reads whatever the kept-alive connections
 have sent, answers the complete requests one after another, then sends each answer in one piece.
 
+An answer the aws-like profile holds back (its simulated network time, a transaction's commit window) waits
+in a heap of timers, not in a thread: the loop goes on answering other connections and sends it when due.
+
 Two kinds of request still get a thread of their own, so that nothing slow holds up the loop: every request
 while a latency fault is set (FaithfulDynamoDB sleeps outside its lock, as network time passes, and other
 clients' calls go on meanwhile), and every request to an app other than FaithfulDynamoDB, which may need to
@@ -13,7 +16,10 @@ run concurrently (the plain-moto negative control of the race tests does).
 
 from __future__ import annotations
 
+import heapq
 import io
+import itertools
+import json
 import os
 import selectors
 import socket
@@ -25,11 +31,30 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from engine.server import limits
 from engine.server.app import FaithfulDynamoDB
+from engine.server.profile import EXACT, ProfileSpec
+
+
+def _error_response(status: int, reason: str, code: str, message: str) -> bytes:
+    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message}).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/x-amz-json-1.0\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
 
 _MAX_HEAD = 64 * 1024  # request line and headers
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-_BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+_BAD_REQUEST = _error_response(400, "Bad Request", "SerializationException", "The HTTP request is malformed")
+# Refused from its Content-Length alone, before the body is read (and then the connection is closed).
+_TOO_LARGE = _error_response(
+    413,
+    "Request Entity Too Large",
+    "ValidationException",
+    f"Request size exceeds the limit of {limits.MAX_BODY_BYTES} bytes",
+)
 _SERVER_ERROR = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 _OWN_HEADERS = frozenset({"content-length", "connection"})  # the server writes these itself
 
@@ -76,6 +101,9 @@ class LoopServer:
         self._wake_r.setblocking(False)
         self._selector.register(self._wake_r, selectors.EVENT_READ)
         self._answered: deque[tuple[_Conn, bytes, bool]] = deque()
+        # Answers held back (network time, a transaction's commit window): (due, order, conn, payload, close).
+        self._later: list[tuple[float, int, _Conn, bytes, bool]] = []
+        self._order = itertools.count()
         self._conns: set[_Conn] = set()
         self._unsent: set[_Conn] = set()  # connections with answers not yet handed to the kernel
         self._stop = threading.Event()
@@ -86,7 +114,10 @@ class LoopServer:
         self._stopped.clear()
         try:
             while not self._stop.is_set():
-                for key, events in self._selector.select(poll_interval):
+                timeout = poll_interval
+                if self._later:
+                    timeout = max(0.0, min(poll_interval, self._later[0][0] - time.monotonic()))
+                for key, events in self._selector.select(timeout):
                     if key.fileobj is self._listener:
                         self._accept()
                     elif key.fileobj is self._wake_r:
@@ -96,6 +127,8 @@ class LoopServer:
                             self._unsent.add(key.data)
                         if events & selectors.EVENT_READ:
                             self._read(key.data)
+                if self._later:
+                    self._release_due()
                 # Send once every ready request is answered: each send wakes a client, which then competes with
                 # this loop for a CPU (there may be only two), so the requests already waiting go first.
                 for conn in list(self._unsent):
@@ -144,6 +177,8 @@ class LoopServer:
         if not data:
             self._close(conn)
             return
+        if conn.closing:
+            return  # refused (e.g. a body over the limit): what follows is never read into memory
         conn.inbuf += data
         self._answer_buffered(conn)
 
@@ -154,7 +189,12 @@ class LoopServer:
             if request is None:
                 break
             if self._inline():
-                self._queue(conn, *self._answer(request, conn.peer, multithread=False))
+                payload, close, delay = self._answer(request, conn.peer, multithread=False)
+                if delay > 0:  # held back without a thread: the loop answers others meanwhile
+                    conn.busy = True
+                    heapq.heappush(self._later, (time.monotonic() + delay, next(self._order), conn, payload, close))
+                else:
+                    self._queue(conn, payload, close)
             else:
                 conn.busy = True
                 threading.Thread(target=self._answer_in_thread, args=(conn, request), daemon=True).start()
@@ -165,15 +205,18 @@ class LoopServer:
         app = self.app
         return isinstance(app, FaithfulDynamoDB) and app.state.faults.latency_ms <= 0
 
-    def _answer(self, request: _Request, peer: str, *, multithread: bool) -> tuple[bytes, bool]:
+    def _answer(self, request: _Request, peer: str, *, multithread: bool) -> tuple[bytes, bool, float]:
         try:
             return _call(self.app, request, peer, self.server_address, multithread=multithread)
         except Exception:
             traceback.print_exc()
-            return _SERVER_ERROR, True
+            return _SERVER_ERROR, True, 0.0
 
     def _answer_in_thread(self, conn: _Conn, request: _Request) -> None:
-        self._answered.append((conn, *self._answer(request, conn.peer, multithread=True)))
+        payload, close, delay = self._answer(request, conn.peer, multithread=True)
+        if delay > 0:
+            time.sleep(delay)
+        self._answered.append((conn, payload, close))
         try:
             self._wake_w.send(b"x")
         except OSError:
@@ -189,6 +232,16 @@ class LoopServer:
             conn.busy = False
             if conn in self._conns:
                 self._queue(conn, payload, close)
+                self._answer_buffered(conn)
+
+    def _release_due(self) -> None:
+        now = time.monotonic()
+        while self._later and self._later[0][0] <= now:
+            _, _, conn, payload, close = heapq.heappop(self._later)
+            conn.busy = False
+            if conn in self._conns:
+                self._queue(conn, payload, close)
+                self._unsent.add(conn)
                 self._answer_buffered(conn)
 
     @staticmethod
@@ -245,6 +298,9 @@ def _parse(conn: _Conn) -> _Request | None:
     if length < 0 or "transfer-encoding" in names:  # botocore always sends Content-Length; so must others
         _reject(conn)
         return None
+    if length > limits.MAX_BODY_BYTES:
+        _reject(conn, _TOO_LARGE)
+        return None
     if len(buf) < end + 4 + length:
         if not conn.continued and names.get("expect", "").lower() == "100-continue":
             conn.outbuf += _CONTINUE  # the client waits for this before it sends the body
@@ -256,15 +312,17 @@ def _parse(conn: _Conn) -> _Request | None:
     return _Request(method, target, version, headers, body)
 
 
-def _reject(conn: _Conn) -> None:
-    conn.outbuf += _BAD_REQUEST
+def _reject(conn: _Conn, answer: bytes = _BAD_REQUEST) -> None:
+    conn.inbuf.clear()  # nothing more is read from a connection that is closing
+    conn.outbuf += answer
     conn.closing = True
 
 
 def _call(
     app: Callable[..., Any], request: _Request, peer: str, address: tuple[str, int], *, multithread: bool
-) -> tuple[bytes, bool]:
-    """Run the WSGI app on one request; return the whole HTTP response and whether to close afterwards."""
+) -> tuple[bytes, bool, float]:
+    """Run the WSGI app on one request; return the whole HTTP response, whether to close afterwards, and how
+    long to hold it back before sending."""
     path, _, query = request.target.partition("?")
     environ: dict[str, Any] = {
         "REQUEST_METHOD": request.method,
@@ -313,11 +371,15 @@ def _call(
     ]
     if close:
         head.append("Connection: close")
-    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload, close
+    delay = float(environ.get("ddblab.delay_s", 0.0))  # the aws-like profile's network time (contention.py)
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload, close, delay
 
 
-def build_app(*, ttl_interval_s: float = 1.0, fast: bool | None = None) -> FaithfulDynamoDB:
-    """moto's DynamoDB behind FaithfulDynamoDB.
+def build_app(
+    *, ttl_interval_s: float = 1.0, fast: bool | None = None, lab_token: str = "", profile: ProfileSpec = EXACT
+) -> FaithfulDynamoDB:
+    """moto's DynamoDB behind FaithfulDynamoDB; /_lab/config takes changes only with `lab_token`; `profile` is
+    the default of tables without a ddblab:profile tag.
 
     fast (the default when the installed moto is the verified one, see fastpath.py): DynamoDB calls go to
     moto's handler directly rather than through its Flask app, with moto's repeated work cached; the answers
@@ -332,9 +394,11 @@ def build_app(*, ttl_interval_s: float = 1.0, fast: bool | None = None) -> Faith
     moto_app = create_backend_app("dynamodb")
     moto_app.debug = False  # no tracebacks in responses
     if not fast:
-        return FaithfulDynamoDB(moto_app, ttl_interval_s=ttl_interval_s)
+        return FaithfulDynamoDB(moto_app, ttl_interval_s=ttl_interval_s, lab_token=lab_token, profile=profile)
     fastpath.tune_moto()
-    return FaithfulDynamoDB(fastpath.DirectDynamo(moto_app), ttl_interval_s=ttl_interval_s)
+    return FaithfulDynamoDB(
+        fastpath.DirectDynamo(moto_app), ttl_interval_s=ttl_interval_s, lab_token=lab_token, profile=profile
+    )
 
 
 def make_http_server(host: str, port: int, app: Callable[..., Any]) -> LoopServer:

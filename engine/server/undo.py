@@ -35,7 +35,7 @@ def install() -> None:
 
     def transact_write_items(self: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
         undo = [entry for entry in (_remember(self, item) for item in transact_items) if entry is not None]
-        ddb_models.copy = _TablesAreNotCopied  # type: ignore[attr-defined]
+        ddb_models.copy = _TablesAreNotCopied  # type: ignore[attr-defined, assignment, unused-ignore]
         try:
             original(self, transact_items)
         except Exception:
@@ -43,7 +43,7 @@ def install() -> None:
                 _restore(table, hash_key, range_key, before)
             raise
         finally:
-            ddb_models.copy = copy  # type: ignore[attr-defined]
+            ddb_models.copy = copy  # type: ignore[attr-defined, unused-ignore]
 
     transact_write_items._undo_by_item = True  # type: ignore[attr-defined]
     DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]

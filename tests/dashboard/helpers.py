@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import plotly.graph_objects as go
+
 from engine.history import Call, History, Outcome, read_jsonl
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -86,8 +88,9 @@ def history_of(calls: list[Call]) -> History:
 def growing(history: History, pattern: str, rng: Any, max_batch: int):
     """The calls of `history` arriving in random batches of 1..max_batch into a new History, and the run's view
     brought up to date after each batch (as a live page refreshes)."""
-    from dashboard.aggregates import RunView, aggregates_for
-    from dashboard.registry import _Frames
+    from dashboard.records import _Frames
+    from dashboard.runview import RunView
+    from dashboard.views import aggregates_for
 
     calls = history.calls()
     live = History(t0_ns=history.t0_ns)
@@ -99,3 +102,14 @@ def growing(history: History, pattern: str, rng: Any, max_batch: int):
         i += k
         view.update()
     return live, view
+
+
+def valid(fig: go.Figure) -> go.Figure:
+    """Charts are built unvalidated for speed; plotly's validators must accept every one of them."""
+    assert isinstance(fig, go.Figure)
+    go.Figure(fig.to_dict())
+    return fig
+
+
+def names(fig: go.Figure) -> list[str]:
+    return [t.name for t in fig.data]

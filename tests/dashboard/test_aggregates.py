@@ -1,21 +1,27 @@
-"""The aggregates the live pages draw from (dashboard.aggregates): fed the new calls only, they draw what the whole
+"""The aggregates the live pages draw from (dashboard.aggregates and each view's): fed the new calls only, they draw what the whole
 frame draws, whatever the batches the calls arrived in; a refresh reads only the calls that arrived since the last
 one; the live latency percentiles are within a percent and exact once the run has ended."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import aggregates as ag
-from dashboard import analysis as an
 from dashboard import charts, live
-from dashboard.registry import RunRecord, Source, _Frames
+from dashboard.actions import action_outcomes
+from dashboard.aggregates import Rows, SortedTail
+from dashboard.records import RunRecord, Source, _Frames
+from dashboard.runview import RunView
+from dashboard.sampling import Reservoir, choose, stable_hash
+from dashboard.timebins import TimeBins
+from dashboard.verdicts import flagged_calls
+from dashboard.views import aggregates_for
 from engine.history import History
 from tests.dashboard.helpers import DATA, growing, load, scaled
 
@@ -29,11 +35,11 @@ def plain(fig: Any) -> dict[str, Any]:
 def every_chart(calls: Any, summary: dict[str, Any], *, max_bars: int = charts.MAX_BARS) -> list[Any]:
     invariants = summary.get("invariants") or []
     return [
-        charts.timeline(calls, flagged=an.flagged_calls(invariants), lanes=8, max_bars=max_bars),
+        charts.timeline(calls, flagged=flagged_calls(invariants), lanes=8, max_bars=max_bars),
         charts.outcomes_over_time(calls),
         charts.outcomes_over_time(calls, x_range=(0.0, 61.0)),
         charts.latency(calls),
-        charts.action_outcomes(calls),
+        action_outcomes(calls),
         *charts.pattern_views(summary["pattern"], calls, invariants, summary.get("options")),
     ]
 
@@ -60,22 +66,11 @@ def test_sampled_charts_of_a_big_run_do_not_depend_on_the_batches(name: str) -> 
     assert figs[0].layout.meta["sampled"]
     for from_frame, from_view in zip(every_chart(frame, summary, max_bars=1000), figs, strict=True):
         assert plain(from_view) == plain(from_frame)
-    if name.startswith("optimistic"):
-        writes = view.get(ag.VersionWrites)
-        assert writes.items[writes.contested()].n_lost == len(an.lost_updates(frame))
 
 
-def test_version_statuses_match_analysis() -> None:
-    history, _ = load("optimistic-locking-racy")
-    frame = history.snapshot(detail=True, requests=True)
-    _, view = growing(history, "optimistic-locking", np.random.default_rng(5), 30)
-    writes = view.get(ag.VersionWrites)
-    key = writes.contested()
-    shown, sampling = writes.sample(key, 4000)
-    expected = an.version_writes(frame, key)
-    assert not sampling.sampled and len(shown) == len(expected)
-    for column in ("seq", "version", "read_version", "status", "winner"):
-        assert shown[column].tolist() == expected[column].tolist(), column
+def row_of(rows: np.ndarray) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
+    """The columns a reservoir keeps of the offered rows it picks: their row numbers."""
+    return lambda pick: {"row": rows[pick]}
 
 
 def test_reservoirs_give_the_sample_of_everything() -> None:
@@ -84,20 +79,20 @@ def test_reservoirs_give_the_sample_of_everything() -> None:
     seq = rng.permutation(n)
     prefer_all = rng.random(n) < 0.1
     flagged = rng.choice(n, 50, replace=False)
-    expected, _, _ = an.choose(seq, k, keep=np.isin(seq, flagged), prefer=prefer_all)
-    preferred, others = ag.Reservoir(k), ag.Reservoir(k)
+    expected, _, _ = choose(seq, k, keep=np.isin(seq, flagged), prefer=prefer_all)
+    preferred, others = Reservoir(k), Reservoir(k)
     start = 0
     while start < n:
         stop = min(n, start + int(rng.integers(1, 3000)))
         part = np.arange(start, stop)
         for reservoir, mask in ((preferred, prefer_all[part]), (others, ~prefer_all[part])):
             rows = part[mask]
-            reservoir.offer(an._stable_hash(seq[rows]), lambda pick, rows=rows: {"row": rows[pick]})
+            reservoir.offer(stable_hash(seq[rows]), row_of(rows))
         start = stop
     candidates = np.unique(
         np.concatenate([preferred.cols["row"], others.cols["row"], np.flatnonzero(np.isin(seq, flagged))])
     )
-    chosen, _, _ = an.choose(seq[candidates], k, keep=np.isin(seq[candidates], flagged), prefer=prefer_all[candidates])
+    chosen, _, _ = choose(seq[candidates], k, keep=np.isin(seq[candidates], flagged), prefer=prefer_all[candidates])
     assert sorted(candidates[chosen]) == sorted(np.flatnonzero(expected))
 
 
@@ -106,7 +101,7 @@ def test_sorted_tail_merges_late_arrivals() -> None:
     n = 5000
     key = np.arange(n) * 10 + rng.integers(-40, 40, n)  # completion times, a few out of arrival order
     key[::97] = key[::97] // 2  # and some very late
-    table = ag.SortedTail(value=np.int64)
+    table = SortedTail(value=np.int64)
     start = 0
     while start < n:
         stop = min(n, start + int(rng.integers(1, 200)))
@@ -130,11 +125,11 @@ def test_time_bins_stay_few_over_a_long_run() -> None:
             "op": pd.Categorical(["PutItem"] * n),
         }
     )
-    bins = ag.TimeBins()
+    bins = TimeBins()
     for start in range(0, n, 3000):
-        bins.add(ag.Rows.of(frame.iloc[start : start + 3000]))
+        bins.add(Rows.of(frame.iloc[start : start + 3000]))
     assert bins.used_bins() <= 700 and bins.lat.shape[0] <= 1400
-    whole = ag.TimeBins.of(frame)
+    whole = TimeBins.of(frame)
     for span in (None, 3 * 3600 * 1.3):
         assert np.array_equal(bins.rates(span)[0], whole.rates(span)[0])
     counts, _, width = bins.rates()
@@ -143,7 +138,7 @@ def test_time_bins_stay_few_over_a_long_run() -> None:
 
 def test_live_latency_is_within_a_percent_then_exact() -> None:
     history, summary = scaled("atomic-counters-safe", 20_000)
-    view = ag.RunView(history, _Frames(history).rows, ag.aggregates_for(summary["pattern"]))
+    view = RunView(history, _Frames(history).rows, aggregates_for(summary["pattern"]))
     with view:
         sketch = charts.latency(view)
     view.final = True
@@ -182,11 +177,12 @@ class Counting:
         return self.history.details(rows)
 
 
-def running(history: Any, summary: dict[str, Any]) -> RunRecord:
+def running(history: Any, summary: dict[str, Any]) -> tuple[RunRecord, SimpleNamespace]:
+    """A record of a run still going (a stand-in Run the test ends by hand), and that stand-in."""
     run = SimpleNamespace(
         finished=False, invariants=[], options=SimpleNamespace(values={}), state=SimpleNamespace(value="running")
     )
-    return RunRecord(
+    record = RunRecord(
         id="live",
         source=Source.LIVE,
         pattern=summary["pattern"],
@@ -195,8 +191,9 @@ def running(history: Any, summary: dict[str, Any]) -> RunRecord:
         ops_per_client=None,
         duration_s=None,
         history=history,
-        run=run,
-    )  # type: ignore[arg-type]
+        run=cast(Any, run),
+    )
+    return record, run
 
 
 def test_a_live_refresh_reads_only_the_new_calls() -> None:
@@ -204,7 +201,7 @@ def test_a_live_refresh_reads_only_the_new_calls() -> None:
     calls = big.calls()
     history = Counting(History(t0_ns=0))
     history.history.extend(calls[:10_000])
-    record = running(history, summary)
+    record, run = running(history, summary)
     first = live.run_figures(record)
     assert first["final"] is None and first["timeline"].layout.meta["sampled"]
     assert sum(b - a for a, b in history.read) <= 2 * 10_000  # every call read once (snapshot and details)
@@ -216,11 +213,8 @@ def test_a_live_refresh_reads_only_the_new_calls() -> None:
         assert max(b - a for a, b in history.read) <= new  # nothing but the new calls
         assert figures["timeline"].layout.meta["total"] == arrived
     # The run ends: the verdicts come, nothing is re-read but a columnar snapshot for exact latency, once.
-    record.run.finished = True  # type: ignore[union-attr]
-    record.run.invariants = [
-        SimpleNamespace(as_dict=lambda inv=inv: inv)  # type: ignore[union-attr]
-        for inv in summary["invariants"]
-    ]
+    run.finished = True
+    run.invariants = [SimpleNamespace(as_dict=lambda inv=inv: inv) for inv in summary["invariants"]]
     history.read.clear()
     final = live.run_figures(record)
     again = live.run_figures(record)

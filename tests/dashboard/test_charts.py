@@ -1,31 +1,40 @@
-"""charts.py and analysis.py on recorded histories (tests/data): figure types, traces, sampling and its label,
-and that the per-pattern views find what the engine's invariants found (lost updates, extra charges, ...)."""
+"""The generic charts (dashboard/charts.py) on recorded histories (tests/data): figure types, traces, sampling and
+its label, outcome labels and colours, the call log; every pattern's views are valid figures. What each pattern's
+view finds is tested beside it, in tests/dashboard/views/."""
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import pytest
 
-from dashboard import analysis as an
 from dashboard import charts
-from dashboard.registry import RunRecord, Source
-from tests.dashboard.helpers import call, frame, history_of, scaled
+from dashboard.calltext import call_log
+from dashboard.frames import outcome_labels
+from dashboard.palette import COLOURS, RACY_COLOUR, colour, ordered
+from dashboard.records import RunRecord, Source
+from dashboard.sampling import Sampling, choose
+from dashboard.verdicts import flagged_calls
+from tests.dashboard.helpers import frame, history_of, names, scaled, valid
 
 
-def valid(fig: go.Figure) -> go.Figure:
-    """Charts are built unvalidated for speed; plotly's validators must accept every one of them."""
-    assert isinstance(fig, go.Figure)
-    go.Figure(fig.to_dict())
-    return fig
-
-
-def names(fig: go.Figure) -> list[str]:
-    return [t.name for t in fig.data]
+def sample(
+    frame: pd.DataFrame, max_rows: int, *, keep: Iterable[int] = (), prefer: np.ndarray | None = None
+) -> tuple[pd.DataFrame, Sampling]:
+    """The oracle of every sampled chart: at most `max_rows` rows of the whole frame, every `keep` seq first, then
+    `prefer`red rows (up to half), then a stable sample."""
+    n = len(frame)
+    if n <= max_rows:
+        return frame, Sampling(n, n)
+    seq = frame["seq"].to_numpy()
+    keep_set = np.fromiter(keep, dtype=np.int64)
+    flagged = np.isin(seq, keep_set) if len(keep_set) else None
+    chosen, n_flag, n_pref = choose(seq, max_rows, keep=flagged, prefer=prefer)
+    return frame[chosen], Sampling(int(chosen.sum()), n, n_flag, n_pref)
 
 
 # -- labels, colours, sampling --------------------------------------------------------------------------------------
@@ -33,17 +42,17 @@ def names(fig: go.Figure) -> list[str]:
 
 def test_outcome_labels_split_reads_and_shorten_codes(locking_safe) -> None:
     f, _ = locking_safe
-    labels = an.outcome_labels(f)
+    labels = outcome_labels(f)
     assert set(labels) == {"ok", "ok (read)", "ConditionalCheckFailed", "info (unknown)"}
     reads = f["op"].astype(str) == "GetItem"
     assert set(labels[reads.to_numpy() & (f["outcome"] == "ok").to_numpy()]) == {"ok (read)"}
-    assert an.ordered(labels) == ["ok", "ok (read)", "ConditionalCheckFailed", "info (unknown)"]
+    assert ordered(labels) == ["ok", "ok (read)", "ConditionalCheckFailed", "info (unknown)"]
 
 
 def test_every_label_has_a_fixed_colour() -> None:
-    assert an.colour("ok") == an.COLOURS["ok"]
-    assert an.colour("ValidationException") == an.colour("ValidationException")  # stable for unknown codes
-    assert len(set(an.COLOURS.values())) == len(an.COLOURS)
+    assert colour("ok") == COLOURS["ok"]
+    assert colour("ValidationException") == colour("ValidationException")  # stable for unknown codes
+    assert len(set(COLOURS.values())) == len(COLOURS)
 
 
 def test_sample_keeps_flagged_and_failures_first() -> None:
@@ -51,12 +60,12 @@ def test_sample_keeps_flagged_and_failures_first() -> None:
     f = pd.DataFrame({"seq": np.arange(n), "x": np.zeros(n)})
     prefer = np.zeros(n, dtype=bool)
     prefer[::100] = True
-    shown, s = an.sample(f, 500, keep=[3, 5, 7], prefer=prefer)
+    shown, s = sample(f, 500, keep=[3, 5, 7], prefer=prefer)
     assert len(shown) == 500 and s.sampled and s.total == n
     assert {3, 5, 7} <= set(shown["seq"])
     assert prefer[shown["seq"]].sum() >= 100  # all 100 preferred rows fit in half the budget
     assert "sampled: 500 of 10,000" in s.note()
-    again, _ = an.sample(f, 500, keep=[3, 5, 7], prefer=prefer)
+    again, _ = sample(f, 500, keep=[3, 5, 7], prefer=prefer)
     assert list(again["seq"]) == list(shown["seq"])  # stable from one refresh to the next
 
 
@@ -65,7 +74,7 @@ def test_sample_keeps_flagged_and_failures_first() -> None:
 
 def test_timeline_one_bar_per_call_lanes_per_client(counters_racy) -> None:
     f, summary = counters_racy
-    fig = valid(charts.timeline(f, flagged=an.flagged_calls(summary["invariants"]), lanes=8))
+    fig = valid(charts.timeline(f, flagged=flagged_calls(summary["invariants"]), lanes=8))
     bars = [t for t in fig.data if t.type == "bar"]
     assert sum(len(t.x) for t in bars) == len(f)
     assert {t.name for t in bars} == {"ok", "ok (read)"}
@@ -137,153 +146,15 @@ def test_empty_history_gives_placeholders() -> None:
         assert valid(fig).layout.meta["empty"] is True
 
 
-# -- per-pattern views ------------------------------------------------------------------------------------------------
-
-
-def test_version_history_finds_the_lost_updates(locking_racy) -> None:
-    f, summary = locking_racy
-    lost = an.lost_updates(f)
-    inv = an.invariant(summary["invariants"], "lost", "update")
-    assert len(lost) == inv["observed"] == 129
-    assert (lost["winner"] > lost["seq"]).all() or (lost["winner"] != lost["seq"]).all()
-    fig = valid(charts.version_history(f))
-    assert fig.layout.meta["lost"] == 129
-    assert "129 lost updates" in fig.layout.title.subtitle.text
-    assert "same version written twice" in names(fig) and "version if none were lost" in names(fig)
-
-
-def test_version_history_safe_variant_shows_conflicts_not_losses(locking_safe) -> None:
-    f, _ = locking_safe
-    fig = valid(charts.version_history(f))
-    assert fig.layout.meta["lost"] == 0 and fig.layout.meta["refused"] > 0
-    assert "refused: version moved (conflict)" in names(fig)
-    writes = an.version_writes(f)
-    ok = writes[writes["status"] == "written"]
-    assert ok["version"].is_unique  # the version check let each version be written once
-
-
-def test_counter_view_calls_out_the_lost_increments(counters_racy, counters_safe) -> None:
-    f, summary = counters_racy
-    facts = an.counter_facts(f, summary["invariants"])
-    inv = an.invariant(summary["invariants"], "final", "count")
-    assert facts.acknowledged == inv["expected"] and facts.final == inv["observed"]
-    assert facts.lost == inv["expected"] - inv["observed"] > 0
-    fig = valid(charts.counter(f, summary["invariants"]))
-    assert f"{facts.lost:,} lost" in " ".join(a.text for a in fig.layout.annotations)
-    assert "value a client wrote (read + 1)" in names(fig)
-    f, summary = counters_safe
-    fig = valid(charts.counter(f, summary["invariants"]))
-    assert fig.layout.meta["lost"] == 0 and "none lost" in fig.layout.title.subtitle.text
-
-
-def test_counter_view_while_running_has_no_final_count(counters_racy) -> None:
-    f, _ = counters_racy
-    fig = valid(charts.counter(f, []))
-    assert fig.layout.meta["final"] is None and "read back when the run ends" in fig.layout.title.subtitle.text
+# -- final state and every pattern's views ----------------------------------------------------------------------
 
 
 def test_final_state_marks_broken_invariants(counters_racy) -> None:
     _, summary = counters_racy
     fig = valid(charts.final_state(summary["invariants"]))
     expected, observed = fig.data
-    assert list(observed.marker.color).count(an.RACY_COLOUR) == 2
+    assert list(observed.marker.color).count(RACY_COLOUR) == 2
     assert any("off by" in t for t in observed.text)
-
-
-def test_cancellation_heatmap_action_by_reason() -> None:
-    f, _ = frame("transactions-safe")
-    counts = an.cancellation_counts(f)
-    assert set(counts["reason"]) == {"ConditionalCheckFailed"}
-    assert set(counts["item"]) == {"item 2 (Update)"}  # the stock check, as in the seed
-    fig = valid(charts.cancellation_heatmap(f))
-    assert fig.data[0].type == "heatmap" and fig.layout.meta["cells"] == 1
-    assert valid(charts.cancellation_heatmap(frame("atomic-counters-safe")[0])).layout.meta["empty"]
-
-
-def test_cancellation_reasons_from_a_synthetic_history() -> None:
-    req = ">>> TransactWriteItems\n    - Put t\n        item: {}\n    - Update t\n        key: {}"
-    calls = [
-        call(
-            0,
-            "place-order",
-            "TransactWriteItems",
-            0,
-            0.1,
-            "fail",
-            "TransactionCanceledException",
-            detail={"reasons": ["None", "ConditionalCheckFailed"]},
-            request=req,
-        ),
-        call(
-            1,
-            "place-order",
-            "TransactWriteItems",
-            0,
-            0.1,
-            "fail",
-            "TransactionCanceledException",
-            detail={"reasons": ["TransactionConflict", "None"]},
-            request=req,
-        ),
-    ]
-    counts = an.cancellation_counts(history_of(calls).snapshot(detail=True, requests=True))
-    assert sorted(map(tuple, counts[["item", "reason"]].to_numpy())) == [
-        ("item 1 (Put)", "TransactionConflict"),
-        ("item 2 (Update)", "ConditionalCheckFailed"),
-    ]
-
-
-def test_unique_view_counts_sentinels_and_duplicates() -> None:
-    f, summary = frame("unique-constraints-safe")
-    facts = an.unique_facts(f, summary["invariants"])
-    assert facts["users sharing an email"] == 0 and facts["sentinels"] == 5
-    assert facts["refused: email taken"] == 20
-    fig = valid(charts.unique_view(f, summary["invariants"]))
-    assert "no two users share an email" in fig.layout.title.subtitle.text
-
-
-def test_idempotency_view_counts_extra_charges() -> None:
-    f, summary = frame("idempotency-keys-racy")
-    facts = an.idempotency_facts(f)
-    inv = an.invariant(summary["invariants"], "one charge")
-    assert facts["extra charges"] == inv["violations"] == 9
-    assert "9 extra charges" in valid(charts.idempotency_view(f)).layout.title.subtitle.text
-    f, _ = frame("idempotency-keys-safe")
-    facts = an.idempotency_facts(f)
-    assert facts["extra charges"] == 0 and facts["replays of a stored reply"] > 0
-    assert facts["in-progress refusals (retry later)"] > 0
-
-
-def test_gsi_staleness_from_write_to_first_visible_read() -> None:
-    f, summary = frame("gsi-consistency-racy")
-    data = an.gsi_staleness(f)
-    assert len(data) == 12 and data["seen_ms"].notna().all()
-    assert (data["seen_ms"] >= summary["options"]["gsi_lag_ms"] * 0.9).all()  # the simulated lag, give or take
-    assert int(data["stale_reads"].sum()) == 36
-    fig = valid(charts.gsi_staleness(f, summary["invariants"], summary["options"]))
-    assert "lag 300 ms (simulated)" in fig.layout.annotations[0].text
-
-
-def test_lease_gantt_racy_lease_lets_stale_writes_land() -> None:
-    f, summary = frame("distributed-locking-racy")
-    leases = an.lease_timeline(f, an.flagged_calls(summary["invariants"]))
-    assert len(leases.holds) == 12
-    assert (leases.holds["ended"] == "expired").sum() == 3 == leases.holds["takeover"].sum()
-    kinds = leases.events["kind"].value_counts()
-    assert kinds["stale write landed"] == 3 and kinds["zombie release refused"] == 3
-    fig = valid(charts.lease_gantt(f, summary["invariants"], lanes=4))
-    assert fig.layout.meta["stale_landed"] == 3 and "takeover after expiry" in names(fig)
-
-
-def test_lease_gantt_fenced_refuses_stale_writes() -> None:
-    f, summary = frame("distributed-locking-safe")
-    fig = valid(charts.lease_gantt(f, summary["invariants"], lanes=4))
-    assert fig.layout.meta["stale_landed"] == 0 and fig.layout.meta["stale_refused"] == 2
-    tokens = next(t for t in fig.data if t.name == "fencing token")
-    assert list(tokens.text)[:3] == ["t1", "t2", "t3"]
-    holds = an.lease_timeline(f).holds
-    assert (holds["start"].diff().dropna() > 0).all()
-    assert (holds["start"].iloc[1:].to_numpy() >= holds["end"].iloc[:-1].to_numpy() - 1e-3).all()  # one holder
 
 
 @pytest.mark.parametrize(
@@ -341,9 +212,9 @@ def test_sweep_lines_four_panels_two_variants() -> None:
 
 def test_call_log_is_the_seed_format(locking_safe) -> None:
     f, _ = locking_safe
-    text = an.call_log(f.head(5))
+    text = call_log(f.head(5))
     assert text.startswith(">>> ") and "=== #" in text and '"OK"' in text
-    assert an.call_log(f, limit=3).count(">>> ") == 3
+    assert call_log(f, limit=3).count(">>> ") == 3
 
 
 # -- 100k calls --------------------------------------------------------------------------------------------------
@@ -369,7 +240,7 @@ def test_a_refresh_at_100k_calls_samples_and_says_so() -> None:
     with record.view() as view:
         assert view.n == 100_000
         figs = [
-            charts.timeline(view, flagged=an.flagged_calls(invariants)),
+            charts.timeline(view, flagged=flagged_calls(invariants)),
             charts.outcomes_over_time(view),
             charts.latency(view),
             *charts.pattern_views(summary["pattern"], view, invariants),

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 import threading
 import time
+from typing import Any
 
 import pytest
 
-from dashboard import analysis as an
+from dashboard.calltext import call_log
+from dashboard.records import RunRecord
 from dashboard.registry import Registry, SweepState
 from dashboard.settings import LIMIT_DURATION, RunSettings, build_config
 from engine.backend import Backend, BackendSpec
 from engine.errors import AwsNotConfirmed, BackendUnavailable, BadCredentials, BadInput, HistoryFileError, LabError
-from engine.runner import RunConfig
+from engine.runner import Run, RunConfig
 from tests.dashboard.helpers import DATA
 
 SPEC = BackendSpec()
@@ -23,6 +25,23 @@ SPEC = BackendSpec()
 def registry(backend: Backend) -> Registry:
     """A registry on the test session's backend (never closed here: the session owns it)."""
     return Registry(max_threads_per_run=16, max_total_threads=12, backend_factory=lambda spec: backend)
+
+
+def run_of(record: RunRecord) -> Run:
+    assert record.run is not None, "a live record has its Run"
+    return record.run
+
+
+def summary_of(record: RunRecord) -> dict[str, Any]:
+    summary = record.summary()
+    assert summary is not None, "a finished run has a summary"
+    return summary
+
+
+def note_of(record: RunRecord) -> str:
+    note = record.budget_note()
+    assert note is not None, "the run was ended by a call budget"
+    return note
 
 
 def wait(records, timeout: float = 60) -> None:
@@ -41,7 +60,7 @@ def test_a_run_is_registered_polled_and_verified(registry: Registry) -> None:
     wait([record])
     frame = record.frame()
     assert len(frame) >= seen and {"request", "detail", "detail.read"} <= set(frame.columns)
-    assert record.state == "done" and record.summary()["calls"] == len(frame)
+    assert record.state == "done" and summary_of(record)["calls"] == len(frame)
     assert {inv["name"] for inv in record.invariants()} >= {"final count = acknowledged increments"}
     assert record.progress()["fraction"] == 1.0
     assert registry.threads_in_use() == 0
@@ -73,7 +92,7 @@ def test_the_call_log_parses_the_details_of_the_calls_it_prints_only(registry: R
     rows = record.with_details(cancelled)
     full = record.frame()
     assert rows["detail"].tolist() == full.loc[cancelled.index, "detail"].tolist()
-    assert an.call_log(rows).count("reasons: [") == len(rows) > 0
+    assert call_log(rows).count("reasons: [") == len(rows) > 0
 
 
 def test_import_a_recorded_file(registry: Registry) -> None:
@@ -111,7 +130,7 @@ def test_caps_on_threads(registry: Registry) -> None:
             registry.start(RunConfig(pattern="atomic-counters", threads=8, ops_per_client=1), SPEC)
         assert registry.threads_in_use() == 8
     finally:
-        long.run.stop()
+        run_of(long).stop()
         wait([long])
     assert long.state == "stopped" and registry.threads_in_use() == 0
 
@@ -121,7 +140,7 @@ def test_compare_pair_runs_both_variants_on_separate_tables(registry: Registry) 
     wait([safe, racy])
     assert (safe.variant, racy.variant) == ("add", "read-then-put")
     assert safe.group == racy.group and registry.group(safe.group) == [safe, racy]
-    assert safe.summary()["table"] != racy.summary()["table"]
+    assert summary_of(safe)["table"] != summary_of(racy)["table"]
     assert all(inv["holds"] for inv in safe.invariants())
 
 
@@ -210,9 +229,11 @@ def test_when_the_server_dies_mid_run_the_run_says_so_keeps_its_calls_and_a_new_
         while len(doomed.history) < 100 and time.monotonic() < deadline:
             time.sleep(0.05)
         recorded = len(doomed.history)
-        registry.backend(SPEC).server.kill()
+        server = registry.backend(SPEC).server
+        assert server is not None, "the embedded backend runs its server"
+        server.kill()
         wait([doomed], timeout=10)
-        assert doomed.state == "failed" and "stopped during the run" in str(doomed.run.error)
+        assert doomed.state == "failed" and "stopped during the run" in str(run_of(doomed).error)
         assert len(doomed.history) >= recorded and len(doomed.frame()) >= recorded
         assert {earlier.id, doomed.id} <= {r.id for r in registry.records()}  # earlier runs are kept
         again = registry.start(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=2), SPEC)
@@ -246,10 +267,10 @@ def test_a_run_is_refused_once_the_call_budget_is_spent_and_the_message_names_th
     registry = budgeted(backend, 150)
     record = registry.start(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=500), SPEC)
     wait([record])
-    assert record.run.config.max_calls == 150 and record.budget_cap == 150  # the budget, not the run, limited it
+    assert run_of(record).config.max_calls == 150 and record.budget_cap == 150  # the budget, not the run, limited it
     assert 150 <= len(record.history) <= 150 + 2 * 8  # at most an operation in flight per client past it
     assert registry.calls.used() == len(record.history) and registry.calls_left(SPEC) == 0
-    assert "budget of 150 calls" in record.budget_note() and "DDBLAB_MAX_TOTAL_CALLS" in record.budget_note()
+    assert "budget of 150 calls" in note_of(record) and "DDBLAB_MAX_TOTAL_CALLS" in note_of(record)
     refusals = [
         lambda: registry.start(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1), SPEC),
         lambda: registry.start_pair(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1), SPEC),
@@ -270,14 +291,14 @@ def test_a_run_gets_max_calls_clamped_to_what_is_left(backend: Backend) -> None:
     used = len(first.history)
     assert 0 < used < 300 and registry.calls.used() == used and first.budget_note() is None
     second = registry.start(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=3), SPEC)
-    assert second.run.config.max_calls == second.budget_cap == 300 - used
+    assert run_of(second).config.max_calls == second.budget_cap == 300 - used
     wait([second])
     own = registry.start(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1, max_calls=5), SPEC)
-    assert own.run.config.max_calls == 5 and own.budget_cap is None  # a lower cap of its own stays
+    assert run_of(own).config.max_calls == 5 and own.budget_cap is None  # a lower cap of its own stays
     wait([own])
     left = registry.calls_left(SPEC)
     safe, racy = registry.start_pair(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=2), SPEC)
-    assert safe.run.config.max_calls == racy.run.config.max_calls == left // 2  # a pair splits what is left
+    assert run_of(safe).config.max_calls == run_of(racy).config.max_calls == left // 2  # a pair splits what is left
     wait([safe, racy])
     # On AWS a run draws from both budgets: its own cap (AWS_DEFAULT_MAX_CALLS), the AWS budget, the total one.
     aws = BackendSpec.parse(aws=True, confirm_aws=True)
@@ -323,13 +344,13 @@ def test_two_sessions_share_one_budget_and_parallel_runs_stop_together(backend: 
     tab_a = registry.start(RunConfig(pattern="optimistic-locking", threads=2, duration_s=300), SPEC)
     tab_b = registry.start(RunConfig(pattern="atomic-counters", threads=2, duration_s=300), SPEC)
     # Each was allowed what was left when it started (400): alone, together they could make 800.
-    assert tab_a.run.config.max_calls == tab_b.run.config.max_calls == 400
+    assert run_of(tab_a).config.max_calls == run_of(tab_b).config.max_calls == 400
     start = time.monotonic()
     wait([tab_a, tab_b], timeout=120)
     assert time.monotonic() - start < 100  # stopped by the budget, long before their 300 s
     used = len(tab_a.history) + len(tab_b.history)
     assert registry.calls.used() == used and 400 <= used < 400 + 150  # the watcher stopped both near the limit
-    assert all("budget of 400 calls" in r.budget_note() for r in (tab_a, tab_b))
+    assert all("budget of 400 calls" in note_of(r) for r in (tab_a, tab_b))
     with pytest.raises(BadInput, match="budget of 400 calls is spent") as e:
         registry.start(RunConfig(pattern="atomic-counters", threads=1, ops_per_client=1), SPEC)
     assert "DDBLAB_MAX_TOTAL_CALLS" in e.value.fix
@@ -343,7 +364,7 @@ def test_a_sweep_draws_from_the_budget_and_ends_with_the_message_when_it_is_spen
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert job.state is SweepState.FAILED and "budget of 60 calls is spent" in str(job.error)
-    assert "DDBLAB_MAX_TOTAL_CALLS" in job.error.fix and len(job.rows) < job.total
+    assert job.error is not None and "DDBLAB_MAX_TOTAL_CALLS" in job.error.fix and len(job.rows) < job.total
     assert 60 <= registry.calls.used() <= 60 + 4 * 8
 
 

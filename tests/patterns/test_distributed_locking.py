@@ -188,13 +188,12 @@ def test_walkthrough_a_heartbeats_releases_and_b_acquires(walkthrough_text: str)
 
 def test_walkthrough_c_takes_over_after_b_crashes_and_b_cannot_release_it(walkthrough_text: str) -> None:
     b_expires = int(re.findall(r"owner: 'worker-B', expiresAt: (\d+)", walkthrough_text)[-1])
-    c_now = int(
-        re.search(
-            r"owner: 'worker-C', expiresAt: \d+\}\n    condition:  attribute_not_exists\(PK\) "
-            r"OR expiresAt < (\d+)",
-            walkthrough_text,
-        ).group(1)
+    c_acquire = re.search(
+        r"owner: 'worker-C', expiresAt: \d+\}\n    condition:  attribute_not_exists\(PK\) OR expiresAt < (\d+)",
+        walkthrough_text,
     )
+    assert c_acquire, "worker-C's acquire is not in the walkthrough"
+    c_now = int(c_acquire.group(1))
     assert c_now > b_expires  # the expiresAt < :now half of the condition is what lets C in
     assert "\n... worker-B crashes, waiting 3s for the lease to expire ...\n" in walkthrough_text
     assert _block(walkthrough_text, "worker-C takes over the expired lock") == "true"

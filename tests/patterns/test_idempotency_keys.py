@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from typing import Any
 
 import pytest
 
@@ -161,7 +162,7 @@ def test_a_crashed_claim_waits_out_its_expiry_and_is_taken_over(backend: Backend
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
 
 
-def test_an_expired_record_counts_as_absent_for_the_claim(client: object) -> None:
+def test_an_expired_record_counts_as_absent_for_the_claim(client: Any) -> None:
     table = open_table(client, "idempotency-keys-expiry", TableSpec(ttl_attribute="expiresAt"))
     now = int(time.time())
     claim = dict(TableName=table.name, ConditionExpression=CLAIM_CONDITION, ExpressionAttributeValues={":now": now})

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 
 from engine.backend import Backend, RetryPolicy
 from engine.calls import Caller, ConditionFailed
+from engine.cli import main
 from engine.history import History
 from engine.patterns.versioning import VersionedStore
 from engine.runner import RunConfig, RunState, run_pattern
@@ -52,11 +56,21 @@ def test_walkthrough_a_wins_b_is_rejected_then_retries_to_120_at_version_3(backe
 
 
 @pytest.fixture
-def store(backend: Backend):
+def store(backend: Backend) -> Iterator[VersionedStore]:
     client = backend.client(retry=RetryPolicy())
     table = open_table(client, "versions", TableSpec())
     yield VersionedStore(Caller(client, History(), 0), table.name)
     drop_table(table)
+
+
+def history(store: VersionedStore) -> History:
+    assert isinstance(store.caller, Caller)
+    return store.caller.history
+
+
+def found(item: dict[str, Any] | None) -> dict[str, Any]:
+    assert item is not None, "the item is missing"
+    return item
 
 
 def test_first_save_sets_version_1_and_each_save_increments(store: VersionedStore) -> None:
@@ -66,21 +80,21 @@ def test_first_save_sets_version_1_and_each_save_increments(store: VersionedStor
     assert doc["version"] == 1
     doc = store.save({**doc, "content": "Hello World"})
     assert doc["version"] == 2
-    assert store.get({"PK": "DOC#VERSION", "SK": "DOC"})["version"] == 2
+    assert found(store.get({"PK": "DOC#VERSION", "SK": "DOC"}))["version"] == 2
 
 
 def test_creating_the_same_item_twice_fails(store: VersionedStore) -> None:
     store.save({"PK": "DOC#NEW", "SK": "DOC"})
     with pytest.raises(ConditionFailed):
         store.save({"PK": "DOC#NEW", "SK": "DOC"})
-    call = store.caller.history.call(1)
-    assert "attribute_not_exists(PK)" in call.request
+    call = history(store).call(1)
+    assert "attribute_not_exists(PK)" in str(call.request)
 
 
 def test_process_b_saving_a_stale_copy_fails_and_keeps_its_local_version(store: VersionedStore) -> None:
     store.save({"PK": "DOC#CONCURRENT", "SK": "DOC", "content": "Original"})
-    a = store.get({"PK": "DOC#CONCURRENT", "SK": "DOC"})
-    b = store.get({"PK": "DOC#CONCURRENT", "SK": "DOC"})
+    a = found(store.get({"PK": "DOC#CONCURRENT", "SK": "DOC"}))
+    b = found(store.get({"PK": "DOC#CONCURRENT", "SK": "DOC"}))
     assert a["version"] == b["version"] == 1
     assert store.save({**a, "content": "Updated by A"})["version"] == 2
     with pytest.raises(ConditionFailed):
@@ -91,7 +105,7 @@ def test_process_b_saving_a_stale_copy_fails_and_keeps_its_local_version(store: 
 def test_delete_checks_the_version(store: VersionedStore) -> None:
     doc = store.save({"PK": "DOC#DELETE", "SK": "DOC", "content": "Hello"})
     doc = store.save({**doc, "content": "Updated"})
-    stale = store.get({"PK": "DOC#DELETE", "SK": "DOC"})
+    stale = found(store.get({"PK": "DOC#DELETE", "SK": "DOC"}))
     doc = store.save({**doc, "content": "Updated again"})
     assert doc["version"] == 3
     with pytest.raises(ConditionFailed):
@@ -101,7 +115,7 @@ def test_delete_checks_the_version(store: VersionedStore) -> None:
 
 
 def test_a_user_condition_is_anded_with_the_version_check(store: VersionedStore) -> None:
-    draft = {"names": {"#s": "status"}, "values": {":draft": "draft"}, "condition": "#s = :draft"}
+    draft: dict[str, Any] = {"names": {"#s": "status"}, "values": {":draft": "draft"}, "condition": "#s = :draft"}
     doc = store.save({"PK": "DOC#CONDITION", "SK": "DOC", "status": "draft", "content": "Hello"})
     doc = store.save({**doc, "content": "Updated content"}, **draft)
     assert doc["version"] == 2
@@ -109,7 +123,7 @@ def test_a_user_condition_is_anded_with_the_version_check(store: VersionedStore)
     assert doc["version"] == 3
     with pytest.raises(ConditionFailed):
         store.save({**doc, "content": "Another update"}, **draft)  # "Can't update - not a draft"
-    assert "(status = 'draft') AND version = 3" in store.caller.history.call(len(store.caller.history) - 1).request
+    assert "(status = 'draft') AND version = 3" in str(history(store).call(len(history(store)) - 1).request)
 
 
 def test_ten_concurrent_increments_with_retry_end_at_10_and_version_11(backend: Backend) -> None:
@@ -124,7 +138,7 @@ def test_ten_concurrent_increments_with_retry_end_at_10_and_version_11(backend: 
         def increment(i: int) -> None:
             store = VersionedStore(Caller(client, history, i), table.name)
             for _attempt in range(50):
-                counter = store.get({"PK": "COUNTER#1", "SK": "C"})
+                counter = found(store.get({"PK": "COUNTER#1", "SK": "C"}))
                 try:
                     store.save({**counter, "value": str(int(counter["value"]) + 1)})
                     return
@@ -134,7 +148,122 @@ def test_ten_concurrent_increments_with_retry_end_at_10_and_version_11(backend: 
 
         with ThreadPoolExecutor(10) as pool:
             list(pool.map(increment, range(10)))
-        final = table.get("COUNTER#1", "C")
+        final = found(table.get("COUNTER#1", "C"))
         assert (final["value"], final["version"]) == ("10", 11)
     finally:
         drop_table(table)
+
+
+# -- seed 004 on screen: the version-attribute store, pydynox, and reads without ConsistentRead -------------------
+
+
+def versioned_writes_hold(run: Any) -> None:
+    assert run.state is RunState.DONE, run.error
+    assert not run.worker_errors, run.worker_errors
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
+    frame = run.history.snapshot(detail=True)
+    saves = frame[frame["action"].isin(["deposit", "withdraw"])]
+    assert (saves["error"] == "ConditionalCheckFailedException").any()  # they did conflict
+    # What the version history chart reads: each save's version read and written.
+    assert all(d["version"] == int(d["read_version"]) + 1 for d in saves["detail"])
+
+
+def test_the_version_attribute_store_loses_no_update_at_64_threads(backend: Backend) -> None:
+    run = run_pattern(
+        RunConfig(
+            pattern="optimistic-locking",
+            variant="version-attribute",
+            threads=64,
+            ops_per_client=2,
+            options={"accounts": 8},
+        ),
+        backend,
+    )
+    versioned_writes_hold(run)
+    requests = run.history.snapshot(requests=True)["request"].dropna().astype(str)
+    assert requests.str.contains("condition:  version = ").any()
+
+
+def test_pydynox_models_with_a_version_attribute_lose_no_update_and_each_save_is_a_recorded_call(
+    backend: Backend,
+) -> None:
+    run = run_pattern(
+        RunConfig(
+            pattern="optimistic-locking", variant="pydynox", threads=16, ops_per_client=5, options={"accounts": 2}
+        ),
+        backend,
+    )
+    versioned_writes_hold(run)
+    frame = run.history.snapshot(detail=True, requests=True)
+    saves = frame[frame["action"].isin(["deposit", "withdraw"])]
+    # pydynox saves an item it loaded and changed with UpdateItem; the record says so, and who made it.
+    assert set(saves["op"]) == {"UpdateItem"} and all(d["via"] == "pydynox" for d in saves["detail"])
+    assert set(frame.loc[frame["action"] == "read", "op"]) == {"GetItem"}
+    assert saves["request"].astype(str).str.contains("version = ").all()
+    ok = int((saves["outcome"] == "ok").sum())
+    assert run.invariants_by_name()["version = 1 + successful writes"].observed == 2 + ok  # two accounts
+
+
+def test_a_pydynox_save_whose_answer_is_lost_is_unknown_and_the_balance_allows_for_it(backend: Backend) -> None:
+    run = run_pattern(
+        RunConfig(
+            pattern="optimistic-locking",
+            variant="pydynox",
+            threads=4,
+            ops_per_client=10,
+            lost_response_share=0.3,
+        ),
+        backend,
+    )
+    assert run.state is RunState.DONE
+    frame = run.history.snapshot(detail=True)
+    lost = frame[frame["outcome"] == "info"]
+    assert len(lost) > 0 and all(d.get("lost_response") for d in lost["detail"])
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
+
+
+def test_version_checks_that_read_without_consistent_read_still_lose_no_update(backend: Backend) -> None:
+    run = run_pattern(
+        RunConfig(
+            pattern="optimistic-locking",
+            variant="version-check-eventual",
+            threads=16,
+            ops_per_client=5,
+            options={"accounts": 2},
+        ),
+        backend,
+    )
+    versioned_writes_hold(run)
+    reads = run.history.snapshot(requests=True)
+    reads = reads[reads["op"] == "GetItem"]
+    assert len(reads) and not reads["request"].astype(str).str.contains("ConsistentRead").any()
+
+
+def test_walkthrough_of_seed_004_ten_increments_end_at_count_10_and_version_11(backend: Backend) -> None:
+    text, calls = run_walkthrough(23, backend, variant="version-attribute")
+    assert printed_result(text, "First save sets version 1")["version"] == 1
+    assert printed_result(text, "Each save increments the version")["version"] == 2
+    assert printed_result(text, "Conflict! Someone else updated the document") == "ConditionalCheckFailedException"
+    final = printed_result(text, "10 increments with retry end at count 10, version 11")
+    assert (final["value"], final["version"]) == ("10", 11)
+    assert printed_result(text, "Can't delete - version mismatch") == "ConditionalCheckFailedException"
+    assert printed_result(text, "Delete with current version - succeeds") == "OK"
+    assert "condition:  (status = 'draft') AND version = 1" in text
+    assert printed_result(text, "Can't update - not a draft") == "ConditionalCheckFailedException"
+    assert "condition:  attribute_not_exists(PK)" in text
+    saves = calls.snapshot()
+    assert ((saves["op"] == "PutItem") & (saves["outcome"] == "ok")).sum() >= 10 + 8
+
+
+def test_a_variant_scene_needs_one_pattern(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["walkthrough", "all", "--variant", "version-attribute"]) == 2
+    assert main(["walkthrough", "23", "--variant", "nope"]) == 2
+    assert "has no variant 'nope'" in capsys.readouterr().err
+
+
+def test_pydynox_refuses_injected_latency_it_could_not_add() -> None:
+    from engine.errors import BadInput
+
+    with pytest.raises(BadInput, match="pydynox's calls do not go through botocore"):
+        RunConfig(pattern="optimistic-locking", variant="pydynox", latency_ms=5).validated()
+    RunConfig(pattern="optimistic-locking", variant="version-attribute", latency_ms=5).validated()

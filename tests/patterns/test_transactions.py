@@ -22,7 +22,7 @@ LEAK = "no order item from a cancelled or unfinished placement"
 RESEND = "a resent order applies once"
 
 
-def _run(backend: Backend, variant: str, threads: int, ops: int, **options: float) -> Run:
+def _run(backend: Any, variant: str, threads: int, ops: int, **options: float) -> Run:
     return run_pattern(
         RunConfig(pattern="transactions", variant=variant, threads=threads, ops_per_client=ops, options=options),
         backend,

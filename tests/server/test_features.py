@@ -14,7 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from engine.backend import Backend, RetryPolicy
-from engine.server.process import EmbeddedServer, is_embedded, lab_config
+from engine.server.process import EmbeddedServer, is_embedded
 from engine.tables import TableSpec, drop_table, open_table
 
 
@@ -72,12 +72,12 @@ def test_ttl_sweeper_deletes_expired_items_only(table) -> None:
 
 def test_injected_throttling_is_retried_by_botocore_then_fails(embedded: Backend, table) -> None:
     client = embedded.client(retry=RetryPolicy("standard", 2))
-    lab_config(embedded.endpoint_url, throttle_share=1.0)
+    embedded.server.configure(throttle_share=1.0)
     try:
         with pytest.raises(ClientError) as e:
             client.get_item(TableName=table.name, Key={"PK": "A", "SK": "A"})
     finally:
-        lab_config(embedded.endpoint_url, throttle_share=0.0)
+        embedded.server.configure(throttle_share=0.0)
     assert e.value.response["Error"]["Code"] == "ThrottlingException"
     assert e.value.response["ResponseMetadata"]["RetryAttempts"] == 1
 

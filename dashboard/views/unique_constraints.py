@@ -1,0 +1,127 @@
+"""26 · Unique constraints: email claims made, refused because the sentinel said taken, GSI checks that said taken,
+and what the table held at the end (users sharing an email, sentinels, orphan sentinels)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from dashboard.aggregates import Aggregate, Rows
+from dashboard.cancellations import Cancellations, cancellation_heatmap, transactional
+from dashboard.figure import Calls, agg, count, empty, figure, style
+from dashboard.frames import details, strings, where
+from dashboard.palette import CCF, COLOURS, INFO, RACY_COLOUR, SAFE_COLOUR
+from dashboard.verdicts import Invariants, invariant, observed
+from dashboard.views.base import Ask, View
+from engine.patterns.unique_constraints import (
+    CHANGE_EMAIL,
+    CHECK_EMAIL,
+    DETAIL_TAKEN,
+    NO_ORPHAN_SENTINEL,
+    NO_SHARED_EMAIL,
+    ONE_SENTINEL_PER_EMAIL,
+    SENTINEL_ITEM,
+    SIGN_UP,
+    UniqueConstraints,
+)
+
+
+class Claims(Aggregate):
+    """Email claims: acknowledged, refused (taken or other), GSI checks that said taken, unknown."""
+
+    def __init__(self) -> None:
+        self.acked = self.refused_taken = self.failed = self.seen_taken = self.unknown = 0
+        self.n = 0
+
+    def add(self, rows: Rows) -> None:
+        frame = rows.frame
+        self.n += len(frame)
+        outcome = strings(frame["outcome"])
+        writes = where(frame["action"], [SIGN_UP, CHANGE_EMAIL])
+        failed = frame[writes & (outcome == "fail")]
+        # The sentinel Put is item 2 of both transactions (sign-up and change-email): its reason says "taken".
+        self.refused_taken += sum(
+            1
+            for d in details(failed)
+            if len(d.get("reasons") or []) > SENTINEL_ITEM
+            and str(d["reasons"][SENTINEL_ITEM]).startswith("ConditionalCheck")
+        )
+        self.failed += len(failed)
+        self.seen_taken += sum(1 for d in details(frame[where(frame["action"], [CHECK_EMAIL])]) if d.get(DETAIL_TAKEN))
+        self.acked += int((writes & (outcome == "ok")).sum())
+        self.unknown += int((writes & (outcome == "info")).sum())
+
+    def facts(self, invariants: Invariants = ()) -> dict[str, int | None]:
+        """The claims, and what the verdicts read back from the table (None while the run goes)."""
+        dup = invariant(invariants, NO_SHARED_EMAIL)
+        return {
+            "claims acknowledged": self.acked,
+            "refused: email taken": self.refused_taken,
+            "refused: other": self.failed - self.refused_taken,
+            "GSI check said taken": self.seen_taken,
+            "unknown outcome": self.unknown,
+            "users sharing an email": int(dup.get("violations", 0)) if dup else None,
+            "sentinels": observed(invariants, ONE_SENTINEL_PER_EMAIL),
+            "orphan sentinels": observed(invariants, NO_ORPHAN_SENTINEL),
+        }
+
+
+def unique_view(
+    calls: Calls, invariants: Invariants = (), *, title: str = "Email claims: sentinels and duplicates"
+) -> go.Figure:
+    facts = agg(calls, Claims).facts(invariants)
+    shown = {
+        k: v
+        for k, v in facts.items()
+        if v is not None and (v or k in ("users sharing an email", "claims acknowledged"))
+    }
+    if not any(shown.values()) and not count(calls):
+        return empty(title, "No claims yet")
+    bad = {"users sharing an email", "orphan sentinels"}
+    colours = [
+        RACY_COLOUR
+        if k in bad and v
+        else COLOURS[CCF]
+        if k.startswith("refused") or k.startswith("GSI")
+        else COLOURS[INFO]
+        if k.startswith("unknown")
+        else SAFE_COLOUR
+        for k, v in shown.items()
+    ]
+    fig = figure()
+    fig.add_trace(
+        dict(
+            type="bar",
+            x=list(shown.values()),
+            y=list(shown.keys()),
+            orientation="h",
+            marker=dict(color=colours),
+            text=[f"{v:,}" for v in shown.values()],
+            textposition="auto",
+        )
+    )
+    fig.update_yaxes(autorange="reversed", showgrid=False)
+    dup = facts.get("users sharing an email")
+    sub = (
+        "duplicates are read back when the run ends"
+        if dup is None
+        else f"{dup} users ended up sharing an email"
+        if dup
+        else "every email belongs to one user"
+    )
+    return style(
+        fig,
+        title,
+        subtitle=sub,
+        x_title="count",
+        legend=False,
+        height=int(150 + 50 * len(shown)),
+        meta={k: v for k, v in facts.items()},
+    )
+
+
+def draw(ask: Ask) -> list[go.Figure]:
+    claims = unique_view(ask.calls, ask.invariants)
+    return [claims, cancellation_heatmap(ask.calls)] if transactional(ask.calls) else [claims]
+
+
+VIEW = View(pattern=UniqueConstraints.name, aggregates=(Claims, Cancellations), draw=draw)

@@ -1,0 +1,51 @@
+"""Recorded demos: every pattern's variants run by the lab itself and kept as histories, so a talk can replay
+them with no DynamoDB at all (the dashboard's "Open a recorded demo").
+
+    python -m engine demos                 # re-record every demo into demos/
+    python -m engine demos --out DIR --threads 8 --ops 12 --seed 7
+
+Each file is the run's JSONL export (its summary in the meta line), the same format the History page imports.
+Small on purpose: a few threads and ops are enough to show each race, and the folder ships in the repo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from engine.backend import Backend
+from engine.patterns import all_patterns
+from engine.runner import Run, RunConfig, RunState
+from engine.summary import summary
+
+DEFAULT_DIR = Path(__file__).resolve().parent.parent / "demos"
+
+
+def demo_name(pattern: str, variant: str) -> str:
+    return f"{pattern}--{variant}.jsonl"
+
+
+def record_demos(
+    backend: Backend,
+    out: Path = DEFAULT_DIR,
+    *,
+    threads: int = 8,
+    ops_per_client: int = 12,
+    seed: int = 7,
+    progress: Callable[[str], None] | None = None,
+) -> list[Path]:
+    """One history per (pattern, variant), written whole or not at all; returns the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, cls in all_patterns().items():
+        for variant in cls.variants:
+            if progress:
+                progress(f"{name} {variant}")
+            config = RunConfig(pattern=name, variant=variant, threads=threads, ops_per_client=ops_per_client, seed=seed)
+            run = Run(config, backend).run_to_end()
+            if run.state is not RunState.DONE:
+                raise RuntimeError(f"demo {name} {variant} ended {run.state.value}: {run.error}")
+            path = out / demo_name(name, variant)
+            run.history.export(path, meta={"summary": summary(run), "demo": True})
+            written.append(path)
+    return written

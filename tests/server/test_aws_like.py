@@ -1,0 +1,202 @@
+"""The aws-like profile's simulated contention, each behaviour with its knobs at their extremes.
+
+Tables opt in through their ddblab:profile tag; the exact profile's tables on the same server are untouched.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from engine.backend import Backend, RetryPolicy
+from engine.server.process import table_stats
+from engine.server.profile import ProfileSpec
+from engine.tables import TableSpec, drop_table, open_table
+
+NO_NETWORK = {"latency_ms": 0, "latency_p99_ms": 0}
+
+
+def _table(backend: Backend, **knobs: float) -> Any:
+    spec = ProfileSpec.parse("aws-like", {**NO_NETWORK, **knobs})
+    client = backend.client(threads=8, retry=RetryPolicy("standard", 1))
+    return open_table(client, "aws-like", TableSpec(profile_tag=spec.tag_value()))
+
+
+@pytest.fixture
+def tables(embedded: Backend):
+    made: list[Any] = []
+
+    def make(**knobs: float) -> Any:
+        made.append(_table(embedded, **knobs))
+        return made[-1]
+
+    yield make
+    for table in made:
+        drop_table(table)
+
+
+def _code(e: pytest.ExceptionInfo[ClientError]) -> str:
+    return str(e.value.response["Error"]["Code"])
+
+
+def _transfer(table: Any, *pks: str) -> dict[str, Any]:
+    return dict(
+        TransactItems=[
+            {
+                "Update": {
+                    "TableName": table.name,
+                    "Key": {"PK": pk, "SK": "S"},
+                    "UpdateExpression": "ADD n :one",
+                    "ExpressionAttributeValues": {":one": 1},
+                }
+            }
+            for pk in pks
+        ]
+    )
+
+
+def test_a_committing_transaction_holds_its_items_for_the_window(tables) -> None:
+    table = tables(commit_ms=600)
+    table.put({"PK": "A", "SK": "S", "n": 0})
+    committer = threading.Thread(target=table.client.transact_write_items, kwargs=_transfer(table, "A", "B"))
+    started = time.monotonic()
+    committer.start()
+    time.sleep(0.2)  # the transaction is applied, its answer waits out the commit window
+    with pytest.raises(ClientError) as single:
+        table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "S", "n": 99})
+    with pytest.raises(ClientError) as other:
+        table.client.transact_write_items(**_transfer(table, "C", "B"))
+    with pytest.raises(ClientError) as read:
+        table.client.transact_get_items(
+            TransactItems=[{"Get": {"TableName": table.name, "Key": {"PK": "A", "SK": "S"}}}]
+        )
+    table.client.put_item(TableName=table.name, Item={"PK": "D", "SK": "S"})  # an item it does not hold
+    committer.join()
+    assert time.monotonic() - started >= 0.6  # the committer's answer came after the window
+    assert _code(single) == "TransactionConflictException"
+    assert _code(other) == "TransactionCanceledException"
+    assert [r["Code"] for r in other.value.response["CancellationReasons"]] == ["None", "TransactionConflict"]
+    assert [r["Code"] for r in read.value.response["CancellationReasons"]] == ["TransactionConflict"]
+    assert table.get("A", "S")["n"] == 1 and table.get("C", "S") is None  # nothing refused was half-applied
+    table.client.transact_write_items(**_transfer(table, "C", "B"))  # after the window: no conflict
+    stats = table_stats(table.client.meta.endpoint_url, table.name)
+    assert stats["transaction_conflicts"] == 3
+
+
+def test_exact_tables_never_conflict(tables, embedded: Backend) -> None:
+    client = embedded.client(threads=8, retry=RetryPolicy("standard", 1))
+    table = open_table(client, "exact", TableSpec())
+    try:
+        errors: list[str] = []
+
+        def worker() -> None:
+            for _ in range(20):
+                try:
+                    client.transact_write_items(**_transfer(table, "A", "B"))
+                except ClientError as e:
+                    errors.append(e.response["Error"]["Code"])
+
+        threads = [threading.Thread(target=worker) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        item = table.get("A", "S")
+        assert errors == [] and item is not None and item["n"] == 120
+    finally:
+        drop_table(table)
+
+
+def test_reads_without_consistent_read_are_stale_inside_the_window_only(tables) -> None:
+    table = tables(stale_ms=400, stale_share=1.0)
+    table.put({"PK": "A", "SK": "S", "v": 1})
+    time.sleep(0.45)
+    table.put({"PK": "A", "SK": "S", "v": 2})
+    assert table.get("A", "S", consistent=False)["v"] == 1  # always stale inside the window
+    assert table.get("A", "S", consistent=True)["v"] == 2  # never with ConsistentRead
+    assert [i["v"] for i in table.scan_all(consistent=False)] == [1]
+    time.sleep(0.45)
+    assert table.get("A", "S", consistent=False)["v"] == 2  # never after it
+    table.put({"PK": "NEW", "SK": "S", "v": 1})
+    assert table.get("NEW", "S", consistent=False) is None  # a new item: not there yet on the lagging copy
+
+
+def test_no_stale_reads_when_the_share_is_zero(tables) -> None:
+    table = tables(stale_ms=1000, stale_share=0.0)
+    for v in range(20):
+        table.put({"PK": "A", "SK": "S", "v": v})
+        assert table.get("A", "S", consistent=False)["v"] == v
+
+
+def test_a_hot_key_is_throttled_and_spread_keys_are_not(tables) -> None:
+    table = tables(write_units=20)
+    hot: list[str] = []
+    for i in range(40):
+        try:
+            table.client.put_item(TableName=table.name, Item={"PK": "HOT", "SK": "S", "i": i})
+            hot.append("ok")
+        except ClientError as e:
+            hot.append(e.response["Error"]["Code"])
+    assert "ProvisionedThroughputExceededException" in hot
+    for i in range(40):
+        table.client.put_item(TableName=table.name, Item={"PK": f"K{i}", "SK": "S"})  # one write per key: fine
+
+
+# -- a whole run under each profile ------------------------------------------------------------------------------
+
+
+def _run(backend: Backend, profile: ProfileSpec, pattern: str = "transactions", variant: str = "transact") -> Any:
+    from engine.runner import RunConfig, run_pattern
+    from engine.summary import summary
+
+    run = run_pattern(
+        RunConfig(pattern=pattern, variant=variant, threads=16, ops_per_client=6, profile=profile, seed=7), backend
+    )
+    return summary(run)
+
+
+def test_transactions_conflict_under_aws_like_and_keep_their_invariants(embedded: Backend) -> None:
+    data = _run(embedded, ProfileSpec.parse("aws-like", {"latency_ms": 1, "latency_p99_ms": 3}))
+    assert data["state"] == "done"
+    assert data["conflicts_by_cause"]["transaction_conflict"] > 0
+    assert data["simulated"]["transaction_conflicts"] > 0
+    assert data["profile"] == {"name": "aws-like", "simulated": True, "knobs": data["profile"]["knobs"]}
+    assert all(inv["holds"] for inv in data["invariants"]), data["invariants"]
+
+
+def test_the_exact_profile_shows_no_transaction_conflict(embedded: Backend) -> None:
+    data = _run(embedded, ProfileSpec())
+    assert data["conflicts_by_cause"]["transaction_conflict"] == 0 and data["simulated"] == {}
+    assert data["profile"] == {"name": "exact", "simulated": False}
+    assert all(inv["holds"] for inv in data["invariants"])
+
+
+@pytest.mark.parametrize(
+    ("name", "knobs", "words"),
+    [
+        ("aws", None, "unknown server profile"),
+        ("aws-like", {"commit_ms": "nan"}, "out of range"),
+        ("aws-like", {"commit_ms": "fast"}, "not a number"),
+        ("aws-like", {"stale_share": "2"}, "out of range"),
+        ("aws-like", {"no_such": "1"}, "unknown profile knob"),
+        ("aws-like", {"latency_ms": "10", "latency_p99_ms": "5"}, "below"),
+        ("exact", {"commit_ms": "5"}, "exact profile"),
+    ],
+)
+def test_bad_profile_input_is_one_line_with_a_fix(name: str, knobs: Any, words: str) -> None:
+    from engine.errors import BadInput
+
+    with pytest.raises(BadInput) as e:
+        ProfileSpec.parse(name, knobs)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_profile_tag_round_trips_and_fits_dynamodbs_tag_limit() -> None:
+    spec = ProfileSpec.parse("aws-like", {"commit_ms": "25", "write_units": "50"})
+    assert ProfileSpec.from_tag(spec.tag_value()) == spec
+    assert len(spec.tag_value()) <= 256
+    assert "SIMULATED" in spec.describe() and "SIMULATED" not in ProfileSpec().describe()

@@ -1,0 +1,212 @@
+"""Client mistakes get DynamoDB's 4xx answer and one-line message; the server keeps answering everyone else.
+
+Raw HTTP, because boto3 would refuse most of these before sending them. Each test ends by checking that a
+well-formed call on another connection still works and that the server wrote no traceback.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import math
+from typing import Any
+
+import pytest
+
+from engine.backend import Backend, RetryPolicy
+from engine.server import limits
+from engine.server.control import TOKEN_HEADER
+from engine.tables import TableSpec, drop_table, open_table
+
+_AUTH = "AWS4-HMAC-SHA256 Credential=ddblab/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
+
+
+@pytest.fixture(scope="module")
+def server(backend: Backend) -> Any:
+    if not backend.embedded:
+        pytest.skip("raw requests to the embedded server")
+    assert backend.server is not None
+    return backend.server
+
+
+@pytest.fixture(scope="module")
+def table(backend: Backend, server: Any) -> Any:
+    table = open_table(backend.client(retry=RetryPolicy("standard", 1)), "bad-requests", TableSpec())
+    yield table
+    drop_table(table)
+
+
+def _send(
+    port: int, body: bytes, target: str = "DynamoDB_20120810.PutItem", **headers: str
+) -> tuple[int, dict[str, Any]]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request(
+            "POST",
+            "/",
+            body,
+            {"X-Amz-Target": target, "Content-Type": "application/x-amz-json-1.0", "Authorization": _AUTH, **headers},
+        )
+        response = conn.getresponse()
+        data = response.read()
+    finally:
+        conn.close()
+    return response.status, (json.loads(data) if data else {})
+
+
+def _code(answer: dict[str, Any]) -> str:
+    return str(answer.get("__type", "")).rpartition("#")[2]
+
+
+def _still_serving(table: Any, server: Any) -> None:
+    table.put({"PK": "ALIVE", "SK": "A", "n": 1})
+    assert table.get("ALIVE", "A")["n"] == 1
+    assert not [line for line in server._stderr_tail if "Traceback" in line]
+
+
+def _put(table: Any, item: dict[str, Any], **extra: Any) -> bytes:
+    return json.dumps({"TableName": table.name, "Item": item, **extra}).encode()
+
+
+KEY = {"PK": {"S": "A"}, "SK": {"S": "B"}}
+
+CASES = {
+    "malformed JSON": (b'{"TableName": "t", "Item": {', "PutItem", "SerializationException"),
+    "truncated body": (b'{"TableName": "t", "Ite', "PutItem", "SerializationException"),
+    "not an object": (b"[1, 2]", "PutItem", "SerializationException"),
+    "unknown target": (b"{}", "Nope", "UnknownOperationException"),
+    "no service prefix": (b"{}", "PutItem!", "UnknownOperationException"),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_broken_request_gets_dynamodbs_error_type(name: str, server: Any, table: Any) -> None:
+    body, op, code = CASES[name]
+    target = op if op.endswith("!") else f"DynamoDB_20120810.{op}"
+    status, answer = _send(server.port, body, target.rstrip("!"))
+    assert status == 400 and _code(answer) == code, answer
+    assert answer["message"] and "\n" not in answer["message"]
+    _still_serving(table, server)
+
+
+def test_bad_expressions_and_values_are_validation_errors(server: Any, table: Any) -> None:
+    cases = [
+        _put(table, KEY, ConditionExpression="attribute_not_exists(PK) AND"),  # truncated expression
+        _put(table, KEY, ConditionExpression="#missing = :v", ExpressionAttributeValues={":v": {"N": "1"}}),
+        _put(table, KEY, ConditionExpression="n = :undefined"),
+        _put(table, {**KEY, "x": {"Q": "1"}}),  # no such type
+        _put(table, {**KEY, "x": {"S": "a", "N": "1"}}),  # two types
+        _put(table, {"PK": "A", "SK": "B"}),  # plain values, not {type: value}
+        json.dumps({"TableName": 5, "Item": KEY}).encode(),
+        _put(table, KEY, ConditionExpression="size(" * 3000),  # over 4 KB
+    ]
+    for body in cases:
+        status, answer = _send(server.port, body)
+        assert status == 400 and _code(answer) in ("ValidationException", "SerializationException"), (body, answer)
+    status, answer = _send(
+        server.port,
+        json.dumps(
+            {"TableName": table.name, "Key": KEY, "UpdateExpression": "SET a = ", "ReturnValues": "ALL_NEW"}
+        ).encode(),
+        "DynamoDB_20120810.UpdateItem",
+    )
+    assert status == 400 and _code(answer) == "ValidationException", answer
+    _still_serving(table, server)
+
+
+def test_limits_are_dynamodbs(server: Any, table: Any) -> None:
+    big = {**KEY, "blob": {"S": "x" * (limits.MAX_ITEM_BYTES - 9)}}  # one byte over, names counted
+    status, answer = _send(server.port, _put(table, big))
+    assert status == 400 and "Item size has exceeded" in answer["message"]
+    nested: dict[str, Any] = {"S": "leaf"}
+    for _ in range(40):
+        nested = {"M": {"n": nested}}
+    status, answer = _send(server.port, _put(table, {**KEY, "deep": nested}))
+    assert status == 400 and "Nesting" in answer["message"]
+    actions = [{"Put": {"TableName": table.name, "Item": {"PK": {"S": str(i)}, "SK": {"S": "T"}}}} for i in range(101)]
+    status, answer = _send(
+        server.port, json.dumps({"TransactItems": actions}).encode(), "DynamoDB_20120810.TransactWriteItems"
+    )
+    assert status == 400 and _code(answer) == "ValidationException" and "100" in answer["message"]
+    requests = [{"PutRequest": {"Item": {"PK": {"S": str(i)}, "SK": {"S": "B"}}}} for i in range(26)]
+    status, answer = _send(
+        server.port, json.dumps({"RequestItems": {table.name: requests}}).encode(), "DynamoDB_20120810.BatchWriteItem"
+    )
+    assert status == 400 and "25" in answer["message"]
+    assert [i for i in table.scan_all() if i["PK"] != "ALIVE"] == []  # none of it was applied, not even in part
+    _still_serving(table, server)
+
+
+def test_an_item_just_under_the_limit_is_stored(table: Any, server: Any) -> None:
+    name_and_keys = len("blob") + len("PK") + 1 + len("SK") + 1
+    table.put({"PK": "A", "SK": "B", "blob": "x" * (limits.MAX_ITEM_BYTES - name_and_keys)})
+    assert len(table.get("A", "B")["blob"]) == limits.MAX_ITEM_BYTES - name_and_keys
+
+
+def test_an_oversize_body_is_refused_from_its_length_alone(server: Any, table: Any) -> None:
+    import socket
+
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        head = (
+            "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Amz-Target: DynamoDB_20120810.PutItem\r\n"
+            f"Content-Length: {limits.MAX_BODY_BYTES + 1}\r\n\r\n"
+        )
+        sock.sendall(head.encode() + b"{")  # the body never comes: the answer must not wait for it
+        answer = sock.recv(65536).decode()
+    assert answer.startswith("HTTP/1.1 413") and "ValidationException" in answer
+    _still_serving(table, server)
+
+
+# -- the control endpoint (issue 13) ---------------------------------------------------------------------------
+
+
+def _control(server: Any, body: Any, **headers: str) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        conn.request("POST", "/_lab/config", data, {"Content-Type": "text/plain", **headers})
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+def _settings(server: Any) -> dict[str, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("GET", "/_lab/config")
+    data = json.loads(conn.getresponse().read())
+    conn.close()
+    return {k: v for k, v in data.items() if k not in ("requests", "ttl_deleted")}
+
+
+def test_control_refuses_cross_origin_wrong_host_no_token_and_bad_values(server: Any) -> None:
+    before = _settings(server)
+    token = {TOKEN_HEADER: server.lab_token}
+    good_host = {"Host": f"127.0.0.1:{server.port}"}
+    assert _control(server, {"latency_ms": 50}, Origin="https://evil.example", **good_host, **token) == 403
+    assert _control(server, {"latency_ms": 50}, Host=f"evil.example:{server.port}", **token) == 403
+    assert _control(server, {"latency_ms": 50}, Host="127.0.0.1:1", **token) == 403
+    assert _control(server, {"latency_ms": 50}, **good_host) == 403  # a web page cannot know the token
+    assert _control(server, {"latency_ms": 50}, **good_host, **{TOKEN_HEADER: "guess"}) == 403
+    for bad in (
+        b'{"latency_ms": Infinity}',
+        b'{"latency_ms": NaN}',
+        {"latency_ms": 1e12},  # threads asleep for days
+        {"latency_ms": -1},
+        {"throttle_share": 1.5},
+        {"throttle_share": "lots"},
+        {"ttl_interval_s": 0},
+        {"throttle_code": "InternalServerError"},
+        {"latency_ms": 5, "no_such_setting": 1},  # the good part is not applied either
+        [1, 2],
+    ):
+        assert _control(server, bad, **good_host, **token) == 400, bad
+    assert _control(server, b"x" * (1024 * 1024), **good_host, **token) == 413
+    assert _settings(server) == before
+    assert math.isfinite(before["latency_ms"])
+
+
+def test_control_takes_a_good_change_from_the_lab(server: Any) -> None:
+    assert server.configure(throttle_share=0.25)["throttle_share"] == 0.25
+    assert server.configure(throttle_share=0)["throttle_share"] == 0.0
