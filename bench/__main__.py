@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile")
+SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile", "cluster")
 
 
 def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
@@ -25,6 +25,7 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
         "dashboard": "dashboard_refresh",
         "latency": "latency_scaling",
         "profile": "aws_like",
+        "cluster": "cluster_scaling",
     }
     mod: Any = importlib.import_module(f"bench.{modules[name]}")
     if name == "server":
@@ -35,8 +36,10 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
         result = mod.measure()
     elif name == "profile":
         result = mod.measure(quick=quick)
-    else:
+    elif name == "latency":
         result = mod.measure(seconds=1.5 if quick else 3.0)
+    else:
+        result = mod.measure(seconds=1.5 if quick else 3.0, passes=2 if quick else 4)
     return result, mod.verdicts(result)
 
 

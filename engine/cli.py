@@ -93,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="client processes the threads are spread over (default 1; about one per core lets "
         "many threads keep calls in flight against a far-away DynamoDB)",
     )
+    run.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the clients on the workers of the Dask cluster whose scheduler is at ADDRESS "
+        "(e.g. tcp://127.0.0.1:8786), spread over its workers; see the README, 'When one machine is not enough'",
+    )
     run.add_argument("--ops", type=_positive_int, help="operations per client (default: the pattern's)")
     run.add_argument("--duration", type=_number, help="time limit in seconds (with or instead of --ops)")
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a pattern knob (see list)")
@@ -245,6 +251,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         seed=args.seed,
         max_calls=args.max_calls,
         processes=args.processes,
+        cluster=args.cluster,
         profile=_profile(args),
     )
     config.validated()  # bad input fails here, before any server starts
@@ -270,6 +277,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     with backend:
         if args.throttle_share and backend.server is not None:
             backend.server.configure(throttle_share=args.throttle_share)
+        if config.cluster is not None:
+            from engine.cluster import check_cluster
+
+            check_cluster(config.cluster, backend)  # an unreachable cluster is one line, before any table
         if backend.kind is BackendKind.AWS:
             info = backend.describe()  # before the first write: where this is going, never credentials
             print(

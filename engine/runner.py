@@ -17,7 +17,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from engine import pool
+from engine import cluster, pool
 from engine.backend import Backend, RetryPolicy
 from engine.calls import CallError, ClientContext
 from engine.clientwork import client_failure
@@ -63,6 +63,7 @@ class RunConfig:
     record_requests: bool = True
     max_calls: int | None = None  # a budget for the whole run (set by default on AWS: calls cost money)
     processes: int = 1  # client processes the threads are spread over (engine/pool.py): past one GIL's CPU
+    cluster: str | None = None  # a Dask scheduler address: the clients run on its workers (engine/cluster.py)
     profile: ProfileSpec = EXACT  # the embedded server's profile for this run's table (aws-like is SIMULATED)
 
     def validated(self) -> tuple[type[Pattern], RunConfig, RunOptions]:
@@ -104,6 +105,8 @@ class RunConfig:
             )
         if self.table_name is not None:
             validate_table_name(self.table_name)  # before anything starts, not when the table is opened
+        if self.cluster is not None:
+            cluster.check_config(pattern, self)
         if not 0.0 <= self.latency_ms <= 10_000:
             raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
         values = pattern.resolve_options(variant, self.options)
@@ -291,6 +294,9 @@ class Run:
         base_seed = cfg.seed if cfg.seed is not None else random.randrange(2**31)
         if cfg.processes > 1:
             pool.run_clients(self, base_seed)
+            return
+        if cfg.cluster is not None:
+            cluster.run_clients(self, base_seed)
             return
         barrier = threading.Barrier(n + 1)
         self.shared["_ops_done"] = [0] * n

@@ -55,6 +55,7 @@ def summary(run: Run) -> dict[str, Any]:
         "variant": cfg.variant,
         "threads": cfg.threads,
         "processes": cfg.processes,
+        "cluster": cfg.cluster,  # the Dask scheduler whose workers ran the clients (--cluster), or None
         "ops_per_client": cfg.ops_per_client,
         "duration_limit_s": cfg.duration_s,
         "backend": backend.kind.value,
@@ -91,6 +92,8 @@ def render_text(data: dict[str, Any]) -> str:
     limit = f" (≤ {data['duration_limit_s']:g} s)" if data["duration_limit_s"] else ""
     where = f"{data['backend']} {data['endpoint_url'] or ''}".strip()
     spread = f" in {data['processes']} processes" if data.get("processes", 1) > 1 else ""
+    if data.get("cluster"):
+        spread = f" on the workers of {data['cluster']}"
     out = [
         f"{data['pattern']} / {data['variant']}: {data['threads']} threads{spread} × {ops} ops{limit} on {where}, "
         f"table {data['table']}"

@@ -40,3 +40,18 @@ def test_the_dockerfile_starts_the_dashboard_module() -> None:
     assert 'CMD ["python", "-m", "dashboard"' in dockerfile and "EXPOSE 8501" in dockerfile
     for path in ("engine", "dashboard", ".streamlit", "pyproject.toml"):
         assert path in dockerfile and (ROOT / path).exists()
+
+
+def test_the_cluster_profile_adds_a_scheduler_and_two_lab_workers_beside_the_dashboard() -> None:
+    services = _compose()["services"]
+    scheduler = services["scheduler"]
+    assert scheduler["profiles"] == ["cluster"] and scheduler["build"] == "."
+    assert scheduler["command"][:2] == ["dask", "scheduler"] and "8786" in scheduler["command"]
+    workers = [s for name, s in services.items() if name.startswith("worker")]
+    assert len(workers) == 2
+    for worker in workers:
+        assert worker["profiles"] == ["cluster"] and worker["build"] == "."  # the lab's image: it imports engine
+        assert worker["command"][:3] == ["dask", "worker", "tcp://scheduler:8786"]
+        assert {"scheduler", "dynamodb-local"} <= set(worker["depends_on"])
+    # The plain `docker compose up` is unchanged: the dashboard and DynamoDB Local carry no profile.
+    assert "profiles" not in services["dashboard"] and "profiles" not in services["dynamodb-local"]

@@ -1,0 +1,637 @@
+"""A run's clients on the workers of a Dask cluster, every call streamed home into the run's one History.
+
+Why Dask distributed and not Ray (measured on the 2-core machine, README "When one machine is not enough"):
+a two-worker local cluster starts in about half the time and with about a fifth of the memory (no native
+daemons: a scheduler and worker processes in plain Python), and one task per worker share needs nothing of
+Ray's fast task round trip. The engine's own means do the plumbing that engine/pool.py does by hand:
+
+- one task per worker share (`Client.submit`, pinned to its worker, never retried: a share must not run twice);
+- a `distributed.Queue` per run carries the shares' messages home: ready, call batches every SHIP_S (pickled
+  Calls as bytes, so the scheduler never needs the lab), done with the number of batches sent;
+- two `distributed.Event`s: go (all shares released together) and stop (Stop, the call budget, a lost peer).
+
+A worker that disappears (its process killed, its machine gone, or silent for SILENT_S) ends the run FAILED:
+the calls it made since its last batch are unknown, so no verdict is given on what arrived.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+from urllib.parse import urlparse
+
+from engine import pool
+from engine.backend import Backend, BackendKind, BackendSpec
+from engine.errors import BadInput, LabError, server_died
+from engine.history import Call
+from engine.patterns import Pattern, RunOptions
+from engine.pool import split
+from engine.tables import TableSpec
+
+
+# What this module reads of a run (engine.runner's Run and RunConfig), as protocols, as the pool does: the runner
+# imports this module, so this module must not import the runner, not even for its types.
+class RunConfig(pool.RunConfig, Protocol):
+    @property
+    def cluster(self) -> str | None: ...
+
+
+class Run(pool.Run, Protocol):
+    @property
+    def config(self) -> RunConfig: ...
+
+
+SHIP_S = 0.05  # how often a share sends its calls home: the live view's lag, and the call budget's overshoot
+CONNECT_TIMEOUT_S = 5.0  # reaching the scheduler (Dask retries a refused connection until then)
+START_TIMEOUT_S = 120.0  # a share builds its boto3 client and threads: seconds on a loaded machine
+SILENT_S = 20.0  # a share that sent nothing for this long is lost (a partitioned machine, a frozen process)
+WATCH_S = 0.25  # how often the home asks the scheduler which workers are still there
+LISTEN_S = 1.0  # a share's long poll for stop; between polls it looks whether the home released its task
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+FIX_UNREACHABLE = (
+    "start a scheduler and its workers (`dask scheduler`, then `dask worker ADDRESS` on each machine, or "
+    "`docker compose --profile cluster up`), check the address, or leave out --cluster to run here"
+)
+
+
+def normalize_address(text: str) -> str:
+    """`host:port` or `tcp://host:port` (also tls://) as Dask wants it; BadInput with the fix otherwise."""
+    raw = text.strip()
+    url = urlparse(raw if "://" in raw else f"tcp://{raw}")
+    try:
+        port = url.port
+    except ValueError:
+        port = None
+    if url.scheme not in ("tcp", "tls") or not url.hostname or port is None or url.path not in ("", "/"):
+        raise BadInput(
+            f"cluster address {text!r} is not a scheduler address like tcp://127.0.0.1:8786",
+            "give the Dask scheduler's host and port, e.g. --cluster tcp://scheduler:8786",
+        )
+    host = f"[{url.hostname}]" if ":" in url.hostname else url.hostname
+    return f"{url.scheme}://{host}:{port}"
+
+
+def check_config(pattern: type[Pattern], config: RunConfig) -> None:
+    """What RunConfig.validated asks of a run with a cluster address, before anything starts."""
+    normalize_address(config.cluster or "")
+    if config.processes > 1:
+        raise BadInput(
+            "--cluster and --processes were both given",
+            "use --processes N to spread the clients on this machine, or --cluster ADDRESS for a cluster's workers",
+        )
+    if not pattern.process_pool:
+        raise BadInput(
+            f"{pattern.name}'s clients meet in memory (shared state), so they cannot be spread over a cluster's workers",
+            "leave out --cluster for this pattern",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SharePlan:
+    """Everything one worker share needs: where to call, what to run, which clients are its own."""
+
+    run_id: str
+    share: int
+    worker_id: str  # the worker process it was planned for: a restarted worker at the same address is not it
+    backend: BackendSpec
+    config: RunConfig
+    options: RunOptions
+    table_name: str
+    table_spec: TableSpec
+    client_ids: tuple[int, ...]
+    base_seed: int
+    clock_offset_ns: int  # the worker's monotonic clock minus the home's; 0 on this machine (one clock)
+    max_calls: int | None
+
+    @property
+    def queue(self) -> str:
+        return f"ddblab-{self.run_id}-calls"
+
+    @property
+    def go(self) -> str:
+        return f"ddblab-{self.run_id}-go"
+
+    @property
+    def stop(self) -> str:
+        return f"ddblab-{self.run_id}-stop"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    address: str
+    id: str
+    same_machine: bool  # same kernel and host name: this machine's loopback is its loopback (not a container's)
+    clock_offset_ns: int
+
+
+# -- the home: the process that holds the run ------------------------------------------------------------------
+
+
+def connect(address: str) -> Any:
+    """A Dask client of the scheduler at `address`; LabError with the fix when nobody answers there."""
+    from distributed import Client
+
+    address = normalize_address(address)
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError) as e:
+        raise LabError(f"cannot reach the Dask scheduler at {address} ({_one_line(e)})", FIX_UNREACHABLE) from None
+
+
+def check_cluster(address: str, backend: Backend) -> int:
+    """Before a run (CLI, dashboard): the scheduler answers, has workers, and they can reach `backend`'s
+    endpoint (check it after the backend is open: the embedded server's URL is known then). Returns how many
+    workers there are."""
+    client = connect(address)
+    try:
+        workers = _workers(client)
+        check_reach(backend, workers)
+        return len(workers)
+    finally:
+        client.close(timeout=5)
+
+
+def run_clients(run: Run, base_seed: int) -> None:
+    """Run `run`'s clients on the workers of the cluster at `run.config.cluster`; fills run.history."""
+    cfg = run.config
+    assert run.table is not None and cfg.cluster is not None
+    client = connect(cfg.cluster)
+    try:
+        workers = _workers(client)
+        check_reach(run.backend, workers)
+        _Home(run, client, workers, base_seed).drive()
+    finally:
+        client.close(timeout=5)
+    if run.error is not None:
+        raise run.error
+
+
+def _workers(client: Any) -> list[WorkerInfo]:
+    """The cluster's workers, with whether each is on this machine and its clock's offset from ours."""
+    if not _present(client):
+        raise LabError(
+            f"the Dask scheduler at {client.scheduler.address} has no workers",
+            "start some (`dask worker SCHEDULER-ADDRESS`) and run again",
+        )
+    sent = time.monotonic_ns()
+    probes = client.run(_probe_worker, on_error="ignore")  # a worker that leaves meanwhile is left out
+    back = time.monotonic_ns()
+    here = _probe()
+    found = []
+    for address in sorted(probes):
+        boot, host, mono, worker_id = probes[address]
+        # One kernel, one monotonic clock (containers included): nothing to estimate. Another machine's clock
+        # has another origin: estimated from the round trip, to within half of it (milliseconds).
+        offset = 0 if boot and boot == here[0] else mono - (sent + back) // 2
+        found.append(WorkerInfo(address, worker_id, (boot, host) == here[:2], offset))
+    if not found:
+        raise LabError(f"no worker of the Dask scheduler at {client.scheduler.address} answered", FIX_UNREACHABLE)
+    return found
+
+
+def _present(client: Any) -> set[str]:
+    """The addresses of the scheduler's workers now. Not Client.scheduler_info(): the client's own periodic
+    refresh overwrites the dict it returns with one that lists no workers, so a read can land on that one; and
+    `ncores` (address: threads) is the lightest question that lists them."""
+    try:
+        return set(client.sync(client.scheduler.ncores))
+    except Exception as e:
+        raise _scheduler_lost(e) from None
+
+
+def _probe() -> tuple[str, str, int]:
+    """(boot id, host name, monotonic ns): one kernel's processes share the monotonic clock."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except OSError:
+        boot = ""
+    return boot, socket.gethostname(), time.monotonic_ns()
+
+
+def _probe_worker(dask_worker: Any) -> tuple[str, str, int, str]:
+    """_probe on a worker, with the id of its process (a restarted worker keeps its name and maybe its address)."""
+    return (*_probe(), str(dask_worker.id))
+
+
+def check_reach(backend: Backend, workers: list[WorkerInfo]) -> None:
+    """A loopback endpoint (the embedded server, or a URL on 127.0.0.1) is reachable from this machine only."""
+    far = [w.address for w in workers if not w.same_machine]
+    host = urlparse(backend.endpoint_url or "").hostname
+    if not far or backend.kind is BackendKind.AWS or host not in LOOPBACK:
+        return
+    what = "the embedded DynamoDB" if backend.kind is BackendKind.EMBEDDED else f"{backend.endpoint_url}"
+    raise LabError(
+        f"{what} listens on this machine's loopback, which the cluster's workers on other machines "
+        f"({', '.join(far[:3])}) cannot reach",
+        "serve DynamoDB where they can reach it (`python -m engine serve --host 0.0.0.0`, DynamoDB Local) and "
+        "pass --endpoint-url http://THIS-HOST:8000, or use --aws",
+    )
+
+
+class _Share:
+    """The home's view of one worker share."""
+
+    def __init__(self, plan: SharePlan, worker: WorkerInfo) -> None:
+        self.plan, self.worker = plan, worker
+        self.ready = False
+        self.done_batches: int | None = None  # the batch count the share said it sent, once done
+        self.batches = 0
+        self.failure: str | None = None
+        self.ops_done = dict.fromkeys(plan.client_ids, 0)
+        self.cpu_s = 0.0
+        self.heard_ns = time.monotonic_ns()
+        self.future: Any = None
+
+    @property
+    def finished(self) -> bool:
+        return self.done_batches is not None
+
+
+class _Home:
+    def __init__(self, run: Run, client: Any, workers: list[WorkerInfo], base_seed: int) -> None:
+        from distributed import Event, Queue
+
+        cfg = run.config
+        assert run.table is not None
+        self.run, self.client = run, client
+        self.run_id = uuid.uuid4().hex[:12]
+        groups = split(cfg.threads, min(len(workers), cfg.threads))
+        backend = _worker_backend(run.backend)
+        budget = None if cfg.max_calls is None else max(1, -(-cfg.max_calls // len(groups)))
+        self.shares = [
+            _Share(
+                SharePlan(
+                    self.run_id,
+                    k,
+                    worker.id,
+                    backend,
+                    cfg,
+                    run.options,
+                    run.table.name,
+                    run.table.spec,
+                    ids,
+                    base_seed,
+                    worker.clock_offset_ns,
+                    budget,
+                ),
+                worker,
+            )
+            for k, (ids, worker) in enumerate(zip(groups, workers))
+        ]
+        plan = self.shares[0].plan
+        self.queue = Queue(plan.queue, client=client)
+        self.go = Event(plan.go, client=client)
+        self.stop = Event(plan.stop, client=client)
+        self.stopping = False
+
+    def drive(self) -> None:
+        try:
+            for share in self.shares:
+                share.future = self.client.submit(
+                    run_share,
+                    pickle.dumps(share.plan),  # bytes: Dask leaves them as they are (no walk into the dataclasses)
+                    key=f"ddblab-share-{self.run_id}-{share.plan.share}",
+                    workers=[share.worker.address],
+                    allow_other_workers=False,
+                    retries=0,
+                    pure=False,
+                )
+            if self._start_together():
+                self._watch()
+        finally:
+            self._stop_all()
+            self._drain(deadline=time.monotonic() + 5.0)
+            try:
+                self.client.cancel([s.future for s in self.shares if s.future is not None])
+                for handle in (self.go, self.stop):
+                    handle.clear()  # the scheduler forgets a cleared event
+                self.queue.close()
+            except Exception:
+                pass  # the scheduler is gone, and with it what it held for this run
+
+    def _stop_all(self) -> None:
+        if not self.stopping:
+            self.stopping = True
+            try:
+                self.stop.set()
+                self.go.set()  # a share still waiting for go sees stop at once and ends without a call
+            except Exception:
+                pass  # the scheduler is gone: the shares see their task released and stop on their own
+
+    def _start_together(self) -> bool:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        next_look = 0.0
+        while not all(s.ready for s in self.shares):
+            self._receive()
+            if time.monotonic() >= next_look:
+                next_look = time.monotonic() + WATCH_S
+                self._check_failures(started=False)
+            if self.run._stop.is_set():
+                return False  # stopped while the shares were starting: no call is made
+            if time.monotonic() > deadline:
+                late = next(s for s in self.shares if not s.ready)
+                raise LabError(
+                    f"cluster worker {late.worker.address} did not start its clients within {START_TIMEOUT_S:.0f} s",
+                    "check the workers' logs, or run with fewer threads",
+                )
+            time.sleep(0.02)
+        run = self.run
+        run.history.t0_ns = time.monotonic_ns()
+        for share in self.shares:
+            share.heard_ns = run.history.t0_ns  # silence counts from go: the wait for the slowest share is not it
+        self.go.set()
+        run.started_at = time.time()
+        run.t_start_ns = run.history.t0_ns
+        return True
+
+    def _watch(self) -> None:
+        run, cfg = self.run, self.run.config
+        next_look = 0.0
+        while not all(s.finished for s in self.shares):
+            if not self._receive():
+                time.sleep(SHIP_S)
+            self._publish()
+            if time.monotonic() >= next_look:
+                next_look = time.monotonic() + WATCH_S
+                self._check_failures(started=True)
+            over_budget = cfg.max_calls is not None and len(run.history) >= cfg.max_calls
+            if not run.backend.alive() and run.error is None:
+                run.error = server_died()
+            if run._stop.is_set() or over_budget or run.error is not None:
+                self._stop_all()
+        self._publish()
+        run.t_end_ns = time.monotonic_ns()
+
+    def _publish(self) -> None:
+        done = [0] * self.run.config.threads
+        for share in self.shares:
+            for client, n in share.ops_done.items():
+                done[client] = n
+        self.run.publish_progress(done, [s.cpu_s for s in self.shares])
+
+    def _receive(self) -> bool:
+        """Take every message waiting in the queue; False when there was none."""
+        try:
+            messages = self.queue.get(batch=True)
+        except Exception as e:  # the scheduler went away under us
+            raise _scheduler_lost(e) from None
+        for message in messages:
+            self._handle(message)
+        return bool(messages)
+
+    def _handle(self, message: Any) -> None:
+        kind, k, *rest = message
+        share = self.shares[k]
+        if share.finished:
+            return  # given up on (lost, or silent too long): what it sends late is not taken into the run
+        share.heard_ns = time.monotonic_ns()
+        if kind == "ready":
+            share.ready = True
+        elif kind == "failed":
+            share.failure = rest[0]
+        elif kind == "calls":
+            seq, payload = rest
+            if seq != share.batches:  # each batch exactly once, in order: anything else is calls lost
+                self._lose(share, f"batch {seq} arrived where {share.batches} was due")
+                return
+            share.batches += 1
+            calls, ops_done, errors, cpu_s = pickle.loads(payload)
+            self.run.history.extend(calls)
+            share.ops_done.update(ops_done)
+            share.cpu_s = cpu_s
+            for error in errors:
+                self.run._worker_error_record(error)
+        elif kind == "done":
+            share.done_batches = rest[0]
+            if share.done_batches != share.batches:
+                self._lose(share, f"it sent {share.done_batches} batches of calls and {share.batches} arrived")
+
+    def _check_failures(self, *, started: bool) -> None:
+        """A share that failed to start, raised, or whose worker left: end the run (FAILED once started)."""
+        present = _present(self.client)
+        now = time.monotonic_ns()
+        for share in self.shares:
+            if share.finished:
+                continue
+            if share.failure is not None:
+                raise LabError(share.failure, "check the cluster's workers: each needs the lab installed")
+            if share.future is not None and share.future.status == "error":
+                why = _one_line(share.future.exception())
+                raise LabError(
+                    f"a client share failed on cluster worker {share.worker.address}: {why}",
+                    "every worker needs the lab installed (pip install the same version as here)",
+                )
+            gone = share.worker.address not in present
+            silent = started and now - share.heard_ns > SILENT_S * 1e9
+            if gone or silent:
+                how = "was lost mid-run" if gone else f"sent nothing for {SILENT_S:.0f} s"
+                if not started:
+                    raise LabError(
+                        f"cluster worker {share.worker.address} left before its clients started",
+                        "check the cluster's workers and run again",
+                    )
+                self._lose(share, how)
+
+    def _lose(self, share: _Share, how: str) -> None:
+        run = self.run
+        for client in share.plan.client_ids:
+            run._worker_error_record(
+                {"client": client, "kind": "lost", "message": f"its cluster worker {how}", "trace": None}
+            )
+        share.done_batches = share.batches  # nothing more is awaited from it
+        if run.error is None:
+            run.error = LabError(
+                f"cluster worker {share.worker.address} {how} (clients {_ids(share.plan.client_ids)}): the calls it "
+                "made since its last batch are unknown, so no verdict is given",
+                "the calls that arrived are kept; check the worker (its log, its memory) and start a new run",
+            )
+        self._stop_all()
+
+    def _drain(self, deadline: float) -> None:
+        """After stop: take the shares' last batches until each is done, or the deadline passes."""
+        while not all(s.finished for s in self.shares) and time.monotonic() < deadline:
+            try:
+                if not self._receive():
+                    time.sleep(0.02)
+                self._check_failures(started=True)
+            except LabError as e:
+                if self.run.error is None:
+                    self.run.error = e
+                return
+        for share in self.shares:
+            if not share.finished and self.run.t_start_ns is not None:
+                self._lose(share, "did not finish within 5 s of the stop")
+
+
+def _scheduler_lost(e: BaseException) -> LabError:
+    return LabError(
+        f"lost the connection to the Dask scheduler ({_one_line(e)})",
+        "the calls recorded so far are kept; check the scheduler and start a new run",
+    )
+
+
+def _worker_backend(backend: Backend) -> BackendSpec:
+    # Workers call the embedded server by its URL; they never start one of their own.
+    if backend.spec.kind is BackendKind.EMBEDDED:
+        return BackendSpec(BackendKind.ENDPOINT, backend.endpoint_url, backend.spec.region)
+    return backend.spec
+
+
+def _ids(ids: tuple[int, ...]) -> str:
+    return ", ".join(map(str, ids[:8])) + (", …" if len(ids) > 8 else "")
+
+
+def _one_line(e: BaseException | None) -> str:
+    text = " ".join(str(e).split()) if e is not None else ""
+    return text[:200] or type(e).__name__
+
+
+# -- a worker share: runs on a cluster worker ------------------------------------------------------------------
+
+
+class _Outbox:
+    """The share's stand-in for the run's History: counts and keeps calls until the next batch."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[Call] = []
+        self._count = 0
+
+    def append(self, call: Call) -> None:
+        with self._lock:
+            self._calls.append(call)
+            self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def take(self) -> list[Call]:
+        with self._lock:
+            calls, self._calls = self._calls, []
+        return calls
+
+
+def run_share(plan_bytes: bytes) -> int:
+    """A Dask task: make this share's clients, wait for go, run, ship every call home. Returns batches sent."""
+    from distributed import Event, Queue, get_worker, secede
+
+    from engine.calls import ClientContext
+    from engine.clientwork import client_failure
+    from engine.faults import FaultInjector, FaultPlan
+    from engine.patterns import get_pattern
+    from engine.tables import Table
+
+    plan: SharePlan = pickle.loads(plan_bytes)
+    worker = get_worker()
+    if worker.id != plan.worker_id:
+        return 0  # rescheduled onto another worker after its own was lost: the home has already given up on it
+    key = worker.get_current_task()
+    secede()  # leave the worker's task slot: a share runs for the whole run, and other runs may share the worker
+    queue, go, stop_event = Queue(plan.queue), Event(plan.go), Event(plan.stop)
+    cfg = plan.config
+    try:
+        client = Backend(plan.backend).client(threads=len(plan.client_ids), retry=cfg.retry)
+        injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
+        pattern = get_pattern(cfg.pattern)()
+        table = Table(plan.table_name, client, created=False, spec=plan.table_spec)  # never ours to drop
+    except Exception as e:
+        queue.put(("failed", plan.share, f"a client share could not start on {worker.address}: {_one_line(e)}"))
+        return 0
+    outbox = _Outbox()
+    stop = threading.Event()
+    contexts = [
+        ClientContext(
+            client=client,
+            history=outbox,
+            client_id=i,
+            table=table,
+            options=plan.options,
+            variant=plan.options.variant,
+            threads=cfg.threads,
+            ops_per_client=cfg.ops_per_client,
+            deadline=None,
+            stop=stop,
+            shared={},
+            rng=random.Random(plan.base_seed * 1000 + i),
+            lost_response_share=cfg.lost_response_share or 0.0,
+            record_requests=cfg.record_requests,
+            max_calls=plan.max_calls,
+        )
+        for i in plan.client_ids
+    ]
+    errors: list[dict[str, Any]] = []
+    errors_lock = threading.Lock()
+    started = threading.Event()  # set once the deadlines are: no client's first op may miss its time limit
+
+    def work(ctx: ClientContext) -> None:
+        started.wait()
+        failure = client_failure(pattern, ctx)
+        if failure is not None:
+            with errors_lock:
+                errors.append({"client": ctx.client_id, **failure})
+
+    threads = [threading.Thread(target=work, args=(ctx,), daemon=True) for ctx in contexts]
+    for t in threads:
+        t.start()
+    queue.put(("ready", plan.share))
+    if not go.wait(START_TIMEOUT_S) or stop_event.is_set():
+        stop.set()  # the home gave up, or stopped before go: the clients see it and end at once
+    deadline = time.monotonic() + cfg.duration_s if cfg.duration_s else None
+    for ctx in contexts:
+        ctx.deadline = deadline
+    started.set()
+    sent = 0
+
+    def ship() -> None:
+        nonlocal sent
+        with errors_lock:
+            sent_errors, errors[:] = list(errors), []
+        calls = outbox.take()
+        if plan.clock_offset_ns:  # onto the home's clock, so one run's intervals compare across machines
+            calls = [
+                replace(
+                    c, invoke_ns=c.invoke_ns - plan.clock_offset_ns, complete_ns=c.complete_ns - plan.clock_offset_ns
+                )
+                for c in calls
+            ]
+        ops_done = {ctx.client_id: ctx.ops_done for ctx in contexts}
+        payload = pickle.dumps((calls, ops_done, sent_errors, sum(ctx.cpu_s for ctx in contexts)))
+        queue.put(("calls", plan.share, sent, payload))
+        sent += 1
+
+    def listen() -> None:
+        # One long poll on the scheduler, not a question every SHIP_S: the share's process is GIL-bound, and
+        # every wake-up of the worker's event loop is CPU its clients' calls do not get.
+        while not stop.is_set():
+            try:
+                if stop_event.wait(LISTEN_S) or _home_gone(worker, key):
+                    stop.set()
+            except Exception:
+                stop.set()  # the scheduler is gone: nobody can take our calls any more
+
+    threading.Thread(target=listen, daemon=True, name=f"ddblab-share-{plan.share}-stop").start()
+    while any(t.is_alive() for t in threads):
+        time.sleep(SHIP_S)  # not stop.wait: once stopped, the clients' last calls still come in this rhythm
+        ship()
+    stop.set()  # the listener ends with the share
+    ship()
+    injector.close()
+    client.close()
+    queue.put(("done", plan.share, sent))
+    return sent
+
+
+def _home_gone(worker: Any, key: Any) -> bool:
+    """The home released this task (its process ended, or it cancelled the run): stop rather than run on."""
+    try:
+        ts = worker.state.tasks.get(key)
+        return ts is None or ts.state in ("cancelled", "released", "forgotten")
+    except Exception:
+        return False

@@ -1,0 +1,199 @@
+"""A run's clients on a Dask cluster's workers: one run, one History, the same invariants; a lost worker fails it.
+
+The cluster is a real two-worker LocalCluster on 127.0.0.1 (worker processes, no dashboard), started once for
+the module; the workers call the session's embedded DynamoDB over HTTP like any client.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from engine import cluster
+from engine.backend import Backend, BackendKind, BackendSpec
+from engine.cli import build_parser, config_from_args
+from engine.cluster import WorkerInfo, check_reach, normalize_address
+from engine.errors import BadInput, LabError
+from engine.runner import Run, RunConfig, RunState, run_pattern
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def two_workers() -> Iterator[Any]:
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
+    ) as local:  # port 0: the scheduler's HTTP server (no dashboard without bokeh) never meets another's port
+        yield local
+
+
+def worker_pids(address: str) -> dict[str, int]:
+    with distributed.Client(address, set_as_default=False, timeout=30) as client:
+        client.wait_for_workers(2, timeout=60)  # a worker killed by an earlier test comes back under its nanny
+        return client.run(os.getpid)
+
+
+def wait_for_calls(run: Run, n: int, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while run.progress()["calls"] < n and not run.finished and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert run.progress()["state"] == "running", run.error
+
+
+def test_version_checks_on_two_workers_hold_and_record_one_history_shaped_like_a_thread_run(
+    backend: Backend, two_workers: Any
+) -> None:
+    config = RunConfig(pattern="optimistic-locking", variant="version-check", threads=8, ops_per_client=4, seed=7)
+    spread = run_pattern(dataclasses.replace(config, cluster=two_workers.scheduler_address), backend)
+    assert spread.state is RunState.DONE, spread.error
+    assert spread.invariants and all(inv.holds for inv in spread.invariants), [
+        i.as_dict() for i in spread.invariants if not i.holds
+    ]
+    here = run_pattern(config, backend)
+    a, b = spread.history.snapshot(detail=True, requests=True), here.history.snapshot(detail=True, requests=True)
+    assert list(a.columns) == list(b.columns) and a.dtypes.astype(str).tolist() == b.dtypes.astype(str).tolist()
+    assert set(a["action"].unique()) == set(b["action"].unique()) and a["request"].str.len().min() > 0
+    assert [inv.name for inv in spread.invariants] == [inv.name for inv in here.invariants]
+    assert sorted(a["client"].unique()) == list(range(8))
+    # Every call once: no (client, invoke) pair twice, and every client finished its four ops.
+    assert not a.duplicated(["client", "invoke_ns"]).any()
+    assert spread.progress()["fraction"] == 1.0
+    assert (a["outcome"] == "fail").any()  # the two workers' clients really raced for the same accounts
+    assert len(spread.client_cpu()) == 2  # one figure per worker share
+    # One clock: calls sit inside the run's window, as a thread run's do.
+    assert spread.t_start_ns is not None and spread.t_end_ns is not None
+    assert a["invoke_ns"].min() >= 0 and a["complete_ns"].max() <= spread.t_end_ns - spread.t_start_ns
+
+
+def test_a_racy_read_then_put_on_two_workers_still_loses_increments(backend: Backend, two_workers: Any) -> None:
+    run = run_pattern(
+        RunConfig(
+            pattern="atomic-counters",
+            variant="read-then-put",
+            threads=8,
+            ops_per_client=10,
+            cluster=two_workers.scheduler_address,
+        ),
+        backend,
+    )
+    assert run.state is RunState.DONE, run.error
+    count = next(inv for inv in run.invariants if inv.name == "final count = acknowledged increments")
+    assert not count.holds and count.observed < count.expected
+
+
+def test_stop_reaches_every_worker_within_two_seconds(backend: Backend, two_workers: Any) -> None:
+    run = Run(
+        RunConfig(pattern="optimistic-locking", threads=8, duration_s=600, cluster=two_workers.scheduler_address),
+        backend,
+    ).start()
+    wait_for_calls(run, 50)
+    asked = time.monotonic()
+    run.stop()
+    assert run.wait(30)
+    assert run.t_end_ns is not None and run.t_end_ns / 1e9 - asked < 2.0
+    assert run.state is RunState.STOPPED, run.error
+    assert all(inv.holds for inv in run.invariants)
+
+
+def test_an_unreachable_cluster_fails_the_run_with_one_line_and_the_fix(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1.0)
+    run = run_pattern(RunConfig(pattern="atomic-counters", threads=2, cluster="127.0.0.1:1"), backend)
+    assert run.state is RunState.FAILED and len(run.history) == 0
+    assert run.error is not None and "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in str(run.error)
+    assert "dask scheduler" in run.error.fix and "leave out --cluster" in run.error.fix
+    with pytest.raises(LabError) as e:  # what the CLI asks first, so it says this in one line before any table
+        cluster.check_cluster("127.0.0.1:1", backend)
+    assert str(e.value) == str(run.error)
+
+
+def test_a_reachable_cluster_is_checked_before_the_run(backend: Backend, two_workers: Any) -> None:
+    assert cluster.check_cluster(two_workers.scheduler_address, backend) == 2
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (RunConfig(pattern="idempotency-keys", threads=4, cluster="127.0.0.1:8786"), "cannot be spread"),
+        (RunConfig(pattern="distributed-locking", threads=4, cluster="127.0.0.1:8786"), "cannot be spread"),
+        (RunConfig(pattern="atomic-counters", threads=4, processes=2, cluster="127.0.0.1:8786"), "both given"),
+        (RunConfig(pattern="atomic-counters", cluster="http://127.0.0.1:8786"), "not a scheduler address"),
+        (RunConfig(pattern="atomic-counters", cluster="scheduler"), "not a scheduler address"),
+    ],
+)
+def test_runs_that_cannot_be_spread_are_refused_with_the_reason_and_a_fix(config: RunConfig, message: str) -> None:
+    with pytest.raises(BadInput) as e:
+        config.validated()
+    assert message in str(e.value) and e.value.fix
+
+
+def test_addresses_are_taken_as_dask_writes_them() -> None:
+    assert normalize_address("127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+    assert normalize_address(" tcp://scheduler:8786/ ") == "tcp://scheduler:8786"
+    assert normalize_address("tls://[::1]:8786") == "tls://[::1]:8786"
+
+
+def test_workers_on_another_machine_cannot_reach_a_loopback_endpoint() -> None:
+    far = [WorkerInfo("tcp://10.0.0.7:40000", "w", same_machine=False, clock_offset_ns=5)]
+    near = [WorkerInfo("tcp://127.0.0.1:40000", "w", same_machine=True, clock_offset_ns=0)]
+    loopback = Backend(BackendSpec(BackendKind.ENDPOINT, "http://127.0.0.1:8000"))
+    with pytest.raises(LabError) as e:
+        check_reach(loopback, far)
+    assert "10.0.0.7" in str(e.value) and "--endpoint-url" in e.value.fix and "--host 0.0.0.0" in e.value.fix
+    check_reach(loopback, near)
+    check_reach(Backend(BackendSpec(BackendKind.ENDPOINT, "http://dynamodb-local:8000")), far)
+
+
+def test_the_cli_flag_reaches_the_run_config() -> None:
+    args = build_parser().parse_args(["run", "atomic-counters", "--cluster", "tcp://127.0.0.1:8786"])
+    assert config_from_args(args).cluster == "tcp://127.0.0.1:8786"
+
+
+def test_the_cli_runs_on_the_cluster_and_says_so_in_its_summary(
+    backend: Backend, two_workers: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from engine.cli import main
+
+    address = two_workers.scheduler_address
+    argv = ["run", "atomic-counters", "--threads", "4", "--ops", "3", "--cluster", address, "--json"]
+    assert main([*argv, "--endpoint-url", str(backend.endpoint_url)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["cluster"] == address and summary["state"] == "done" and summary["calls"] > 0
+    assert len(summary["client_cpu_cores"]) == 2 and all(inv["holds"] for inv in summary["invariants"])
+
+
+def test_the_cluster_bench_measures_a_run_on_the_workers(backend: Backend, two_workers: Any) -> None:
+    from bench import cluster_scaling
+
+    row = cluster_scaling.one_run(backend, "2 cluster workers", 1.0, two_workers.scheduler_address)
+    assert row["calls_per_s"] > 0 and row["cpu_us_per_call"] > 0 and row["staleness_ms"] >= 0
+    modes = {mode: row for mode in cluster_scaling.MODES}
+    figures = cluster_scaling.verdicts({"threads": 64, "latency_ms": 10.0, "cluster_start_s": 1.0, "modes": modes})
+    ratio = next(v for v in figures if v["figure"] == "calls/s, 2 cluster workers / 2 processes")
+    assert ratio["value"] == 1.0 and ratio["pass"]
+
+
+def test_a_worker_lost_mid_run_ends_the_run_failed_with_one_line_and_keeps_the_calls(
+    backend: Backend, two_workers: Any
+) -> None:
+    address = two_workers.scheduler_address
+    pids = worker_pids(address)
+    run = Run(RunConfig(pattern="atomic-counters", threads=8, duration_s=600, cluster=address), backend).start()
+    wait_for_calls(run, 50)
+    victim = sorted(pids)[0]
+    os.kill(pids[victim], signal.SIGKILL)
+    assert run.wait(30)
+    assert run.state is RunState.FAILED
+    assert run.error is not None and "\n" not in str(run.error)
+    assert f"cluster worker {victim} was lost mid-run" in str(run.error) and "no verdict" in str(run.error)
+    assert run.invariants == []  # never a verdict on partial data
+    assert len(run.history) >= 50  # what arrived is kept
+    assert {e["client"] for e in run.worker_errors if e["kind"] == "lost"} == {0, 2, 4, 6}
