@@ -3,7 +3,7 @@ log and the export buttons, and the table of runs on the History page."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,7 @@ from dashboard.palette import ordered, safety
 from dashboard.records import RunRecord, known_pattern
 from dashboard.ui import plain, show_error
 from dashboard.verdicts import flagged_calls
-from engine.summary import SATURATED, client_cpu_text
+from engine.summary import SATURATED, client_cpu_text, live_causes
 
 # -- counters -------------------------------------------------------------------------------------------------------
 
@@ -61,6 +61,10 @@ def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[s
     for start in range(0, len(metrics), per_row):
         for col, (label, value) in zip(st.columns(per_row), metrics[start : start + per_row]):
             col.metric(label, value, border=True, help=CLIENT_CPU_HELP if label == "client CPU" else None)
+    if not compact:
+        causes = cause_caption(record, p)
+        if causes:
+            st.caption(causes)
     if cores and max(cores) >= SATURATED and p["calls"] >= 100:
         more = (
             " Client processes spread the threads over more cores, where the server and the machine have room."
@@ -69,6 +73,32 @@ def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[s
         )
         st.caption(f"Client CPU: {client_cpu_text(cores)}.{more}")
     return p
+
+
+CAUSE_LABELS = {
+    "condition_refused": "condition refused",
+    "transaction_conflict": "transaction conflict",
+    "throttled": "throttled",
+    "cancelled": "transactions cancelled (their cause is read at the end)",
+}
+
+
+def cause_caption(record: RunRecord, progress: Mapping[str, Any]) -> str | None:
+    """The conflicts by cause: exact once the run has a summary, from the live error counts before."""
+    summary = None if record.running else record.summary()
+    causes = (summary or {}).get("conflicts_by_cause")
+    if not isinstance(causes, dict):
+        pattern = known_pattern(record.pattern)
+        causes = live_causes(progress, dict(pattern.business_refusals) if pattern else None)
+    parts = [f"{label} {int(causes.get(name) or 0):,}" for name, label in CAUSE_LABELS.items() if name in causes]
+    if not parts or not any(int(causes.get(name) or 0) for name in CAUSE_LABELS):
+        return None
+    if record.run is not None:
+        simulated = record.run.config.profile.simulated
+    else:  # an imported run: its summary says which profile it ran under
+        profile = (summary or {}).get("profile")
+        simulated = isinstance(profile, dict) and profile.get("simulated") is True
+    return "Conflicts by cause: " + " · ".join(parts) + (" (server profile aws-like: SIMULATED)" if simulated else "")
 
 
 CLIENT_CPU_HELP = (

@@ -2,13 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from engine.calls import THROTTLED
 from engine.history import History, dumps
 from engine.runner import Run, conflicts
 
-THROTTLE_CODES = frozenset({"ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"})
+THROTTLE_CODES = THROTTLED  # one list: the codes clients retry as throttling are the ones counted as such
 CAUSES = ("condition_refused", "transaction_conflict", "throttled")
+
+
+def live_causes(counts: Mapping[str, Any], business: Mapping[str, str] | None = None) -> dict[str, int]:
+    """conflicts_by_cause as far as History.counts() can tell while a run goes on: refusals by error code (less
+    business refusals by action). A cancelled transaction's cause is in its reasons, read only at the end, so
+    cancellations count apart ("cancelled") until then."""
+    errors: Mapping[str, int] = counts.get("errors") or {}
+    refusals: Mapping[tuple[str, str], int] = counts.get("refusals") or {}
+    business = business or {}
+    not_business = {
+        code: n - sum(m for (action, c), m in refusals.items() if c == code and business.get(action) == code)
+        for code, n in errors.items()
+    }
+    return {
+        "condition_refused": not_business.get("ConditionalCheckFailedException", 0),
+        "transaction_conflict": not_business.get("TransactionConflictException", 0),
+        "throttled": sum(n for code, n in not_business.items() if code in THROTTLE_CODES),
+        "cancelled": not_business.get("TransactionCanceledException", 0),
+    }
 
 
 def conflicts_by_cause(history: History, business: dict[str, str] | None = None) -> dict[str, int]:
