@@ -150,10 +150,44 @@ def test_ctrl_c_stops_a_run_in_processes_in_order_and_the_safe_variant_still_hol
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # as a terminal has it
-    time.sleep(12)  # the embedded server and two client processes start, and the clients run a while
+    # The clients must have made calls before Ctrl-C: wait for both client processes to have spent CPU past their
+    # start-up (imports), not for a wall-clock time, which a loaded machine stretches without bound.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and cli.poll() is None:
+        children = _pool_children(cli.pid)
+        if len(children) == 2 and min(_cpu_s(pid) for pid in children) > 3.0:
+            break
+        time.sleep(0.2)
     os.killpg(cli.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
     out, _ = cli.communicate(timeout=60)
     summary = json.loads(out)
     assert summary["state"] == "stopped" and summary["calls"] > 0
     assert summary["client_crashes"] == 0  # the children were not killed mid-call
     assert all(inv["holds"] for inv in summary["invariants"]), summary["invariants"]
+
+
+def _pool_children(parent: int) -> list[int]:
+    """The client processes (python -m engine.pool) that `parent` started (each in a session of its own)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read()
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile
+        if b"engine.pool" in cmd and ppid == parent:
+            found.append(int(entry))
+    return found
+
+
+def _cpu_s(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
