@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__doc__.strip())
         return 0
     try:
-        import dashboard.registry  # noqa: F401 - reads and checks the DDBLAB_* settings
+        import dashboard.limits  # noqa: F401 - reads and checks the DDBLAB_* settings
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
