@@ -412,6 +412,8 @@ class _Home:
             share.done_batches = rest[0]
             if share.done_batches != share.batches:
                 self._lose(share, f"it sent {share.done_batches} batches of calls and {share.batches} arrived")
+            else:
+                self.run.client_ended(*share.plan.client_ids)  # every call of its clients has arrived
 
     def _check_failures(self, *, started: bool) -> None:
         """A share that failed to start, raised, or whose worker left: end the run (FAILED once started)."""
