@@ -93,7 +93,8 @@ def _shown(value: Any) -> str:
 # The detail fields the lab writes and reads back (patterns' verify, the dashboard's views), by the kind the engine
 # writes; any other field only has to be plain JSON.
 def _is_count(value: Any) -> bool:
-    return is_number(value)
+    # null where the lab records "not known" (a snapshot that expects no particular count); views read it as missing
+    return value is None or is_number(value)
 
 
 def _is_flag(value: Any) -> bool:
@@ -117,7 +118,7 @@ _NUMBERS = (
     "balance qty remaining views now mono_ns expected_count jobs next credits stock"
 )
 DETAIL_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
-    **{key: ("a number", _is_count) for key in _NUMBERS.split()},
+    **{key: ("a number or null", _is_count) for key in _NUMBERS.split()},
     **{
         key: ("true or false", _is_flag)
         for key in "stale paused overwrote created reuse resend lost_response ambiguous_retry order_present".split()

@@ -129,8 +129,11 @@ def extreme(draw: st.DrawFn) -> bytes:
 
 ODD_TEXT = st.one_of(st.text(max_size=40), st.sampled_from(["![i](http://example.com/i.png)", "x" * 2_048]))
 ODD = {
-    "a number": st.one_of(
-        st.integers(-(2**53), 2**53), st.floats(-(2.0**53), 2.0**53, allow_nan=False), st.sampled_from([0, -1])
+    "a number or null": st.one_of(
+        st.none(),
+        st.integers(-(2**53), 2**53),
+        st.floats(-(2.0**53), 2.0**53, allow_nan=False),
+        st.sampled_from([0, -1]),
     ),
     "true or false": st.one_of(st.booleans(), st.sampled_from([0, 1])),
     "text or null": st.one_of(st.none(), ODD_TEXT),
