@@ -11,6 +11,7 @@ Outcome rules (DESIGN.md):
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 import time
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from engine.calllog import format_request
+from engine.errors import LabError
 from engine.faults import flags
 from engine.history import Call, Outcome
 
@@ -314,6 +316,23 @@ class ClientContext(Caller):
                 return False
         return not self.stop_event.wait(max(0.0, seconds))
 
+    def read_item(self, action: str, *, key: str, **params: Any) -> dict[str, Any] | None:
+        """GetItem of an item that exists (the run's setup wrote it). A read without ConsistentRead may not see it
+        yet (DynamoDB serves it from a replica that has not caught up; the aws-like profile simulates that), so it
+        is read again after a backoff, each read recorded. None only when the run is stopped meanwhile."""
+        for attempt in itertools.count():
+            item = self.call(action, "GetItem", key=key, **params).get("Item")
+            if item is not None:
+                return item
+            if attempt >= NOT_YET_VISIBLE_READS or not self.backoff(attempt, 0.01, 0.25):
+                if self.stopped:
+                    return None
+                raise LabError(
+                    f"{key} was still not visible after {attempt + 1} reads",
+                    "the item the run's setup wrote is missing: check the table, and run again",
+                )
+        raise AssertionError("unreachable")
+
     def backoff(self, attempt: int, base_s: float = 0.002, cap_s: float = 0.1) -> bool:
         """Exponential backoff with full jitter (the seed's "retry with backoff")."""
         return self.sleep(self.rng.uniform(0, min(cap_s, base_s * 2**attempt)))
@@ -326,6 +345,7 @@ class ClientContext(Caller):
 # up half-way through an operation would leave the run incomplete (Run.incomplete), so unjudgeable.
 CONTENTION_CODES = THROTTLED | {"TransactionConflictException"}
 CONTENTION_RETRIES = 8
+NOT_YET_VISIBLE_READS = 20  # an eventually consistent read re-read until it sees an item: seconds, at most
 
 
 def _contention(e: CallError) -> bool:

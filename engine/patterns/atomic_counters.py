@@ -75,7 +75,10 @@ class AtomicCounters(Pattern):
     @staticmethod
     def _increment(ctx: ClientContext, name: str, racy: bool, op: int) -> None:
         if racy:
-            views = ctx.call("read-views", "GetItem", key="views", TableName=name, Key=VIEWS)["Item"]["views"]
+            read = ctx.read_item("read-views", key="views", TableName=name, Key=VIEWS)
+            if read is None:
+                return  # stopped
+            views = read["views"]
             ctx.call(
                 INCREMENT,
                 "PutItem",
@@ -100,7 +103,10 @@ class AtomicCounters(Pattern):
     @staticmethod
     def _next_number(ctx: ClientContext, name: str, racy: bool, op: int) -> None:
         if racy:
-            current = ctx.call("read-sequence", "GetItem", key="sequence", TableName=name, Key=SEQUENCE)["Item"]["next"]
+            read = ctx.read_item("read-sequence", key="sequence", TableName=name, Key=SEQUENCE)
+            if read is None:
+                return  # stopped
+            current = read["next"]
             number = int(current) + 1
             ctx.call(
                 "next-number",
@@ -128,9 +134,10 @@ class AtomicCounters(Pattern):
     @staticmethod
     def _buy_ticket(ctx: ClientContext, name: str, racy: bool, op: int) -> None:
         if racy:
-            remaining = ctx.call("read-tickets", "GetItem", key="tickets", TableName=name, Key=TICKETS)["Item"][
-                "remaining"
-            ]
+            read = ctx.read_item("read-tickets", key="tickets", TableName=name, Key=TICKETS)
+            if read is None:
+                return  # stopped
+            remaining = read["remaining"]
             if remaining > 0:
                 ctx.call(
                     "buy-ticket",

@@ -109,14 +109,9 @@ class OptimisticLocking(Pattern):
             for attempt in range(ctx.options["max_attempts"] if safe else 1):
                 if ctx.stopped:
                     return
-                item = ctx.call(
-                    "read",
-                    "GetItem",
-                    key=pk,
-                    TableName=ctx.table.name,
-                    Key={"PK": pk, "SK": SK},
-                    **consistent,
-                )["Item"]
+                item = ctx.read_item("read", key=pk, TableName=ctx.table.name, Key={"PK": pk, "SK": SK}, **consistent)
+                if item is None:
+                    return  # stopped
                 version = int(item["version"])
                 new = {"PK": pk, "SK": SK, "balance": item["balance"] + amount, "version": version + 1}
                 params: dict[str, Any] = {"TableName": ctx.table.name, "Item": new}
