@@ -281,7 +281,14 @@ def test_negative_control_plain_moto_loses_updates(plain_moto: Server) -> None:
     """The same harness catches moto without our lock: the race tests can fail."""
     seen = 0
     for race in (race_add, race_add, race_version_check):  # ADD shows it in one round here (40-50 of 640 lost)
-        seen += race(plain_moto)
+        try:
+            seen += race(plain_moto)
+        except ClientError as e:
+            # moto crashing under threads (500: "dictionary changed size during iteration") is the same lack of
+            # atomicity, seen another way; the faithful server's races let no such error through
+            if e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) < 500:
+                raise
+            seen += 1
         if seen:
             break
     assert seen > 0, "plain moto showed no lost update; the race harness may have lost its teeth"
