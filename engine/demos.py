@@ -2,7 +2,7 @@
 them with no DynamoDB at all (the dashboard's "Open a recorded demo").
 
     python -m engine demos                 # re-record every demo into demos/
-    python -m engine demos --out DIR --threads 8 --ops 12 --seed 7
+    python -m engine demos --out DIR --threads 4 --ops 6 --seed 7
 
 Each file is the run's JSONL export (its summary in the meta line), the same format the History page imports.
 Small on purpose: a few threads and ops are enough to show each race, and the folder ships in the repo.
@@ -19,19 +19,28 @@ from engine.runner import Run, RunConfig, RunState
 from engine.summary import summary
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "demos"
+# A few threads and ops show every race and keep the folder small enough to ship (its size is in the README).
+DEFAULT_THREADS = 4
+DEFAULT_OPS = 6
+DEFAULT_SEED = 7
 
 
 def demo_name(pattern: str, variant: str) -> str:
     return f"{pattern}--{variant}.jsonl"
 
 
+def demo_files(folder: Path = DEFAULT_DIR) -> list[Path]:
+    """The recorded demos in `folder`, by name (pattern, then variant); none if it does not exist."""
+    return sorted(folder.glob("*--*.jsonl")) if folder.is_dir() else []
+
+
 def record_demos(
     backend: Backend,
     out: Path = DEFAULT_DIR,
     *,
-    threads: int = 8,
-    ops_per_client: int = 12,
-    seed: int = 7,
+    threads: int = DEFAULT_THREADS,
+    ops_per_client: int = DEFAULT_OPS,
+    seed: int = DEFAULT_SEED,
     progress: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """One history per (pattern, variant), written whole or not at all; returns the files written."""
