@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import charts, panels, ui
+from dashboard import charts, panels, replay, ui
 from dashboard.palette import safety
 from dashboard.records import RunRecord
 from dashboard.sweeps import SweepJob
@@ -39,24 +39,31 @@ def poll(active: Callable[[], bool], body: Callable[[], None], *, every: float =
 
 
 def run_header(record: RunRecord) -> None:
-    st.markdown(f"## {panels.state_badge(record.state)} {record.title}")
+    """The run's title with its state badge; drawn inside the polled fragment, so the badge follows the run."""
+    st.markdown(f"## {panels.state_badge(panels.live_state(record))} {record.title}")
     where = record.backend_label
     st.caption(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else ""))
 
 
-def run_figures(record: RunRecord) -> dict[str, Any]:
+def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None) -> dict[str, Any]:
     """Every chart of the Run page: timeline, outcomes, latency, the pattern's views, and the final state once
-    there are verdicts (None before). Drawn from the run's aggregates, brought up to date first."""
+    there are verdicts (None before). Drawn from the run's aggregates, brought up to date first. `x_range` fixes
+    the time axis (a replay keeps the whole run's)."""
     invariants = record.invariants()
+    verdicts = [inv for inv in invariants if not inv.get("as_of")]
     flagged = flagged_calls(invariants)
     max_bars = charts.MAX_BARS if record.running else charts.MAX_BARS_FINAL
     with record.view() as view:
         return {
-            "timeline": charts.timeline(view, flagged=flagged, lanes=record.threads, max_bars=max_bars),
-            "outcomes": charts.outcomes_over_time(view),
-            "latency": charts.latency(view),
-            "views": charts.pattern_views(record.pattern, view, invariants, record.options(), lanes=record.threads),
-            "final": charts.final_state(invariants) if invariants else None,
+            "timeline": charts.timeline(
+                view, flagged=flagged, lanes=record.threads, max_bars=max_bars, x_range=x_range
+            ),
+            "outcomes": charts.outcomes_over_time(view, x_range=x_range),
+            "latency": charts.latency(view, x_range=x_range),
+            "views": charts.pattern_views(
+                record.pattern, view, invariants, record.options(), lanes=record.threads, x_range=x_range
+            ),
+            "final": charts.final_state(verdicts) if verdicts else None,
         }
 
 
@@ -70,31 +77,36 @@ def figures_of(figures: dict[str, Any]) -> list[go.Figure]:
     ]
 
 
-def run_view(record: RunRecord, key: str) -> None:
-    """Everything about one run, redrawn live while it goes."""
+def run_body(record: RunRecord, key: str, *, x_range: tuple[float, float] | None = None, export: bool = True) -> None:
+    """The header, counters, charts, invariant cards and call log of one run, as they stand now."""
     run_header(record)
-
-    def body() -> None:
-        panels.run_messages(record)
-        panels.progress_and_counters(record)
-        figs = run_figures(record)
-        ui.chart(figs["timeline"], f"{key}-timeline")
-        left, right = st.columns(2)
-        with left:
-            ui.chart(figs["outcomes"], f"{key}-outcomes")
-        with right:
-            ui.chart(figs["latency"], f"{key}-latency")
-        st.markdown("### What the history shows")
-        for i, fig in enumerate(figs["views"]):
-            ui.chart(fig, f"{key}-view-{i}")
-        panels.invariant_cards(record, key)
-        if figs["final"] is not None:
-            ui.chart(figs["final"], f"{key}-final")
-        panels.call_log_panel(record, key)
+    panels.run_messages(record)
+    panels.progress_and_counters(record)
+    figs = run_figures(record, x_range=x_range)
+    ui.chart(figs["timeline"], f"{key}-timeline")
+    left, right = st.columns(2)
+    with left:
+        ui.chart(figs["outcomes"], f"{key}-outcomes")
+    with right:
+        ui.chart(figs["latency"], f"{key}-latency")
+    st.markdown("### What the history shows")
+    for i, fig in enumerate(figs["views"]):
+        ui.chart(fig, f"{key}-view-{i}")
+    panels.invariant_cards(record, key)
+    if figs["final"] is not None:
+        ui.chart(figs["final"], f"{key}-final")
+    panels.call_log_panel(record, key)
+    if export:
         st.markdown("### Export")
         panels.export_buttons(record, key)
 
-    poll(lambda: record.running, body)
+
+def run_view(record: RunRecord, key: str) -> None:
+    """Everything about one run, redrawn live while it goes; once it has ended, replayable in place."""
+    if not record.running and len(record.history) and replay.replay_toggle(key):
+        replay.replay_view(record, key, lambda r, k, x: run_body(r, k, x_range=x, export=False))
+        return
+    poll(lambda: record.running, lambda: run_body(record, key))
 
 
 # -- two runs side by side ------------------------------------------------------------------------------------------
