@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard import live, ui
+from dashboard import links, live, ui
 from dashboard.registry import get_registry
 from dashboard.settings import build_config
 
@@ -12,11 +12,28 @@ st.caption(
     "The same pattern, threads and ops: both variants start together on separate tables; the charts share their axes."
 )
 
+problems = links.restore(
+    "compare", lambda p: links.parse(p, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
+)
+links.show_problems(problems)
 pattern = ui.pattern_picker("compare")
 ui.pattern_texts(pattern)
 settings = ui.run_controls(pattern, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
+autostart = links.autostart("compare", problems)
+links.copy_link(links.remember("compare", links.encode(settings, pick_variant=False)), "compare")
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
+if autostart and not spent:
+    links.start_now(
+        lambda: (
+            registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec())[
+                0
+            ].group
+            or ""
+        ),
+        "compare_group",
+        "group",
+    )
 group = st.session_state.get("compare_group") or st.query_params.get("group")
 records = registry.group(group)
 if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):

@@ -1,0 +1,120 @@
+"""The stage features in a real browser (issue 14): Debian's Chromium through Playwright against one
+`python -m dashboard` shared by the module (the fixture of test_browser.py). Run alone: they are slow on a
+loaded machine. Skips, saying why, when /usr/bin/chromium or Playwright is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.dashboard.test_browser import ARGS, CHROMIUM, dashboard_url
+
+__all__ = ["dashboard_url"]  # the module-scoped server fixture, shared by every test here
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def browser(dashboard_url: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def test_the_badge_reads_running_while_the_run_goes(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(dashboard_url, wait_until="domcontentloaded")
+    expect(page.get_by_role("heading", name="Run a pattern")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Embedded DynamoDB", exact=True)).to_be_visible(timeout=60_000)
+    threads = page.get_by_role("spinbutton", name="Threads (clients)")
+    threads.fill("2")
+    threads.press("Enter")
+    page.get_by_text("duration (s)", exact=True).first.click()  # "Stop after": a duration, so the run lasts
+    seconds = page.get_by_role("spinbutton", name="Seconds")
+    seconds.fill("20")
+    seconds.press("Enter")
+    page.wait_for_timeout(500)
+    page.get_by_test_id("stBaseButton-primary").click()
+
+    expect(page.get_by_text("RUNNING", exact=True).first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("PREPARING", exact=True)).to_have_count(0)
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
+    # "STOPPING" lasts only until the clients' calls in flight return: what must follow is the end state.
+    expect(page.get_by_text("STOPPED", exact=True).first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("RUNNING", exact=True)).to_have_count(0)
+    page.close()
+
+
+def _calls(page: Any) -> int:
+    """The "calls" counter of the run shown (the first metric of its counters)."""
+    value = page.get_by_test_id("stMetric").first.get_by_test_id("stMetricValue").inner_text()
+    return int(value.replace(",", ""))
+
+
+def test_a_recorded_demo_replays_scrubbed_to_the_middle_and_played(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{dashboard_url}/history", wait_until="domcontentloaded")
+    page.get_by_role("button", name="Open a recorded demo").click(timeout=60_000)
+    expect(page.get_by_text("imported from atomic-counters--add.jsonl").first).to_be_visible(timeout=30_000)
+    page.get_by_text("Replay", exact=True).first.click()
+    expect(page.get_by_text("Replay at t = 0.00 s").first).to_be_visible(timeout=30_000)
+    assert _calls(page) == 0
+
+    thumb = page.get_by_role("slider").first  # the scrubber, driven by the keyboard as a presenter might
+    thumb.focus()
+    page.keyboard.press("End")
+    expect(page.get_by_text("completed · paused").first).to_be_visible()
+    page.wait_for_timeout(1500)
+    end = _calls(page)
+    for _ in range(100):  # of its 200 steps
+        page.keyboard.press("ArrowLeft")
+    page.wait_for_timeout(1500)
+    middle = _calls(page)
+    assert 0 < middle < end == 72, (middle, end)
+
+    page.get_by_role("button", name="Play", exact=True).click()
+    expect(page.get_by_text("playing at").first).to_be_visible(timeout=15_000)
+    deadline = 20_000
+    while _calls(page) <= middle and deadline > 0:
+        page.wait_for_timeout(500)
+        deadline -= 500
+    assert _calls(page) > middle
+    page.close()
+
+
+def test_a_scenario_link_with_autostart_starts_that_run(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    link = "/?pattern=optimistic-locking&variant=blind-write&threads=3&ops=5&k.accounts=1&autostart=1"
+    page.goto(f"{dashboard_url}{link}", wait_until="domcontentloaded")
+    expect(page.get_by_text("optimistic-locking / blind-write (racy) · 3 threads × 5 ops").first).to_be_visible(
+        timeout=60_000
+    )
+    expect(page.get_by_role("spinbutton", name="Threads (clients)")).to_have_value("3")  # the controls say so too
+    expect(page.get_by_text("of 3 hold").first).to_be_visible(timeout=60_000)  # it ran and was verified
+    assert "autostart" not in page.url and "run=r" in page.url  # a refresh shows the run, does not start another
+    page.close()
+
+
+def test_a_link_with_a_bad_value_says_which_control(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{dashboard_url}/?pattern=atomic-counters&threads=9999&autostart=1", wait_until="domcontentloaded")
+    expect(page.get_by_text("The link's threads '9999' is out of range").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Not started: the link's values above were refused.")).to_be_visible()
+    expect(page.get_by_role("heading", name="Run a pattern")).to_be_visible()
+    page.close()
