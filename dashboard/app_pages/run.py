@@ -2,20 +2,22 @@
 
 import streamlit as st
 
-from dashboard import links, live, ui
+from dashboard import links, live, presenter, ui
 from dashboard.registry import get_registry
 from dashboard.settings import build_config
 
 registry = get_registry()
-st.title("Run a pattern")
+presenting = presenter.enabled()
+presenter.page_title(presenting, "Run a pattern")
 
 problems = links.restore("run", lambda p: links.parse(p, "run", max_threads=registry.max_threads_per_run))
 links.show_problems(problems)
-pattern = ui.pattern_picker("run")
-ui.pattern_texts(pattern)
-settings = ui.run_controls(pattern, "run", max_threads=registry.max_threads_per_run)
-autostart = links.autostart("run", problems)
-links.copy_link(links.remember("run", links.encode(settings)), "run")
+with presenter.tucked(presenting):
+    pattern = ui.pattern_picker("run")
+    ui.pattern_texts(pattern)
+    settings = ui.run_controls(pattern, "run", max_threads=registry.max_threads_per_run)
+    autostart = links.autostart("run", problems)
+    links.copy_link(links.remember("run", links.encode(settings)), "run")
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
 if autostart and not spent:
@@ -50,5 +52,5 @@ if record is None:
         st.info("Pick a pattern and a variant, then Start. Every call is recorded; the charts follow it live.")
 else:
     st.query_params["run"] = record.id  # a refresh (or a bookmark) brings this run back
-    st.divider()
-    live.run_view(record, key=f"run-{record.id}")
+    presenter.divider(presenting)
+    (presenter.run_view if presenting else live.run_view)(record, f"run-{record.id}")

@@ -118,3 +118,47 @@ def test_a_link_with_a_bad_value_says_which_control(dashboard_url: str, browser:
     expect(page.get_by_text("Not started: the link's values above were refused.")).to_be_visible()
     expect(page.get_by_role("heading", name="Run a pattern")).to_be_visible()
     page.close()
+
+
+def _inside(page: Any, locator: Any, what: str) -> None:
+    box = locator.bounding_box()
+    assert box is not None, f"{what} is not on the page"
+    view = page.viewport_size
+    assert box["x"] >= 0 and box["y"] >= 0, (what, box)
+    assert box["x"] + box["width"] <= view["width"] + 1, (what, box, view)
+    assert box["y"] + box["height"] <= view["height"] + 1, (what, box, view)
+
+
+def _presented(page: Any, verdicts: int) -> None:
+    """The verdict(s), counters and timeline(s) are inside the 1280x720 viewport, the page not scrolled."""
+    assert page.evaluate("window.scrollY") == 0
+    for i in range(verdicts):
+        _inside(page, page.locator("[class*='st-key-verdict-']").nth(i), f"verdict {i}")
+    metrics = page.get_by_test_id("stMetric")
+    for i in range(metrics.count()):
+        _inside(page, metrics.nth(i), f"counter {i}")
+    charts = page.get_by_test_id("stPlotlyChart")
+    assert charts.count() >= verdicts
+    for i in range(verdicts):
+        _inside(page, charts.nth(i), f"timeline {i}")
+
+
+def test_presenter_view_fits_a_run_and_a_pair_in_1280x720(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    link = "presenter=1&pattern=atomic-counters&variant=read-then-put&threads=3&ops=4&autostart=1"
+    page.goto(f"{dashboard_url}/?{link}", wait_until="domcontentloaded")
+    expect(page.get_by_text("invariants broken").first).to_be_visible(timeout=60_000)
+    page.wait_for_timeout(1500)  # the charts' final redraw
+    expect(page.get_by_test_id("stMetric")).to_have_count(4)
+    _presented(page, 1)
+    page.screenshot(path="/tmp/stageui-presenter-run.png")
+
+    page.goto(f"{dashboard_url}/compare?{link}", wait_until="domcontentloaded")
+    expect(page.get_by_text("invariants broken").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("all 4 invariants hold").first).to_be_visible(timeout=60_000)
+    page.wait_for_timeout(1500)
+    _presented(page, 2)
+    page.screenshot(path="/tmp/stageui-presenter-pair.png")
+    page.close()
