@@ -373,3 +373,85 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
                 )
             )
     return style(fig, title, height=640, meta={"variants": variants}, legend_y=1.07)
+
+
+# What each kind of variant is judged by on the Sweep page: the damage a racy one does, the price a safe one pays.
+_SPREAD_PANELS = (
+    ("harm_per_1k_ops", False, "racy: harm per 1,000 ops", ",.1f"),
+    ("conflict_rate", True, "safe: conflict rate", ".0%"),
+    ("retries_per_success", True, "safe: retries per success", ",.2f"),
+)
+
+
+def sweep_spread(
+    points: pd.DataFrame, *, harm: str = "", title: str = "Harm and its price against threads"
+) -> go.Figure:
+    """Three panels against thread count: the racy variant's harm per 1,000 ops (what its pattern names as
+    damage: lost updates, duplicate numbers, double charges...), beside the safe variant's conflict rate and
+    retries per success; each point the mean of its runs, the band their min to max (engine.sweep.summarize)."""
+    if points is None or points.empty:
+        return empty(title, "No sweep results yet")
+    fig = figure()
+    grid = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=[
+            (f"racy: {harm} per 1,000 ops" if harm and not safe else label) for _, safe, label, _ in _SPREAD_PANELS
+        ],
+        horizontal_spacing=0.07,
+    ).layout.to_plotly_json()
+    for i in range(3):
+        axis = "" if i == 0 else str(i + 1)
+        fig.layout[f"xaxis{axis}"] = {
+            **grid[f"xaxis{axis}"],
+            "type": "log",
+            "dtick": float(np.log10(2)),
+            "tickformat": "d",
+            "title": {"text": "threads", "font": {"size": 15}},
+        }
+        fig.layout[f"yaxis{axis}"] = {**grid[f"yaxis{axis}"], "rangemode": "tozero"}
+    fig.layout["yaxis2"]["tickformat"] = ".0%"
+    fig.layout["annotations"] = [{**a, "font": {"size": 16}} for a in grid["annotations"]]
+    for i, (measure, safe, label, fmt) in enumerate(_SPREAD_PANELS):
+        axis = "" if i == 0 else str(i + 1)
+        mine = points[points["safe"] == safe]
+        colour = SAFE_COLOUR if safe else RACY_COLOUR
+        for variant in dict.fromkeys(mine["variant"]):
+            sub = mine[mine["variant"] == variant].sort_values("threads")
+            name = f"{variant} ({safety(safe)})"
+            low, high = sub.get(f"{measure}_min"), sub.get(f"{measure}_max")
+            if low is not None and high is not None and (sub["runs"] > 1).any():
+                fig.add_trace(  # the band: min to max over the point's runs
+                    dict(
+                        type="scatter",
+                        x=list(sub["threads"]) + list(sub["threads"])[::-1],
+                        y=list(high) + list(low)[::-1],
+                        fill="toself",
+                        fillcolor=colour,
+                        opacity=0.18,
+                        line=dict(width=0),
+                        hoverinfo="skip",
+                        showlegend=False,
+                        xaxis=f"x{axis}",
+                        yaxis=f"y{axis}",
+                    )
+                )
+            fig.add_trace(
+                dict(
+                    type="scatter",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=i in (0, 1),
+                    x=sub["threads"],
+                    y=sub[measure],
+                    customdata=np.stack([sub["runs"], low if low is not None else sub[measure]], axis=-1),
+                    mode="lines+markers",
+                    xaxis=f"x{axis}",
+                    yaxis=f"y{axis}",
+                    line=dict(color=colour, width=3, dash="solid" if safe else "dash"),
+                    marker=dict(size=9),
+                    hovertemplate=f"{name}<br>%{{x}} threads: %{{y:{fmt}}} (mean of %{{customdata[0]}} runs)"
+                    f"<extra>{label}</extra>",
+                )
+            )
+    return style(fig, title, height=420, meta={"panels": [p[0] for p in _SPREAD_PANELS]}, legend_y=1.12)

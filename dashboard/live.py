@@ -187,9 +187,14 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
 SWEEP_COLUMNS = {
     "variant": "variant",
     "threads": "threads",
-    "calls": "calls",
+    "runs": "runs",
+    "harm": "harm",
+    "harm_per_1k_ops": "harm / 1k ops",
+    "harm_per_1k_ops_min": "harm min",
+    "harm_per_1k_ops_max": "harm max",
     "conflict_rate": "conflict rate",
     "retries_per_success": "retries / success",
+    "calls": "calls",
     "calls_per_s": "calls/s",
     "p95_ms": "p95 ms",
     "client_cpu": "client CPU",
@@ -198,38 +203,53 @@ SWEEP_COLUMNS = {
 }
 
 
-def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
-    if rows.empty:
-        return rows
-    table = rows[[c for c in SWEEP_COLUMNS if c in rows]].rename(columns=SWEEP_COLUMNS)
+def sweep_table(points: pd.DataFrame) -> pd.DataFrame:
+    """One row per variant and thread count (engine.sweep.summarize): the means, and harm's min and max."""
+    if points.empty:
+        return points
+    table = points[[c for c in SWEEP_COLUMNS if c in points]].rename(columns=SWEEP_COLUMNS)
     return table.sort_values(["threads", "variant"]).reset_index(drop=True)
 
 
 def sweep_view(job: SweepJob, key: str) -> None:
+    from engine.sweep import summarize
+
     def body() -> None:
         rows = job.frame()
+        points = summarize(rows) if not rows.empty else pd.DataFrame()
         done = len(rows)
         text = f"{job.state.value} · {done} of {job.total} runs" + (f" · now {job.current}" if job.current else "")
         st.progress(done / job.total if job.total else 1.0, text=text)
         if job.error is not None:
             ui.show_error(job.error)
+        harm = str(rows["harm"].iloc[0]) if "harm" in rows and len(rows) else ""
+        spread = f", {job.repeats} runs per point (band: min to max)" if job.repeats > 1 else ", one run per point"
         ui.chart(
-            charts.sweep_lines(rows, title=f"Sweep: {job.pattern}, {job.ops_per_client} ops per client"), f"{key}-lines"
+            charts.sweep_spread(points, harm=harm, title=f"Sweep: {job.pattern}{spread}"),
+            f"{key}-spread",
         )
-        if not rows.empty:
+        ui.chart(
+            charts.sweep_lines(points, title=f"Sweep: {job.pattern}, {job.ops_per_client} ops per client"),
+            f"{key}-lines",
+        )
+        if not points.empty:
             st.dataframe(
-                sweep_table(rows),
+                sweep_table(points),
                 hide_index=True,
                 column_config={
+                    "harm / 1k ops": st.column_config.NumberColumn(format="%.1f", help=f"{harm} per 1,000 ops"),
+                    "harm min": st.column_config.NumberColumn(format="%.1f"),
+                    "harm max": st.column_config.NumberColumn(format="%.1f"),
                     "conflict rate": st.column_config.NumberColumn(format="percent"),
                     "retries / success": st.column_config.NumberColumn(format="%.2f"),
+                    "calls": st.column_config.NumberColumn(format="%.0f"),
                     "calls/s": st.column_config.NumberColumn(format="%.0f"),
                     "p95 ms": st.column_config.NumberColumn(format="%.1f"),
                     "client CPU": st.column_config.NumberColumn(format="%.2f", help=panels.CLIENT_CPU_HELP),
                 },
             )
             st.download_button(
-                "Sweep table (.csv)",
+                "Sweep table, every run (.csv)",
                 data=rows.to_csv(index=False).encode(),
                 file_name=f"sweep-{job.pattern}-{job.id}.csv",
                 mime="text/csv",
