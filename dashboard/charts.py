@@ -26,18 +26,21 @@ from dashboard.timebins import TimeBins, bin_width
 from dashboard.timeline_sample import TimelineSample
 from dashboard.verdicts import Invariants, as_number
 from dashboard.views import pattern_views
+from engine.patterns.base import evidence_caption
 
 __all__ = [
     "MAX_BARS",
     "MAX_BARS_FINAL",
     "MAX_POINTS",
     "align",
+    "evidence_note",
     "final_state",
     "latency",
     "outcomes_over_time",
     "pattern_views",
     "share_y",
     "sweep_lines",
+    "sweep_spread",
     "timeline",
 ]
 
@@ -50,10 +53,12 @@ def timeline(
     x_range: Sequence[float] | None = None,
     title: str = "Per-call timeline",
     lanes: int | None = None,
+    evidence: str = "",
 ) -> go.Figure:
     """One lane per client, one bar per call from invoke to complete, coloured by outcome and error code.
 
-    Hover shows the call in the seed's log format. Calls named by a failed invariant get a red ✕. Above
+    Hover shows the call in the seed's log format. Calls named by a failed invariant get a red ✕, and
+    `evidence` (evidence_note) says which they are: all of them, or a sample spread evenly over the run. Above
     `max_bars` calls the bars are sampled (flagged calls and failures kept first) and the subtitle says so.
     """
     total = count(calls)
@@ -122,6 +127,8 @@ def timeline(
     if x_range is not None:
         fig.update_xaxes(range=list(x_range))
     subtitle = sampling.note() or f"{total:,} calls · hover a bar for the call as the seed logs it"
+    if evidence and n_flagged:
+        subtitle += f" · ✕ {evidence}"
     return style(
         fig,
         title,
@@ -130,6 +137,22 @@ def timeline(
         x_title="seconds since the clients were released",
         meta={"sampled": sampling.sampled, "shown": sampling.shown, "total": sampling.total, "flagged": n_flagged},
     )
+
+
+def evidence_note(invariants: Invariants) -> str:
+    """What the timeline's crosses are: every call that broke an invariant, or an even sample over the whole run
+    (the engine keeps at most 200 per invariant), with how many there were in all."""
+    broken = [inv for inv in invariants if not inv.get("holds", True) and inv.get("calls")]
+    if not broken:
+        return ""
+    if any(inv.get("calls_total") is None for inv in broken):  # recorded before calls_total: the first 40 at most
+        return "; ".join(f"{inv.get('name', '')}: {evidence_caption(inv)}" for inv in broken)
+    shown = sum(len(inv["calls"]) for inv in broken)
+    total = sum(int(inv["calls_total"]) for inv in broken)
+    what = "calls that broke an invariant"
+    if shown < total:
+        return f"{shown:,} of {total:,} {what}, sampled evenly over the run"
+    return f"all {total:,} {what}"
 
 
 # -- outcomes and latency over time ------------------------------------------------------------------------------

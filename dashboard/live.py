@@ -56,7 +56,12 @@ def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None
     with record.view() as view:
         return {
             "timeline": charts.timeline(
-                view, flagged=flagged, lanes=record.threads, max_bars=max_bars, x_range=x_range
+                view,
+                flagged=flagged,
+                lanes=record.threads,
+                max_bars=max_bars,
+                x_range=x_range,
+                evidence=charts.evidence_note(verdicts),
             ),
             "outcomes": charts.outcomes_over_time(view, x_range=x_range),
             "latency": charts.latency(view, x_range=x_range),
@@ -149,6 +154,7 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
                         x_range=x_range,
                         lanes=lanes,
                         max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
+                        evidence=charts.evidence_note(invariants),
                     )
                 )
                 outcome_figs.append(charts.outcomes_over_time(view, x_range=x_range))

@@ -16,6 +16,7 @@ from dashboard.palette import ordered, safety
 from dashboard.records import RunRecord, known_pattern
 from dashboard.ui import show_error
 from dashboard.verdicts import flagged_calls
+from engine.patterns.base import evidence_caption
 from engine.summary import SATURATED, client_cpu_text
 
 # -- counters -------------------------------------------------------------------------------------------------------
@@ -144,9 +145,8 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
             st.caption(inv.get("explanation", ""))
             calls = [int(s) for s in inv.get("calls") or ()]
             if calls:
-                label = (
-                    f"The {len(calls)} calls that broke it" if not inv["holds"] else f"The {len(calls)} calls it names"
-                )
+                what = "The calls that broke it" if not inv["holds"] else "The calls it names"
+                label = f"{what}: {evidence_caption(inv)}"  # all of them, or n of N sampled evenly over the run
                 with st.expander(label):
                     with record.view() as view:
                         rows = view.rows_at(calls)

@@ -84,7 +84,12 @@ def _figures(record: RunRecord, x_range: Sequence[float] | None, lanes: int) -> 
     invariants = record.invariants()
     with record.view() as view:
         timeline = charts.timeline(
-            view, flagged=flagged_calls(invariants), lanes=lanes, x_range=x_range, max_bars=charts.MAX_BARS
+            view,
+            flagged=flagged_calls(invariants),
+            lanes=lanes,
+            x_range=x_range,
+            max_bars=charts.MAX_BARS,
+            evidence=charts.evidence_note(invariants),
         )
         own = charts.pattern_views(record.pattern, view, invariants, record.options(), lanes=lanes, x_range=x_range)
     return _sized(timeline), _sized(own[0])
