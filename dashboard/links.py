@@ -163,7 +163,8 @@ def restore(page: str, parse_link: Callable[[Mapping[str, str]], Restored]) -> l
     """Before the page's widgets: set them from the URL when it holds a link this session has not applied (a
     link just opened, or edited by hand); returns the link's problems (empty when none or nothing new)."""
     params = _params()
-    seen = st.session_state.get(f"links-{page}-seen")
+    # One "seen" for every page: the URL a page wrote is not a new link for the next page (if the URL is kept).
+    seen = st.session_state.get("links-seen")
     pinned: dict[str, Any] = st.session_state.setdefault(f"links-{page}-pinned", {})
     # Streamlit may drop a widget's value set this way when the app reruns before the browser has reported its
     # widgets (an autostarted run's first refresh): the link's values stay pinned and come back if dropped.
@@ -177,7 +178,7 @@ def restore(page: str, parse_link: Callable[[Mapping[str, str]], Restored]) -> l
         st.session_state[key] = value
     pinned.clear()
     pinned.update(restored.values)
-    st.session_state[f"links-{page}-seen"] = _controls(params)
+    st.session_state["links-seen"] = _controls(params)
     return restored.problems
 
 
@@ -192,7 +193,7 @@ def remember(page: str, params: Mapping[str, str]) -> str:
     wanted = {**params, **keep}
     if _params() != wanted:
         st.query_params.from_dict(wanted)
-    st.session_state[f"links-{page}-seen"] = _controls(wanted)
+    st.session_state["links-seen"] = _controls(wanted)
     return link_to(params)
 
 
@@ -232,3 +233,34 @@ def start_now(start: Callable[[], str], state_key: str, param: str) -> None:
         return
     st.session_state[state_key] = started
     st.query_params[param] = started
+
+
+def parse_sweep(params: Mapping[str, str], *, thread_choices: list[int], max_repeats: int = 10) -> Restored:
+    """The Sweep page's controls from a link: pattern, threads (a comma-separated list), ops and repeats."""
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+
+    def refuse(control: str, text: str, why: str) -> None:
+        problems.append(f"The link's {control} {text!r} {why}; that control keeps its default.")
+
+    for name, text in params.items():
+        try:
+            if name in OTHER:
+                continue
+            if name == "pattern":
+                values["sweep-pattern"] = _pattern(text).name
+            elif name == "threads":
+                counts = [_number(t.strip(), int, 1, max(thread_choices)) for t in text.split(",") if t.strip()]
+                wrong = [c for c in counts if c not in thread_choices]
+                if wrong or not counts:
+                    raise ValueError(f"is not a list of {', '.join(map(str, thread_choices))}")
+                values["sweep-threads"] = counts
+            elif name == "ops":
+                values["sweep-ops"] = _number(text, int, 1, 10_000_000)
+            elif name == "repeats":
+                values["sweep-repeats"] = _number(text, int, 1, max_repeats)
+            else:
+                refuse("parameter", name, "is not a control of this page: use pattern, threads, ops or repeats")
+        except ValueError as e:
+            refuse(name, text, str(e))
+    return Restored(values, problems)

@@ -3,7 +3,7 @@ with throughput and p95 latency; several runs per point, their spread drawn."""
 
 import streamlit as st
 
-from dashboard import live, ui
+from dashboard import links, live, ui
 from dashboard.registry import get_registry
 
 THREAD_CHOICES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -12,11 +12,13 @@ registry = get_registry()
 st.title("Sweep thread counts")
 st.caption("One run per variant and thread count, one after another, on the current backend.")
 
+choices = [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run]
+links.show_problems(links.restore("sweep", lambda p: links.parse_sweep(p, thread_choices=choices)))
 pattern = ui.pattern_picker("sweep")
 c1, c2, c3 = st.columns([3, 1, 1])
 counts = c1.multiselect(
     "Thread counts",
-    [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run],
+    choices,
     default=[1, 2, 4, 8, 16, 32],
     key="sweep-threads",
 )
@@ -24,6 +26,8 @@ ops = c2.number_input("Ops per client", min_value=0, value=10, step=5, key="swee
 repeats = c3.number_input(
     "Runs per point", min_value=1, max_value=10, value=3, step=1, key="sweep-repeats", help="their spread is drawn"
 )
+sweep_link = {"pattern": pattern.name, "threads": ",".join(map(str, counts)), "ops": str(ops), "repeats": str(repeats)}
+links.copy_link(links.remember("sweep", sweep_link), "sweep")
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
 job = registry.sweep(st.session_state.get("sweep_id") or st.query_params.get("sweep"))

@@ -57,3 +57,20 @@ def test_the_controls_make_a_link_that_restores_them() -> None:
     assert restored.values["compare-atomic-counters-ops"] == 20
     assert restored.values["compare-atomic-counters-opt-tickets"] == 50
     assert "compare-atomic-counters-variant" not in restored.values  # Compare runs both
+
+
+def test_a_sweep_link_sets_its_controls_and_refuses_a_count_it_does_not_offer() -> None:
+    from dashboard.links import parse_sweep
+
+    ok = parse_sweep({"pattern": "24", "threads": "1,4,16", "ops": "5", "repeats": "3"}, thread_choices=[1, 2, 4, 16])
+    assert ok.problems == []
+    assert ok.values == {
+        "sweep-pattern": "atomic-counters",
+        "sweep-threads": [1, 4, 16],
+        "sweep-ops": 5,
+        "sweep-repeats": 3,
+    }
+    bad = parse_sweep({"threads": "3", "repeats": "0"}, thread_choices=[1, 2, 4])
+    assert bad.values == {}
+    assert "The link's threads '3' is not a list of 1, 2, 4" in bad.problems[0]
+    assert "The link's repeats '0' is out of range: use 1 to 10" in bad.problems[1]
