@@ -122,6 +122,8 @@ def headline(record: RunRecord) -> str:
     invariants = record.invariants()
     if record.running:
         return "running…"
+    if any(inv.get("as_of") for inv in invariants):
+        return "replaying: the verdicts come at the end"
     if not invariants:
         return "no verdicts" if record.error is None else f"failed: {record.error.problem}"
     broken = [inv for inv in invariants if not inv["holds"]]
@@ -132,60 +134,66 @@ def headline(record: RunRecord) -> str:
 
 
 def compare_view(records: Sequence[RunRecord], key: str) -> None:
-    """The safe and racy runs side by side, with shared axes: timeline, outcomes, final state, invariants."""
+    """The safe and racy runs side by side, with shared axes: timeline, outcomes, final state, invariants; once
+    both have ended, replayable together on one clock."""
     records = sorted(records, key=lambda r: (r.safe is False, r.id))
+    if not any(r.running for r in records) and replay.replay_toggle(key):
+        replay.replay_pair(records, key, lambda rs, k, x: compare_body(rs, k, x))
+        return
+    poll(lambda: any(r.running for r in records), lambda: compare_body(records, key))
 
-    def body() -> None:
+
+def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, float] | None = None) -> None:
+    """The pair as it stands now; `x_range` fixes the time axis (a replay keeps the whole runs')."""
+    if x_range is None:
         spans = []
         for r in records:
             with r.view() as view:
                 spans.append(view.span if view.n else 0.0)
         span = max(spans + [r.progress()["elapsed_s"] for r in records] + [0.1])
         x_range = (0.0, span * 1.02)
-        lanes = max(r.threads for r in records)
-        timeline_figs, outcome_figs, view_figs = [], [], []
-        for r in records:
-            invariants = r.invariants()
-            with r.view() as view:
-                timeline_figs.append(
-                    charts.timeline(
-                        view,
-                        flagged=flagged_calls(invariants),
-                        x_range=x_range,
-                        lanes=lanes,
-                        max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
-                        evidence=charts.evidence_note(invariants),
-                    )
+    lanes = max(r.threads for r in records)
+    timeline_figs, outcome_figs, view_figs = [], [], []
+    for r in records:
+        invariants = r.invariants()
+        with r.view() as view:
+            timeline_figs.append(
+                charts.timeline(
+                    view,
+                    flagged=flagged_calls(invariants),
+                    x_range=x_range,
+                    lanes=lanes,
+                    max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
+                    evidence=charts.evidence_note(invariants),
                 )
-                outcome_figs.append(charts.outcomes_over_time(view, x_range=x_range))
-                view_figs.append(
-                    charts.pattern_views(r.pattern, view, invariants, r.options(), x_range=x_range, lanes=lanes)[0]
-                )
-        final_figs = [charts.final_state(r.invariants()) for r in records]
-        for figs in (timeline_figs, outcome_figs, view_figs, final_figs):
-            charts.align(figs)
-        charts.share_y(outcome_figs)
-        charts.share_y(view_figs)
-        cols = st.columns(len(records), gap="large")
-        for i, (col, record) in enumerate(zip(cols, records)):
-            with col:
-                kind = safety(record.safe)
-                colour = "green" if record.safe else "red"
-                st.markdown(f"## :{colour}[{record.variant}] ({kind})")
-                invariants = record.invariants()
-                broken = any(not inv["holds"] for inv in invariants)
-                with st.container(height=130, border=False):
-                    (st.error if broken else st.success if invariants else st.info)(f"**{headline(record)}**")
-                panels.run_messages(record)
-                panels.progress_and_counters(record, compact=True)
-                ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
-                ui.chart(outcome_figs[i], f"{key}-{i}-outcomes")
-                ui.chart(view_figs[i], f"{key}-{i}-view")
-                if invariants:
-                    ui.chart(final_figs[i], f"{key}-{i}-final")
-                panels.invariant_cards(record, f"{key}-{i}", columns=1)
-
-    poll(lambda: any(r.running for r in records), body)
+            )
+            outcome_figs.append(charts.outcomes_over_time(view, x_range=x_range))
+            view_figs.append(
+                charts.pattern_views(r.pattern, view, invariants, r.options(), x_range=x_range, lanes=lanes)[0]
+            )
+    final_figs = [charts.final_state(r.invariants()) for r in records]
+    for figs in (timeline_figs, outcome_figs, view_figs, final_figs):
+        charts.align(figs)
+    charts.share_y(outcome_figs)
+    charts.share_y(view_figs)
+    cols = st.columns(len(records), gap="large")
+    for i, (col, record) in enumerate(zip(cols, records)):
+        with col:
+            kind = safety(record.safe)
+            colour = "green" if record.safe else "red"
+            st.markdown(f"## :{colour}[{record.variant}] ({kind})")
+            invariants = record.invariants()
+            broken = any(not inv["holds"] for inv in invariants)
+            with st.container(height=130, border=False):
+                (st.error if broken else st.success if invariants else st.info)(f"**{headline(record)}**")
+            panels.run_messages(record)
+            panels.progress_and_counters(record, compact=True)
+            ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
+            ui.chart(outcome_figs[i], f"{key}-{i}-outcomes")
+            ui.chart(view_figs[i], f"{key}-{i}-view")
+            if invariants:
+                ui.chart(final_figs[i], f"{key}-{i}-final")
+            panels.invariant_cards(record, f"{key}-{i}", columns=1)
 
 
 # -- a sweep --------------------------------------------------------------------------------------------------------

@@ -168,23 +168,7 @@ def replay_view(record: RunRecord, key: str, draw: Any) -> None:
     def frame() -> None:
         if clock.playing and not clock.tick(float(speed)):
             st.rerun()  # reached the end: one full rerun drops the timer
-        c1, c2 = st.columns([1, 6], vertical_alignment="bottom")
-        if clock.playing:
-            if c1.button("Pause", icon=":material/pause:", key=f"{key}-replay-pause", width="stretch"):
-                clock.pause()
-                st.rerun()
-        elif c1.button("Play", icon=":material/play_arrow:", key=f"{key}-replay-play", width="stretch"):
-            clock.play()
-            st.rerun()
-        c2.slider(
-            "Replay time (s)",
-            min_value=0.0,
-            max_value=clock.end,
-            step=max(clock.end / STEPS, 1e-3),
-            format="%.2f s",
-            key=clock.t_key,
-            disabled=clock.playing,
-        )
+        _controls(clock, key)
         t = clock.t
         at = cut(record, t)
         st.caption(
@@ -194,3 +178,49 @@ def replay_view(record: RunRecord, key: str, draw: Any) -> None:
         draw(at, f"{key}-replay", (0.0, end * 1.02))
 
     st.fragment(frame, run_every=TICK_S if clock.playing else None)()
+
+
+def replay_pair(records: Sequence[RunRecord], key: str, draw: Any) -> None:
+    """A Compare pair replayed on one clock (the longer run's span): `draw(cut_records, key, x_range)`."""
+    fronts = [_front(r) for r in records]
+    end = max((float(f[-1]) for f in fronts if len(f)), default=0.0)
+    clock = Clock(f"{key}-replay", end)
+    st.session_state[clock.t_key] = min(max(float(st.session_state.get(clock.t_key, 0.0)), 0.0), clock.end)
+    speed = (
+        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s}×", key=f"{key}-replay-speed") or 1
+    )
+
+    def frame() -> None:
+        if clock.playing and not clock.tick(float(speed)):
+            st.rerun()
+        _controls(clock, key)
+        t = clock.t
+        cuts = [cut(r, t) for r in records]
+        calls = " · ".join(
+            f"{r.variant}: {len(c.history):,} of {len(r.history):,} calls" for r, c in zip(records, cuts)
+        )
+        st.caption(f"Replay at t = {t:.2f} s of {end:.2f} s · {calls} · {'playing' if clock.playing else 'paused'}")
+        draw(cuts, f"{key}-replay", (0.0, end * 1.02))
+
+    st.fragment(frame, run_every=TICK_S if clock.playing else None)()
+
+
+def _controls(clock: Clock, key: str) -> None:
+    """Play or Pause, and the scrubber (disabled while playing)."""
+    c1, c2 = st.columns([1, 6], vertical_alignment="bottom")
+    if clock.playing:
+        if c1.button("Pause", icon=":material/pause:", key=f"{key}-replay-pause", width="stretch"):
+            clock.pause()
+            st.rerun()
+    elif c1.button("Play", icon=":material/play_arrow:", key=f"{key}-replay-play", width="stretch"):
+        clock.play()
+        st.rerun()
+    c2.slider(
+        "Replay time (s)",
+        min_value=0.0,
+        max_value=clock.end,
+        step=max(clock.end / STEPS, 1e-3),
+        format="%.2f s",
+        key=clock.t_key,
+        disabled=clock.playing,
+    )
