@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from engine.backend import Backend
 from engine.patterns import all_patterns
@@ -23,6 +24,8 @@ DEFAULT_DIR = Path(__file__).resolve().parent.parent / "demos"
 DEFAULT_THREADS = 4
 DEFAULT_OPS = 6
 DEFAULT_SEED = 7
+# Knobs that make a race show within a few ops: with its default pool of 40 emails, 24 sign-ups rarely collide.
+DEMO_OPTIONS: dict[str, dict[str, Any]] = {"unique-constraints": {"emails": 4}}
 
 
 def demo_name(pattern: str, variant: str) -> str:
@@ -50,7 +53,14 @@ def record_demos(
         for variant in cls.variants:
             if progress:
                 progress(f"{name} {variant}")
-            config = RunConfig(pattern=name, variant=variant, threads=threads, ops_per_client=ops_per_client, seed=seed)
+            config = RunConfig(
+                pattern=name,
+                variant=variant,
+                threads=threads,
+                ops_per_client=ops_per_client,
+                seed=seed,
+                options=dict(DEMO_OPTIONS.get(name, {})),
+            )
             run = Run(config, backend).run_to_end()
             if run.state is not RunState.DONE:
                 raise RuntimeError(f"demo {name} {variant} ended {run.state.value}: {run.error}")
