@@ -20,7 +20,8 @@ import streamlit as st
 from dashboard.records import RunRecord, Source
 from engine.history import History
 
-SPEEDS = (1, 2, 5, 10, 20)
+# Slow motion too: the recorded demos last a second or a few, and a stale write lands in a few milliseconds.
+SPEEDS = (0.1, 0.25, 0.5, 1, 2, 5, 10, 20)
 TICK_S = 0.5  # how often a playing replay redraws
 STEPS = 200  # positions of the scrubber
 
@@ -95,7 +96,14 @@ class Clock:
 
     @property
     def t(self) -> float:
-        return float(st.session_state.get(self.t_key, self.end))
+        """The scrubbed instant; within half a step of the end it is the end (the slider's last step may stop a
+        float's hair short of it, which would leave out the last call)."""
+        t = float(st.session_state.get(self.t_key, self.end))
+        return self.end if t >= self.end - self.step / 2 else t
+
+    @property
+    def step(self) -> float:
+        return max(self.end / STEPS, 1e-3)
 
     @property
     def playing(self) -> bool:
@@ -162,7 +170,8 @@ def replay_view(record: RunRecord, key: str, draw: Any) -> None:
     # A replay opens at the start; a value kept from a longer run of the same key is brought into range.
     st.session_state[clock.t_key] = min(max(float(st.session_state.get(clock.t_key, 0.0)), 0.0), clock.end)
     speed = (
-        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s}×", key=f"{key}-replay-speed") or 1
+        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s:g}×", key=f"{key}-replay-speed")
+        or 1
     )
 
     def frame() -> None:
@@ -173,7 +182,7 @@ def replay_view(record: RunRecord, key: str, draw: Any) -> None:
         at = cut(record, t)
         st.caption(
             f"Replay at t = {t:.2f} s of {end:.2f} s: {len(at.history):,} of {len(record.history):,} calls "
-            f"completed · {'playing' if clock.playing else 'paused'} at {speed}×"
+            f"completed · {'playing' if clock.playing else 'paused'} at {speed:g}×"
         )
         draw(at, f"{key}-replay", (0.0, end * 1.02))
 
@@ -187,7 +196,8 @@ def replay_pair(records: Sequence[RunRecord], key: str, draw: Any) -> None:
     clock = Clock(f"{key}-replay", end)
     st.session_state[clock.t_key] = min(max(float(st.session_state.get(clock.t_key, 0.0)), 0.0), clock.end)
     speed = (
-        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s}×", key=f"{key}-replay-speed") or 1
+        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s:g}×", key=f"{key}-replay-speed")
+        or 1
     )
 
     def frame() -> None:
@@ -219,7 +229,7 @@ def _controls(clock: Clock, key: str) -> None:
         "Replay time (s)",
         min_value=0.0,
         max_value=clock.end,
-        step=max(clock.end / STEPS, 1e-3),
+        step=clock.step,
         format="%.2f s",
         key=clock.t_key,
         disabled=clock.playing,
