@@ -27,7 +27,7 @@ from engine.patterns import Pattern, all_patterns, get_pattern
 OTHER = frozenset({"run", "group", "sweep", "autostart", "presenter"})
 LIMITS = {"ops": LIMIT_OPS, "duration": LIMIT_DURATION}
 KNOB = "k."  # a pattern knob's parameter: k.accounts=4
-PIN_S = 20.0  # how long a link's values are held against Streamlit dropping them (see restore)
+PIN_S = 20.0  # how long an autostart link's values are held against the page's early refreshes (see restore)
 
 
 @dataclass(frozen=True)
@@ -168,21 +168,21 @@ def restore(page: str, parse_link: Callable[[Mapping[str, str]], Restored]) -> l
     # One "seen" for every page: the URL a page wrote is not a new link for the next page (if the URL is kept).
     seen = st.session_state.get("links-seen")
     pinned: dict[str, Any] = st.session_state.setdefault(f"links-{page}-pinned", {})
-    # Streamlit may drop a widget's value set this way, or take the browser's default back, when the app reruns
-    # before the browser has reported its widgets (an autostarted run's refreshes): for PIN_S after a link was
-    # opened its values are put back wherever they differ.
+    # An autostarted run refreshes the page before the browser has applied the values set here, and the browser
+    # then keeps showing its defaults (or Streamlit drops the values): for PIN_S after an autostart link was opened,
+    # its values are set again on every run of the page, so the controls show what the run was started with.
     if time.monotonic() - float(st.session_state.get(f"links-{page}-pinned-at", 0.0)) < PIN_S:
         for key, value in pinned.items():
-            if st.session_state.get(key) != value:
-                st.session_state[key] = value
+            st.session_state[key] = value
     if not _controls(params) or _controls(params) == seen:
         return []
     restored = parse_link(params)
     for key, value in restored.values.items():
         st.session_state[key] = value
     pinned.clear()
-    pinned.update(restored.values)
-    st.session_state[f"links-{page}-pinned-at"] = time.monotonic()
+    if params.get("autostart") == "1":  # a link opened without it has no early refresh to survive
+        pinned.update(restored.values)
+        st.session_state[f"links-{page}-pinned-at"] = time.monotonic()
     st.session_state["links-seen"] = _controls(params)
     return restored.problems
 

@@ -5,6 +5,7 @@ loaded machine. Skips, saying why, when /usr/bin/chromium or Playwright is missi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -107,8 +108,10 @@ def test_a_scenario_link_with_autostart_starts_that_run(dashboard_url: str, brow
     expect(page.get_by_text("optimistic-locking / blind-write (racy) · 3 threads × 5 ops").first).to_be_visible(
         timeout=60_000
     )
-    expect(page.get_by_role("spinbutton", name="Threads (clients)")).to_have_value("3")  # the controls say so too
     expect(page.get_by_text("of 3 hold").first).to_be_visible(timeout=60_000)  # it ran and was verified
+    # The URL is rewritten from the controls on every run of the page: it says they hold the link's values.
+    expect(page).to_have_url(re.compile(r"[?&]threads=3&ops=5&"), timeout=10_000)
+    expect(page.get_by_role("spinbutton", name="Threads (clients)")).to_have_value("3", timeout=15_000)
     assert "autostart" not in page.url and "run=r" in page.url  # a refresh shows the run, does not start another
     page.close()
 
