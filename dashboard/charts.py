@@ -26,18 +26,21 @@ from dashboard.timebins import TimeBins, bin_width
 from dashboard.timeline_sample import TimelineSample
 from dashboard.verdicts import Invariants, as_number
 from dashboard.views import pattern_views
+from engine.patterns.base import evidence_caption
 
 __all__ = [
     "MAX_BARS",
     "MAX_BARS_FINAL",
     "MAX_POINTS",
     "align",
+    "evidence_note",
     "final_state",
     "latency",
     "outcomes_over_time",
     "pattern_views",
     "share_y",
     "sweep_lines",
+    "sweep_spread",
     "timeline",
 ]
 
@@ -50,10 +53,12 @@ def timeline(
     x_range: Sequence[float] | None = None,
     title: str = "Per-call timeline",
     lanes: int | None = None,
+    evidence: str = "",
 ) -> go.Figure:
     """One lane per client, one bar per call from invoke to complete, coloured by outcome and error code.
 
-    Hover shows the call in the seed's log format. Calls named by a failed invariant get a red ✕. Above
+    Hover shows the call in the seed's log format. Calls named by a failed invariant get a red ✕, and
+    `evidence` (evidence_note) says which they are: all of them, or a sample spread evenly over the run. Above
     `max_bars` calls the bars are sampled (flagged calls and failures kept first) and the subtitle says so.
     """
     total = count(calls)
@@ -122,6 +127,8 @@ def timeline(
     if x_range is not None:
         fig.update_xaxes(range=list(x_range))
     subtitle = sampling.note() or f"{total:,} calls · hover a bar for the call as the seed logs it"
+    if evidence and n_flagged:
+        subtitle += f" · ✕ {evidence}"
     return style(
         fig,
         title,
@@ -130,6 +137,22 @@ def timeline(
         x_title="seconds since the clients were released",
         meta={"sampled": sampling.sampled, "shown": sampling.shown, "total": sampling.total, "flagged": n_flagged},
     )
+
+
+def evidence_note(invariants: Invariants) -> str:
+    """What the timeline's crosses are: every call that broke an invariant, or an even sample over the whole run
+    (the engine keeps at most 200 per invariant), with how many there were in all."""
+    broken = [inv for inv in invariants if not inv.get("holds", True) and inv.get("calls")]
+    if not broken:
+        return ""
+    if any(inv.get("calls_total") is None for inv in broken):  # recorded before calls_total: the first 40 at most
+        return "; ".join(f"{inv.get('name', '')}: {evidence_caption(inv)}" for inv in broken)
+    shown = sum(len(inv["calls"]) for inv in broken)
+    total = sum(int(inv["calls_total"]) for inv in broken)
+    what = "calls that broke an invariant"
+    if shown < total:
+        return f"{shown:,} of {total:,} {what}, sampled evenly over the run"
+    return f"all {total:,} {what}"
 
 
 # -- outcomes and latency over time ------------------------------------------------------------------------------
@@ -373,3 +396,85 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
                 )
             )
     return style(fig, title, height=640, meta={"variants": variants}, legend_y=1.07)
+
+
+# What each kind of variant is judged by on the Sweep page: the damage a racy one does, the price a safe one pays.
+_SPREAD_PANELS = (
+    ("harm_per_1k_ops", False, "racy: harm per 1,000 ops", ",.1f"),
+    ("conflict_rate", True, "safe: conflict rate", ".0%"),
+    ("retries_per_success", True, "safe: retries per success", ",.2f"),
+)
+
+
+def sweep_spread(
+    points: pd.DataFrame, *, harm: str = "", title: str = "Harm and its price against threads"
+) -> go.Figure:
+    """Three panels against thread count: the racy variant's harm per 1,000 ops (what its pattern names as
+    damage: lost updates, duplicate numbers, double charges...), beside the safe variant's conflict rate and
+    retries per success; each point the mean of its runs, the band their min to max (engine.sweep.summarize)."""
+    if points is None or points.empty:
+        return empty(title, "No sweep results yet")
+    fig = figure()
+    grid = make_subplots(
+        rows=1,
+        cols=3,
+        subplot_titles=[
+            (f"racy: {harm} per 1,000 ops" if harm and not safe else label) for _, safe, label, _ in _SPREAD_PANELS
+        ],
+        horizontal_spacing=0.07,
+    ).layout.to_plotly_json()
+    for i in range(3):
+        axis = "" if i == 0 else str(i + 1)
+        fig.layout[f"xaxis{axis}"] = {
+            **grid[f"xaxis{axis}"],
+            "type": "log",
+            "dtick": float(np.log10(2)),
+            "tickformat": "d",
+            "title": {"text": "threads", "font": {"size": 15}},
+        }
+        fig.layout[f"yaxis{axis}"] = {**grid[f"yaxis{axis}"], "rangemode": "tozero"}
+    fig.layout["yaxis2"]["tickformat"] = ".0%"
+    fig.layout["annotations"] = [{**a, "font": {"size": 16}} for a in grid["annotations"]]
+    for i, (measure, safe, label, fmt) in enumerate(_SPREAD_PANELS):
+        axis = "" if i == 0 else str(i + 1)
+        mine = points[points["safe"] == safe]
+        colour = SAFE_COLOUR if safe else RACY_COLOUR
+        for variant in dict.fromkeys(mine["variant"]):
+            sub = mine[mine["variant"] == variant].sort_values("threads")
+            name = f"{variant} ({safety(safe)})"
+            low, high = sub.get(f"{measure}_min"), sub.get(f"{measure}_max")
+            if low is not None and high is not None and (sub["runs"] > 1).any():
+                fig.add_trace(  # the band: min to max over the point's runs
+                    dict(
+                        type="scatter",
+                        x=list(sub["threads"]) + list(sub["threads"])[::-1],
+                        y=list(high) + list(low)[::-1],
+                        fill="toself",
+                        fillcolor=colour,
+                        opacity=0.18,
+                        line=dict(width=0),
+                        hoverinfo="skip",
+                        showlegend=False,
+                        xaxis=f"x{axis}",
+                        yaxis=f"y{axis}",
+                    )
+                )
+            fig.add_trace(
+                dict(
+                    type="scatter",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=i in (0, 1),
+                    x=sub["threads"],
+                    y=sub[measure],
+                    customdata=np.stack([sub["runs"], low if low is not None else sub[measure]], axis=-1),
+                    mode="lines+markers",
+                    xaxis=f"x{axis}",
+                    yaxis=f"y{axis}",
+                    line=dict(color=colour, width=3, dash="solid" if safe else "dash"),
+                    marker=dict(size=9),
+                    hovertemplate=f"{name}<br>%{{x}} threads: %{{y:{fmt}}} (mean of %{{customdata[0]}} runs)"
+                    f"<extra>{label}</extra>",
+                )
+            )
+    return style(fig, title, height=420, meta={"panels": [p[0] for p in _SPREAD_PANELS]}, legend_y=1.12)

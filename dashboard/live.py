@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import charts, panels, ui
+from dashboard import charts, panels, replay, ui
 from dashboard.palette import safety
 from dashboard.records import RunRecord
 from dashboard.sweeps import SweepJob
@@ -39,7 +39,8 @@ def poll(active: Callable[[], bool], body: Callable[[], None], *, every: float =
 
 
 def run_header(record: RunRecord) -> None:
-    st.markdown(f"## {panels.state_badge(record.state)} {ui.plain(record.title)}")
+    """The run's title with its state badge; drawn inside the polled fragment, so the badge follows the run."""
+    st.markdown(f"## {panels.state_badge(panels.live_state(record))} {ui.plain(record.title)}")
     where = record.backend_label
     st.caption(ui.plain(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else "")))
     profile = record.run.config.profile if record.run is not None else None
@@ -47,19 +48,30 @@ def run_header(record: RunRecord) -> None:
         st.caption(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
 
 
-def run_figures(record: RunRecord) -> dict[str, Any]:
+def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None) -> dict[str, Any]:
     """Every chart of the Run page: timeline, outcomes, latency, the pattern's views, and the final state once
-    there are verdicts (None before). Drawn from the run's aggregates, brought up to date first."""
+    there are verdicts (None before). Drawn from the run's aggregates, brought up to date first. `x_range` fixes
+    the time axis (a replay keeps the whole run's)."""
     invariants = record.invariants()
+    verdicts = [inv for inv in invariants if not inv.get("as_of")]
     flagged = flagged_calls(invariants)
     max_bars = charts.MAX_BARS if record.running else charts.MAX_BARS_FINAL
     with record.view() as view:
         return {
-            "timeline": charts.timeline(view, flagged=flagged, lanes=record.threads, max_bars=max_bars),
-            "outcomes": charts.outcomes_over_time(view),
-            "latency": charts.latency(view),
-            "views": charts.pattern_views(record.pattern, view, invariants, record.options(), lanes=record.threads),
-            "final": charts.final_state(invariants) if invariants else None,
+            "timeline": charts.timeline(
+                view,
+                flagged=flagged,
+                lanes=record.threads,
+                max_bars=max_bars,
+                x_range=x_range,
+                evidence=charts.evidence_note(verdicts),
+            ),
+            "outcomes": charts.outcomes_over_time(view, x_range=x_range),
+            "latency": charts.latency(view, x_range=x_range),
+            "views": charts.pattern_views(
+                record.pattern, view, invariants, record.options(), lanes=record.threads, x_range=x_range
+            ),
+            "final": charts.final_state(verdicts) if verdicts else None,
         }
 
 
@@ -73,31 +85,36 @@ def figures_of(figures: dict[str, Any]) -> list[go.Figure]:
     ]
 
 
-def run_view(record: RunRecord, key: str) -> None:
-    """Everything about one run, redrawn live while it goes."""
+def run_body(record: RunRecord, key: str, *, x_range: tuple[float, float] | None = None, export: bool = True) -> None:
+    """The header, counters, charts, invariant cards and call log of one run, as they stand now."""
     run_header(record)
-
-    def body() -> None:
-        panels.run_messages(record)
-        panels.progress_and_counters(record)
-        figs = run_figures(record)
-        ui.chart(figs["timeline"], f"{key}-timeline")
-        left, right = st.columns(2)
-        with left:
-            ui.chart(figs["outcomes"], f"{key}-outcomes")
-        with right:
-            ui.chart(figs["latency"], f"{key}-latency")
-        st.markdown("### What the history shows")
-        for i, fig in enumerate(figs["views"]):
-            ui.chart(fig, f"{key}-view-{i}")
-        panels.invariant_cards(record, key)
-        if figs["final"] is not None:
-            ui.chart(figs["final"], f"{key}-final")
-        panels.call_log_panel(record, key)
+    panels.run_messages(record)
+    panels.progress_and_counters(record)
+    figs = run_figures(record, x_range=x_range)
+    ui.chart(figs["timeline"], f"{key}-timeline")
+    left, right = st.columns(2)
+    with left:
+        ui.chart(figs["outcomes"], f"{key}-outcomes")
+    with right:
+        ui.chart(figs["latency"], f"{key}-latency")
+    st.markdown("### What the history shows")
+    for i, fig in enumerate(figs["views"]):
+        ui.chart(fig, f"{key}-view-{i}")
+    panels.invariant_cards(record, key)
+    if figs["final"] is not None:
+        ui.chart(figs["final"], f"{key}-final")
+    panels.call_log_panel(record, key)
+    if export:
         st.markdown("### Export")
         panels.export_buttons(record, key)
 
-    poll(lambda: record.running, body)
+
+def run_view(record: RunRecord, key: str) -> None:
+    """Everything about one run, redrawn live while it goes; once it has ended, replayable in place."""
+    if not record.running and len(record.history) and replay.replay_toggle(key):
+        replay.replay_view(record, key, lambda r, k, x: run_body(r, k, x_range=x, export=False))
+        return
+    poll(lambda: record.running, lambda: run_body(record, key))
 
 
 # -- two runs side by side ------------------------------------------------------------------------------------------
@@ -108,6 +125,8 @@ def headline(record: RunRecord) -> str:
     invariants = record.invariants()
     if record.running:
         return "running…"
+    if any(inv.get("as_of") for inv in invariants):
+        return "replaying: the verdicts come at the end"
     if not invariants:
         return "no verdicts" if record.error is None else f"failed: {record.error.problem}"
     broken = [inv for inv in invariants if inv.get("holds") is False]
@@ -121,59 +140,66 @@ def headline(record: RunRecord) -> str:
 
 
 def compare_view(records: Sequence[RunRecord], key: str) -> None:
-    """The safe and racy runs side by side, with shared axes: timeline, outcomes, final state, invariants."""
+    """The safe and racy runs side by side, with shared axes: timeline, outcomes, final state, invariants; once
+    both have ended, replayable together on one clock."""
     records = sorted(records, key=lambda r: (r.safe is False, r.id))
+    if not any(r.running for r in records) and replay.replay_toggle(key):
+        replay.replay_pair(records, key, lambda rs, k, x: compare_body(rs, k, x))
+        return
+    poll(lambda: any(r.running for r in records), lambda: compare_body(records, key))
 
-    def body() -> None:
+
+def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, float] | None = None) -> None:
+    """The pair as it stands now; `x_range` fixes the time axis (a replay keeps the whole runs')."""
+    if x_range is None:
         spans = []
         for r in records:
             with r.view() as view:
                 spans.append(view.span if view.n else 0.0)
         span = max(spans + [r.progress()["elapsed_s"] for r in records] + [0.1])
         x_range = (0.0, span * 1.02)
-        lanes = max(r.threads for r in records)
-        timeline_figs, outcome_figs, view_figs = [], [], []
-        for r in records:
-            invariants = r.invariants()
-            with r.view() as view:
-                timeline_figs.append(
-                    charts.timeline(
-                        view,
-                        flagged=flagged_calls(invariants),
-                        x_range=x_range,
-                        lanes=lanes,
-                        max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
-                    )
+    lanes = max(r.threads for r in records)
+    timeline_figs, outcome_figs, view_figs = [], [], []
+    for r in records:
+        invariants = r.invariants()
+        with r.view() as view:
+            timeline_figs.append(
+                charts.timeline(
+                    view,
+                    flagged=flagged_calls(invariants),
+                    x_range=x_range,
+                    lanes=lanes,
+                    max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
+                    evidence=charts.evidence_note(invariants),
                 )
-                outcome_figs.append(charts.outcomes_over_time(view, x_range=x_range))
-                view_figs.append(
-                    charts.pattern_views(r.pattern, view, invariants, r.options(), x_range=x_range, lanes=lanes)[0]
-                )
-        final_figs = [charts.final_state(r.invariants()) for r in records]
-        for figs in (timeline_figs, outcome_figs, view_figs, final_figs):
-            charts.align(figs)
-        charts.share_y(outcome_figs)
-        charts.share_y(view_figs)
-        cols = st.columns(len(records), gap="large")
-        for i, (col, record) in enumerate(zip(cols, records)):
-            with col:
-                kind = safety(record.safe)
-                colour = "green" if record.safe else "red"
-                st.markdown(f"## :{colour}[{ui.plain(record.variant)}] ({kind})")
-                invariants = record.invariants()
-                broken = any(inv.get("holds") is False for inv in invariants)
-                with st.container(height=130, border=False):
-                    (st.error if broken else st.success if invariants else st.info)(f"**{ui.plain(headline(record))}**")
-                panels.run_messages(record)
-                panels.progress_and_counters(record, compact=True)
-                ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
-                ui.chart(outcome_figs[i], f"{key}-{i}-outcomes")
-                ui.chart(view_figs[i], f"{key}-{i}-view")
-                if invariants:
-                    ui.chart(final_figs[i], f"{key}-{i}-final")
-                panels.invariant_cards(record, f"{key}-{i}", columns=1)
-
-    poll(lambda: any(r.running for r in records), body)
+            )
+            outcome_figs.append(charts.outcomes_over_time(view, x_range=x_range))
+            view_figs.append(
+                charts.pattern_views(r.pattern, view, invariants, r.options(), x_range=x_range, lanes=lanes)[0]
+            )
+    final_figs = [charts.final_state(r.invariants()) for r in records]
+    for figs in (timeline_figs, outcome_figs, view_figs, final_figs):
+        charts.align(figs)
+    charts.share_y(outcome_figs)
+    charts.share_y(view_figs)
+    cols = st.columns(len(records), gap="large")
+    for i, (col, record) in enumerate(zip(cols, records)):
+        with col:
+            kind = safety(record.safe)
+            colour = "green" if record.safe else "red"
+            st.markdown(f"## :{colour}[{ui.plain(record.variant)}] ({kind})")
+            invariants = record.invariants()
+            broken = any(inv.get("holds") is False for inv in invariants)
+            with st.container(height=130, border=False):
+                (st.error if broken else st.success if invariants else st.info)(f"**{ui.plain(headline(record))}**")
+            panels.run_messages(record)
+            panels.progress_and_counters(record, compact=True)
+            ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
+            ui.chart(outcome_figs[i], f"{key}-{i}-outcomes")
+            ui.chart(view_figs[i], f"{key}-{i}-view")
+            if invariants:
+                ui.chart(final_figs[i], f"{key}-{i}-final")
+            panels.invariant_cards(record, f"{key}-{i}", columns=1)
 
 
 # -- a sweep --------------------------------------------------------------------------------------------------------
@@ -181,9 +207,14 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
 SWEEP_COLUMNS = {
     "variant": "variant",
     "threads": "threads",
-    "calls": "calls",
+    "runs": "runs",
+    "harm": "harm",
+    "harm_per_1k_ops": "harm / 1k ops",
+    "harm_per_1k_ops_min": "harm min",
+    "harm_per_1k_ops_max": "harm max",
     "conflict_rate": "conflict rate",
     "retries_per_success": "retries / success",
+    "calls": "calls",
     "calls_per_s": "calls/s",
     "p95_ms": "p95 ms",
     "client_cpu": "client CPU",
@@ -193,38 +224,53 @@ SWEEP_COLUMNS = {
 }
 
 
-def sweep_table(rows: pd.DataFrame) -> pd.DataFrame:
-    if rows.empty:
-        return rows
-    table = rows[[c for c in SWEEP_COLUMNS if c in rows]].rename(columns=SWEEP_COLUMNS)
+def sweep_table(points: pd.DataFrame) -> pd.DataFrame:
+    """One row per variant and thread count (engine.sweep.summarize): the means, and harm's min and max."""
+    if points.empty:
+        return points
+    table = points[[c for c in SWEEP_COLUMNS if c in points]].rename(columns=SWEEP_COLUMNS)
     return table.sort_values(["threads", "variant"]).reset_index(drop=True)
 
 
 def sweep_view(job: SweepJob, key: str) -> None:
+    from engine.sweep import summarize
+
     def body() -> None:
         rows = job.frame()
+        points = summarize(rows) if not rows.empty else pd.DataFrame()
         done = len(rows)
         text = f"{job.state.value} · {done} of {job.total} runs" + (f" · now {job.current}" if job.current else "")
         st.progress(done / job.total if job.total else 1.0, text=text)
         if job.error is not None:
             ui.show_error(job.error)
+        harm = str(rows["harm"].iloc[0]) if "harm" in rows and len(rows) else ""
+        spread = f", {job.repeats} runs per point (band: min to max)" if job.repeats > 1 else ", one run per point"
         ui.chart(
-            charts.sweep_lines(rows, title=f"Sweep: {job.pattern}, {job.ops_per_client} ops per client"), f"{key}-lines"
+            charts.sweep_spread(points, harm=harm, title=f"Sweep: {job.pattern}{spread}"),
+            f"{key}-spread",
         )
-        if not rows.empty:
+        ui.chart(
+            charts.sweep_lines(points, title=f"Sweep: {job.pattern}, {job.ops_per_client} ops per client"),
+            f"{key}-lines",
+        )
+        if not points.empty:
             st.dataframe(
-                sweep_table(rows),
+                sweep_table(points),
                 hide_index=True,
                 column_config={
+                    "harm / 1k ops": st.column_config.NumberColumn(format="%.1f", help=f"{harm} per 1,000 ops"),
+                    "harm min": st.column_config.NumberColumn(format="%.1f"),
+                    "harm max": st.column_config.NumberColumn(format="%.1f"),
                     "conflict rate": st.column_config.NumberColumn(format="percent"),
                     "retries / success": st.column_config.NumberColumn(format="%.2f"),
+                    "calls": st.column_config.NumberColumn(format="%.0f"),
                     "calls/s": st.column_config.NumberColumn(format="%.0f"),
                     "p95 ms": st.column_config.NumberColumn(format="%.1f"),
                     "client CPU": st.column_config.NumberColumn(format="%.2f", help=panels.CLIENT_CPU_HELP),
                 },
             )
             st.download_button(
-                "Sweep table (.csv)",
+                "Sweep table, every run (.csv)",
                 data=rows.to_csv(index=False).encode(),
                 file_name=f"sweep-{job.pattern}-{job.id}.csv",
                 mime="text/csv",

@@ -16,6 +16,7 @@ from dashboard.palette import ordered, safety
 from dashboard.records import RunRecord, known_pattern
 from dashboard.ui import plain, show_error
 from dashboard.verdicts import flagged_calls
+from engine.patterns.base import evidence_caption
 from engine.summary import SATURATED, client_cpu_text, live_causes
 
 # -- counters -------------------------------------------------------------------------------------------------------
@@ -24,11 +25,13 @@ STATE_BADGE = {
     "pending": "gray",
     "preparing": "blue",
     "running": "blue",
+    "stopping": "orange",
     "verifying": "violet",
     "done": "green",
     "stopped": "orange",
     "failed": "red",
     "imported": "gray",
+    "replay": "violet",
 }
 
 
@@ -36,10 +39,19 @@ def state_badge(state: str) -> str:
     return f":{STATE_BADGE.get(state, 'gray')}-badge[{state.upper()}]"
 
 
+def live_state(record: RunRecord) -> str:
+    """The run's state as a room should read it now: "stopping" between a Stop and the clients' last calls."""
+    run = record.run
+    state = record.state
+    if run is not None and state == "running" and run.stop_requested:
+        return "stopping"
+    return state
+
+
 def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[str, Any]:
     p = record.progress()
     fraction = p.get("fraction")
-    state = p["state"]
+    state = live_state(record)
     text = f"{state} · {p['elapsed_s']:.1f} s"
     if fraction is None:
         fraction = 1.0 if not record.running else 0.0
@@ -151,6 +163,8 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
         else:
             st.info("This history carries no invariant verdicts.")
         return
+    if any(inv.get("as_of") for inv in invariants):
+        return _invariants_so_far(invariants, key, columns)
     holds = sum(1 for inv in invariants if inv.get("holds") is True)
     st.markdown(f"**{holds} of {len(invariants)} hold**")
     cols = st.columns(columns)
@@ -171,15 +185,29 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
             st.caption(plain(inv.get("explanation", "")))
             calls = [int(s) for s in inv.get("calls") or ()]
             if calls:
-                label = (
-                    f"The {len(calls)} calls that broke it"
-                    if inv.get("holds") is False
-                    else f"The {len(calls)} calls it names"
-                )
+                what = "The calls that broke it" if inv.get("holds") is False else "The calls it names"
+                label = f"{what}: {evidence_caption(inv)}"  # all of them, or n of N sampled evenly over the run
                 with st.expander(label):
                     with record.view() as view:
                         rows = view.rows_at(calls)
                     st.code(call_log(rows) or "(calls not in this history)", language=None)
+
+
+def _invariants_so_far(invariants: Sequence[dict[str, Any]], key: str, columns: int) -> None:
+    """A replay before its end: what the history so far says of each invariant (the calls that broke it by
+    now); the verdict itself needs the table read back at the end, so it shows when the replay reaches it."""
+    st.markdown("**As of this instant** · the verdicts show at the end of the replay")
+    cols = st.columns(columns)
+    for i, inv in enumerate(invariants):
+        with cols[i % columns].container(border=True, key=f"{key}-inv-{i}"):
+            seen = int(inv.get("calls_so_far") or 0)
+            badge = ":orange-badge[BROKEN SO FAR]" if seen else ":gray-badge[NOT BROKEN YET]"
+            st.markdown(f"#### {badge} {inv['name']}")
+            if seen:
+                st.markdown(f"**{seen:,}** of the calls that break it have happened")
+            else:
+                st.markdown("no call that breaks it has happened yet")
+            st.caption(inv.get("explanation", ""))
 
 
 # -- call log -------------------------------------------------------------------------------------------------------

@@ -355,7 +355,7 @@ class Registry:
     # -- sweeps -------------------------------------------------------------------------------------------------
 
     def start_sweep(
-        self, pattern: str, thread_counts: Sequence[int], ops_per_client: int, spec: BackendSpec
+        self, pattern: str, thread_counts: Sequence[int], ops_per_client: int, spec: BackendSpec, repeats: int = 1
     ) -> SweepJob:
         cls = get_pattern(pattern)
         counts = tuple(sorted({int(t) for t in thread_counts}))
@@ -365,6 +365,11 @@ class Registry:
             raise BadInput(f"thread counts must be from 1 to {self.max_threads_per_run}", "pick counts in that range")
         if ops_per_client < 1:
             raise BadInput(f"ops per client must be at least 1, got {ops_per_client}", "use 1 or more")
+        from engine.sweep import MAX_REPEATS, plan
+
+        if not 1 <= repeats <= MAX_REPEATS:
+            raise BadInput(f"Runs per point must be from 1 to {MAX_REPEATS}, got {repeats}", "use e.g. 3")
+        next(plan(counts, ["-"], repeats))
         with self._lock:
             self._check_capacity(counts[-1])
             self._check_budgets(spec)
@@ -376,6 +381,7 @@ class Registry:
                 ops_per_client=ops_per_client,
                 variants=(cls.safe_variant(), cls.racy_variant()),
                 new_run=functools.partial(self._sweep_run, spec, backend),
+                repeats=repeats,
             )
             self._sweeps[job.id] = job
         return job.start()

@@ -35,6 +35,7 @@ class SweepJob:
     ops_per_client: int
     variants: tuple[str, ...]
     new_run: Callable[[RunConfig], Run]
+    repeats: int = 1  # runs per (variant, threads) point: the Sweep page draws their spread
     created: float = field(default_factory=time.time)
     rows: list[dict[str, Any]] = field(default_factory=list)
     state: SweepState = SweepState.RUNNING
@@ -45,7 +46,7 @@ class SweepJob:
 
     @property
     def total(self) -> int:
-        return len(self.thread_counts) * len(self.variants)
+        return len(self.thread_counts) * len(self.variants) * self.repeats
 
     @property
     def running(self) -> bool:
@@ -71,27 +72,31 @@ class SweepJob:
         return self
 
     def _run(self) -> None:
-        from engine.sweep import sweep_row
+        from engine.sweep import plan, sweep_row
 
         try:
-            for threads in self.thread_counts:
-                for variant in self.variants:
-                    if self._stop.is_set():
-                        self.state = SweepState.STOPPED
-                        return
-                    self.current = f"{variant} × {threads} threads"
-                    run = self.new_run(
-                        RunConfig(
-                            pattern=self.pattern, variant=variant, threads=threads, ops_per_client=self.ops_per_client
-                        )
+            for point in plan(self.thread_counts, self.variants, self.repeats):
+                if self._stop.is_set():
+                    self.state = SweepState.STOPPED
+                    return
+                self.current = f"{point.variant} × {point.threads} threads" + (
+                    f" (run {point.repeat + 1} of {self.repeats})" if self.repeats > 1 else ""
+                )
+                run = self.new_run(
+                    RunConfig(
+                        pattern=self.pattern,
+                        variant=point.variant,
+                        threads=point.threads,
+                        ops_per_client=self.ops_per_client,
                     )
-                    self.current_run = run
-                    run.run_to_end()
-                    if run.state is RunState.FAILED and run.error is not None and not self._stop.is_set():
-                        self.error = run.error
-                        self.state = SweepState.FAILED
-                        return
-                    self.rows.append(sweep_row(run))
+                )
+                self.current_run = run
+                run.run_to_end()
+                if run.state is RunState.FAILED and run.error is not None and not self._stop.is_set():
+                    self.error = run.error
+                    self.state = SweepState.FAILED
+                    return
+                self.rows.append(sweep_row(run))
             self.state = SweepState.STOPPED if self._stop.is_set() else SweepState.DONE
         except LabError as e:
             self.error = e

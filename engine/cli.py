@@ -169,6 +169,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_backend_args(sweep)
     _add_profile_args(sweep)
+
+    demos = sub.add_parser(
+        "demos", help="re-record the demos/ histories (every pattern, every variant) that the dashboard replays"
+    )
+    demos.add_argument("--out", default=None, metavar="DIR", help="where to write them (default: the repo's demos/)")
+    demos.add_argument("--threads", type=_positive_int, default=4, help="client threads per demo (default 4)")
+    demos.add_argument("--ops", type=_positive_int, default=6, help="operations per client (default 6)")
+    demos.add_argument("--seed", type=_positive_int, default=7, help="random seed for the clients' choices (default 7)")
+    _add_backend_args(demos)
+    _add_profile_args(demos)
     return parser
 
 
@@ -181,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "walkthrough": cmd_walkthrough,
             "serve": cmd_serve,
             "sweep": cmd_sweep,
+            "demos": cmd_demos,
         }[args.command](args)
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -484,4 +495,27 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if len(failed):
         print(f"error: the sweep stopped at a failed run: {failed['error'].iloc[0]}", file=sys.stderr)
         return 1
+    return 0
+
+
+# -- demos -----------------------------------------------------------------------------------------------------
+
+
+def cmd_demos(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from engine.demos import DEFAULT_DIR, record_demos
+
+    out = Path(args.out) if args.out else DEFAULT_DIR
+    with _backend(args) as backend:
+        written = record_demos(
+            backend,
+            out,
+            threads=args.threads,
+            ops_per_client=args.ops,
+            seed=args.seed,
+            progress=lambda msg: print(f"recording {msg}", file=sys.stderr, flush=True),
+        )
+    size = sum(p.stat().st_size for p in written)
+    print(f"{len(written)} demos in {out}: {size / 1024:,.0f} KiB")
     return 0

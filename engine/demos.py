@@ -2,7 +2,7 @@
 them with no DynamoDB at all (the dashboard's "Open a recorded demo").
 
     python -m engine demos                 # re-record every demo into demos/
-    python -m engine demos --out DIR --threads 8 --ops 12 --seed 7
+    python -m engine demos --out DIR --threads 4 --ops 6 --seed 7
 
 Each file is the run's JSONL export (its summary in the meta line), the same format the History page imports.
 Small on purpose: a few threads and ops are enough to show each race, and the folder ships in the repo.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from engine.backend import Backend
 from engine.patterns import all_patterns
@@ -19,19 +20,30 @@ from engine.runner import Run, RunConfig, RunState
 from engine.summary import summary
 
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "demos"
+# A few threads and ops show every race and keep the folder small enough to ship (its size is in the README).
+DEFAULT_THREADS = 4
+DEFAULT_OPS = 6
+DEFAULT_SEED = 7
+# Knobs that make a race show within a few ops: with its default pool of 40 emails, 24 sign-ups rarely collide.
+DEMO_OPTIONS: dict[str, dict[str, Any]] = {"unique-constraints": {"emails": 4}}
 
 
 def demo_name(pattern: str, variant: str) -> str:
     return f"{pattern}--{variant}.jsonl"
 
 
+def demo_files(folder: Path = DEFAULT_DIR) -> list[Path]:
+    """The recorded demos in `folder`, by name (pattern, then variant); none if it does not exist."""
+    return sorted(folder.glob("*--*.jsonl")) if folder.is_dir() else []
+
+
 def record_demos(
     backend: Backend,
     out: Path = DEFAULT_DIR,
     *,
-    threads: int = 8,
-    ops_per_client: int = 12,
-    seed: int = 7,
+    threads: int = DEFAULT_THREADS,
+    ops_per_client: int = DEFAULT_OPS,
+    seed: int = DEFAULT_SEED,
     progress: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """One history per (pattern, variant), written whole or not at all; returns the files written."""
@@ -41,7 +53,14 @@ def record_demos(
         for variant in cls.variants:
             if progress:
                 progress(f"{name} {variant}")
-            config = RunConfig(pattern=name, variant=variant, threads=threads, ops_per_client=ops_per_client, seed=seed)
+            config = RunConfig(
+                pattern=name,
+                variant=variant,
+                threads=threads,
+                ops_per_client=ops_per_client,
+                seed=seed,
+                options=dict(DEMO_OPTIONS.get(name, {})),
+            )
             run = Run(config, backend).run_to_end()
             if run.state is not RunState.DONE:
                 raise RuntimeError(f"demo {name} {variant} ended {run.state.value}: {run.error}")

@@ -183,6 +183,11 @@ class Run:
     def finished(self) -> bool:
         return self._done.is_set()
 
+    @property
+    def stop_requested(self) -> bool:
+        """Whether stop() was called (or the run is ending): its clients are finishing their current calls."""
+        return self._stop.is_set()
+
     # -- reading -------------------------------------------------------------------------------------------
 
     def invariants_by_name(self) -> dict[str, Invariant]:

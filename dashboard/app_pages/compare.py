@@ -4,21 +4,42 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dashboard import live, ui
+from dashboard import links, live, presenter, ui
 from dashboard.registry import get_registry
 from dashboard.settings import build_config
 
 registry = get_registry()
-st.title("Compare safe vs racy")
-st.caption(
-    "The same pattern, threads and ops: both variants start together on separate tables; the charts share their axes."
-)
+presenting = presenter.enabled()
+presenter.page_title(presenting, "Compare safe vs racy")
+if not presenting:
+    st.caption(
+        "The same pattern, threads and ops: both variants start together on separate tables; the charts share their "
+        "axes."
+    )
 
-pattern = ui.pattern_picker("compare")
-ui.pattern_texts(pattern)
-settings = ui.run_controls(pattern, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
+problems = links.restore(
+    "compare", lambda p: links.parse(p, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
+)
+links.show_problems(problems)
+with presenter.tucked(presenting):
+    pattern = ui.pattern_picker("compare")
+    ui.pattern_texts(pattern)
+    settings = ui.run_controls(pattern, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
+    autostart = links.autostart("compare", problems)
+    links.copy_link(links.remember("compare", links.encode(settings, pick_variant=False)), "compare")
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
+if autostart and not spent:
+    links.start_now(
+        lambda: (
+            registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec())[
+                0
+            ].group
+            or ""
+        ),
+        "compare_group",
+        "group",
+    )
 group = st.session_state.get("compare_group") or st.query_params.get("group")
 records = registry.group(group)
 if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):
@@ -39,7 +60,7 @@ if records and any(r.running for r in records) and st.button("Stop both", icon="
             r.run.stop()
 
 if records:
-    st.divider()
-    live.compare_view(records, key=f"compare-{group}")
+    presenter.divider(presenting)
+    (presenter.compare_view if presenting else live.compare_view)(records, f"compare-{group}")
 else:
     st.info("Start both variants to see them race side by side.")

@@ -3,11 +3,19 @@
 import streamlit as st
 
 from dashboard import live, panels, ui
+from dashboard.demo_picker import demo_picker
 from dashboard.registry import get_registry
 from engine.errors import LabError
 
 registry = get_registry()
 st.title("History")
+
+with st.container(border=True):
+    st.markdown("#### Recorded demos")
+    st.caption("Every pattern, safe and racy, recorded by the lab: replayable with no DynamoDB at all.")
+    demo = demo_picker(registry, "history")
+    if demo is not None:
+        st.session_state["history-pick"] = demo.id
 
 with st.container(border=True):
     st.markdown("#### Import a history")

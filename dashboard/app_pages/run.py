@@ -4,18 +4,30 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dashboard import live, ui
+from dashboard import links, live, presenter, ui
 from dashboard.registry import get_registry
 from dashboard.settings import build_config
 
 registry = get_registry()
-st.title("Run a pattern")
+presenting = presenter.enabled()
+presenter.page_title(presenting, "Run a pattern")
 
-pattern = ui.pattern_picker("run")
-ui.pattern_texts(pattern)
-settings = ui.run_controls(pattern, "run", max_threads=registry.max_threads_per_run)
+problems = links.restore("run", lambda p: links.parse(p, "run", max_threads=registry.max_threads_per_run))
+links.show_problems(problems)
+with presenter.tucked(presenting):
+    pattern = ui.pattern_picker("run")
+    ui.pattern_texts(pattern)
+    settings = ui.run_controls(pattern, "run", max_threads=registry.max_threads_per_run)
+    autostart = links.autostart("run", problems)
+    links.copy_link(links.remember("run", links.encode(settings)), "run")
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
+if autostart and not spent:
+    links.start_now(
+        lambda: registry.start(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec()).id,
+        "run_id",
+        "run",
+    )
 record = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))
 start_col, stop_col, _ = st.columns([1, 1, 4])
 if start_col.button(
@@ -47,5 +59,5 @@ if record is None:
         st.info("Pick a pattern and a variant, then Start. Every call is recorded; the charts follow it live.")
 else:
     st.query_params["run"] = record.id  # a refresh (or a bookmark) brings this run back
-    st.divider()
-    live.run_view(record, key=f"run-{record.id}")
+    presenter.divider(presenting)
+    (presenter.run_view if presenting else live.run_view)(record, f"run-{record.id}")

@@ -1,8 +1,9 @@
-"""Sweep: conflict rate, retries per success, throughput and p95 latency against thread count, both variants."""
+"""Sweep: the racy variant's harm against thread count beside the safe one's conflict rate and retries per success,
+with throughput and p95 latency; several runs per point, their spread drawn."""
 
 import streamlit as st
 
-from dashboard import live, ui
+from dashboard import links, live, ui
 from dashboard.registry import get_registry
 
 THREAD_CHOICES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -11,15 +12,20 @@ registry = get_registry()
 st.title("Sweep thread counts")
 st.caption("One run per variant and thread count, one after another, on the current backend.")
 
+choices = [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run]
+links.show_problems(links.restore("sweep", lambda p: links.parse_sweep(p, thread_choices=choices)))
 pattern = ui.pattern_picker("sweep")
-c1, c2 = st.columns([3, 1])
+c1, c2, c3 = st.columns([3, 1, 1])
 counts = c1.multiselect(
     "Thread counts",
-    [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run],
+    choices,
     default=[1, 2, 4, 8, 16, 32],
     key="sweep-threads",
 )
 ops = c2.number_input("Ops per client", value=10, step=5, key="sweep-ops")  # no bounds: see ui.run_controls
+repeats = c3.number_input("Runs per point", value=3, step=1, key="sweep-repeats", help="their spread is drawn")
+sweep_link = {"pattern": pattern.name, "threads": ",".join(map(str, counts)), "ops": str(ops), "repeats": str(repeats)}
+links.copy_link(links.remember("sweep", sweep_link), "sweep")
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
 job = registry.sweep(st.session_state.get("sweep_id") or st.query_params.get("sweep"))
@@ -28,7 +34,9 @@ if b1.button(
     "Start sweep", icon=":material/play_arrow:", type="primary", key="sweep-start", width="stretch", disabled=spent
 ):
     ui.start_and_remember(
-        lambda: registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec()).id, "sweep_id", "sweep"
+        lambda: registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec(), int(repeats)).id,
+        "sweep_id",
+        "sweep",
     )
 stop = b2.button("Stop", icon=":material/stop:", key="sweep-stop", disabled=not (job and job.running), width="stretch")
 if stop and job is not None:

@@ -101,10 +101,15 @@ def test_sweep_page_draws_lines_and_a_table() -> None:
     at = app("app_pages/sweep.py")
     at.multiselect(key="sweep-threads").set_value([1, 2])
     at.number_input(key="sweep-ops").set_value(2)
+    at.number_input(key="sweep-repeats").set_value(2)
     at.button(key="sweep-start").click().run()
-    until(at, lambda a: "done · 4 of 4 runs" in " ".join(str(p.proto.text) for p in a.get("progress")))
-    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 4
-    assert len(at.get("plotly_chart")) == 1
+    until(at, lambda a: "done · 8 of 8 runs" in " ".join(str(p.proto.text) for p in a.get("progress")))
+    table = at.dataframe[0].value
+    assert len(at.dataframe) == 1 and len(table) == 4  # a row per variant and thread count, of 2 runs each
+    assert list(table["runs"]) == [2, 2, 2, 2] and "harm / 1k ops" in table and "harm min" in table
+    assert table["harm"].str.len().gt(0).all()  # what the pattern names as its damage
+    assert (table[table["variant"] == "add"]["harm / 1k ops"] == 0).all()  # the safe variant does none
+    assert len(at.get("plotly_chart")) == 2  # harm and its price, with bands; throughput and latency
 
 
 def test_history_page_imports_a_file_and_refuses_a_broken_one() -> None:

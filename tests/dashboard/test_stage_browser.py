@@ -1,0 +1,171 @@
+"""The stage features in a real browser (issue 14): Debian's Chromium through Playwright against one
+`python -m dashboard` shared by the module (the fixture of test_browser.py). Run alone: they are slow on a
+loaded machine. Skips, saying why, when /usr/bin/chromium or Playwright is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.dashboard.test_browser import ARGS, CHROMIUM, dashboard_url
+
+__all__ = ["dashboard_url"]  # the module-scoped server fixture, shared by every test here
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def browser(dashboard_url: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def test_the_badge_reads_running_while_the_run_goes(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(dashboard_url, wait_until="domcontentloaded")
+    expect(page.get_by_role("heading", name="Run a pattern")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Embedded DynamoDB", exact=True)).to_be_visible(timeout=60_000)
+    threads = page.get_by_role("spinbutton", name="Threads (clients)")
+    threads.fill("2")
+    threads.press("Enter")
+    page.get_by_text("duration (s)", exact=True).first.click()  # "Stop after": a duration, so the run lasts
+    seconds = page.get_by_role("spinbutton", name="Seconds")
+    seconds.fill("20")
+    seconds.press("Enter")
+    page.wait_for_timeout(500)
+    page.get_by_test_id("stBaseButton-primary").click()
+
+    expect(page.get_by_text("RUNNING", exact=True).first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("PREPARING", exact=True)).to_have_count(0)
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop").click()
+    # "STOPPING" lasts only until the clients' calls in flight return: what must follow is the end state.
+    expect(page.get_by_text("STOPPED", exact=True).first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("RUNNING", exact=True)).to_have_count(0)
+    page.close()
+
+
+def _calls(page: Any) -> int:
+    """The "calls" counter of the run shown (the first metric of its counters)."""
+    value = page.get_by_test_id("stMetric").first.get_by_test_id("stMetricValue").inner_text()
+    return int(value.replace(",", ""))
+
+
+def test_a_recorded_demo_replays_scrubbed_to_the_middle_and_played(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{dashboard_url}/history", wait_until="domcontentloaded")
+    page.get_by_role("button", name="Open a recorded demo").click(timeout=60_000)
+    expect(page.get_by_text("imported from atomic-counters--add.jsonl").first).to_be_visible(timeout=30_000)
+    page.get_by_text("Replay", exact=True).first.click()
+    expect(page.get_by_text("Replay at t = 0.00 s").first).to_be_visible(timeout=30_000)
+    assert _calls(page) == 0
+
+    thumb = page.get_by_role("slider").first  # the scrubber, driven by the keyboard as a presenter might
+    thumb.focus()
+    page.keyboard.press("End")
+    expect(page.get_by_text("completed · paused").first).to_be_visible()
+    page.wait_for_timeout(1500)
+    end = _calls(page)
+    for _ in range(100):  # of its 200 steps
+        page.keyboard.press("ArrowLeft")
+    page.wait_for_timeout(1500)
+    middle = _calls(page)
+    caption = page.get_by_text("Replay at t =").first.inner_text()
+    total = int(caption.split(" of ")[2].split(" calls")[0].replace(",", ""))  # "…: n of N calls completed"
+    assert 0 < middle < end == total, (middle, end, caption)
+
+    page.get_by_text("0.1×", exact=True).first.click()  # slow motion: the demo lasts about a second
+    expect(page.get_by_text("paused at 0.1×").first).to_be_visible(timeout=15_000)
+    page.get_by_role("button", name="Play", exact=True).click()
+    expect(page.get_by_text("playing at").first).to_be_visible(timeout=15_000)
+    deadline = 20_000
+    while _calls(page) <= middle and deadline > 0:
+        page.wait_for_timeout(500)
+        deadline -= 500
+    assert _calls(page) > middle
+    page.close()
+
+
+def test_a_scenario_link_with_autostart_starts_that_run(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    link = "/?pattern=optimistic-locking&variant=blind-write&threads=3&ops=5&k.accounts=1&autostart=1"
+    page.goto(f"{dashboard_url}{link}", wait_until="domcontentloaded")
+    expect(page.get_by_text("optimistic-locking / blind-write (racy) · 3 threads × 5 ops").first).to_be_visible(
+        timeout=60_000
+    )
+    expect(page.get_by_text("of 3 hold").first).to_be_visible(timeout=60_000)  # it ran and was verified
+    # The URL is rewritten from the controls on every run of the page: it says they hold the link's values.
+    expect(page).to_have_url(re.compile(r"[?&]threads=3&ops=5&"), timeout=10_000)
+    expect(page.get_by_role("spinbutton", name="Threads (clients)")).to_have_value("3", timeout=15_000)
+    assert "autostart" not in page.url and "run=r" in page.url  # a refresh shows the run, does not start another
+    page.close()
+
+
+def test_a_link_with_a_bad_value_says_which_control(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1500, "height": 1100})
+    page.goto(f"{dashboard_url}/?pattern=atomic-counters&threads=9999&autostart=1", wait_until="domcontentloaded")
+    expect(page.get_by_text("The link's threads '9999' is out of range").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Not started: the link's values above were refused.")).to_be_visible()
+    expect(page.get_by_role("heading", name="Run a pattern")).to_be_visible()
+    page.close()
+
+
+def _inside(page: Any, locator: Any, what: str) -> None:
+    box = locator.bounding_box()
+    assert box is not None, f"{what} is not on the page"
+    view = page.viewport_size
+    assert box["x"] >= 0 and box["y"] >= 0, (what, box)
+    assert box["x"] + box["width"] <= view["width"] + 1, (what, box, view)
+    assert box["y"] + box["height"] <= view["height"] + 1, (what, box, view)
+
+
+def _presented(page: Any, verdicts: int) -> None:
+    """The verdict(s), counters and timeline(s) are inside the 1280x720 viewport, the page not scrolled."""
+    assert page.evaluate("window.scrollY") == 0
+    for i in range(verdicts):
+        _inside(page, page.locator("[class*='st-key-verdict-']").nth(i), f"verdict {i}")
+    metrics = page.get_by_test_id("stMetric")
+    for i in range(metrics.count()):
+        _inside(page, metrics.nth(i), f"counter {i}")
+    charts = page.get_by_test_id("stPlotlyChart")
+    assert charts.count() >= verdicts
+    for i in range(verdicts):
+        _inside(page, charts.nth(i), f"timeline {i}")
+
+
+def test_presenter_view_fits_a_run_and_a_pair_in_1280x720(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    link = "presenter=1&pattern=atomic-counters&variant=read-then-put&threads=3&ops=4&autostart=1"
+    page.goto(f"{dashboard_url}/?{link}", wait_until="domcontentloaded")
+    expect(page.get_by_text("invariants broken").first).to_be_visible(timeout=60_000)
+    page.wait_for_timeout(1500)  # the charts' final redraw
+    expect(page.get_by_test_id("stMetric")).to_have_count(4)
+    _presented(page, 1)
+    page.screenshot(path="/tmp/stageui-presenter-run.png")
+
+    page.goto(f"{dashboard_url}/compare?{link}", wait_until="domcontentloaded")
+    expect(page.get_by_text("invariants broken").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("all 4 invariants hold").first).to_be_visible(timeout=60_000)
+    page.wait_for_timeout(1500)
+    _presented(page, 2)
+    page.screenshot(path="/tmp/stageui-presenter-pair.png")
+    page.close()

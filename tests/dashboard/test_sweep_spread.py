@@ -1,0 +1,64 @@
+"""The Sweep page's harm figure: the racy variant's harm per 1,000 ops beside the safe variant's conflict rate and
+retries per success, each point the mean of its runs with a min-max band."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dashboard import charts
+from engine.sweep import summarize
+
+
+def rows() -> pd.DataFrame:
+    base = {"calls": 10, "ops": 10, "harm_count": 1, "calls_per_s": 100.0, "p95_ms": 2.0, "client_cpu": 0.1}
+    out = []
+    for threads in (1, 4):
+        for repeat, harm in enumerate((10.0 * threads, 30.0 * threads)):
+            out.append(
+                {
+                    **base,
+                    "variant": "read-then-put",
+                    "safe": False,
+                    "threads": threads,
+                    "harm": "lost increments",
+                    "harm_per_1k_ops": harm,
+                    "conflict_rate": 0.0,
+                    "retries_per_success": 0.0,
+                    "invariants_broken": 1,
+                    "state": "done",
+                }
+            )
+            out.append(
+                {
+                    **base,
+                    "variant": "add",
+                    "safe": True,
+                    "threads": threads,
+                    "harm": "lost increments",
+                    "harm_per_1k_ops": 0.0,
+                    "conflict_rate": 0.1 * (repeat + 1),
+                    "retries_per_success": 0.5,
+                    "invariants_broken": 0,
+                    "state": "done",
+                }
+            )
+    return pd.DataFrame(out)
+
+
+def test_harm_beside_its_price_with_the_spread_of_the_runs() -> None:
+    fig = charts.sweep_spread(summarize(rows()), harm="lost increments")
+    assert fig.layout.meta["panels"] == ["harm_per_1k_ops", "conflict_rate", "retries_per_success"]
+    titles = [a.text for a in fig.layout.annotations]
+    assert "racy: lost increments per 1,000 ops" in titles
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    bands = [t for t in fig.data if t.fill == "toself"]
+    harm = next(t for t in lines if t.xaxis == "x")
+    assert harm.name == "read-then-put (racy)" and list(harm.y) == [20.0, 80.0]  # the mean of 10 and 30, 40 and 120
+    band = next(b for b in bands if b.xaxis == "x")
+    assert list(band.y) == [30.0, 120.0, 40.0, 10.0]  # max out, min back
+    conflict = next(t for t in lines if t.xaxis == "x2")
+    assert conflict.name == "add (safe)" and [round(v, 2) for v in conflict.y] == [0.15, 0.15]
+
+
+def test_no_results_yet_is_an_empty_figure() -> None:
+    assert charts.sweep_spread(pd.DataFrame()).layout.meta["empty"]
