@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import charts, panels, replay, ui
+from dashboard import charts, panels, replay, sweep_charts, ui
 from dashboard.palette import safety
 from dashboard.records import RunRecord
 from dashboard.sweeps import SweepJob
@@ -246,11 +246,12 @@ def sweep_view(job: SweepJob, key: str) -> None:
         harm = str(rows["harm"].iloc[0]) if "harm" in rows and len(rows) else ""
         spread = f", {job.repeats} runs per point (band: min to max)" if job.repeats > 1 else ", one run per point"
         ui.chart(
-            charts.sweep_spread(points, harm=harm, title=f"Sweep: {job.pattern}{spread}"),
+            sweep_charts.sweep_spread(points, harm=harm, title=f"Sweep: {job.pattern}{spread}"),
             f"{key}-spread",
         )
+        ui.chart(sweep_charts.sweep_shares(points, title=f"Sweep: {job.pattern}, conflicts by cause"), f"{key}-shares")
         ui.chart(
-            charts.sweep_lines(points, title=f"Sweep: {job.pattern}, {job.ops_per_client} ops per client"),
+            sweep_charts.sweep_lines(points, title=f"Sweep: {job.pattern}, {job.ops_per_client} ops per client"),
             f"{key}-lines",
         )
         if not points.empty:

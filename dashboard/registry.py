@@ -40,6 +40,7 @@ from engine.errors import BadInput, HistoryFileError, LabError
 from engine.history import read_jsonl
 from engine.patterns import get_pattern
 from engine.runner import AWS_DEFAULT_MAX_CALLS, Run, RunConfig
+from engine.server.profile import EXACT, ProfileSpec
 
 # Where these moved: kept importable from here, as the pages and other tools import them.
 __all__ = [
@@ -355,7 +356,13 @@ class Registry:
     # -- sweeps -------------------------------------------------------------------------------------------------
 
     def start_sweep(
-        self, pattern: str, thread_counts: Sequence[int], ops_per_client: int, spec: BackendSpec, repeats: int = 1
+        self,
+        pattern: str,
+        thread_counts: Sequence[int],
+        ops_per_client: int,
+        spec: BackendSpec,
+        repeats: int = 1,
+        profile: ProfileSpec = EXACT,
     ) -> SweepJob:
         cls = get_pattern(pattern)
         counts = tuple(sorted({int(t) for t in thread_counts}))
@@ -382,6 +389,7 @@ class Registry:
                 variants=(cls.safe_variant(), cls.racy_variant()),
                 new_run=functools.partial(self._sweep_run, spec, backend),
                 repeats=repeats,
+                profile=profile,
             )
             self._sweeps[job.id] = job
         return job.start()

@@ -13,6 +13,7 @@ import pandas as pd
 
 from engine.errors import LabError
 from engine.runner import Run, RunConfig, RunState
+from engine.server.profile import EXACT, ProfileSpec
 
 
 class SweepState(StrEnum):
@@ -36,6 +37,7 @@ class SweepJob:
     variants: tuple[str, ...]
     new_run: Callable[[RunConfig], Run]
     repeats: int = 1  # runs per (variant, threads) point: the Sweep page draws their spread
+    profile: ProfileSpec = EXACT  # the embedded server's profile for every run of the sweep
     created: float = field(default_factory=time.time)
     rows: list[dict[str, Any]] = field(default_factory=list)
     state: SweepState = SweepState.RUNNING
@@ -88,6 +90,7 @@ class SweepJob:
                         variant=point.variant,
                         threads=point.threads,
                         ops_per_client=self.ops_per_client,
+                        profile=self.profile,
                     )
                 )
                 self.current_run = run

@@ -29,7 +29,19 @@ MAX_REPEATS = 100
 # Measures that vary from run to run: a point gets their mean and spread.
 SPREAD = ("harm_per_1k_ops", "conflict_rate", "retries_per_success")
 # Measures a point reports as the mean of its runs.
-MEAN = ("calls", "ops", "harm_count", "calls_per_s", "p95_ms", "client_cpu")
+MEAN = (
+    "calls",
+    "ops",
+    "harm_count",
+    "calls_per_s",
+    "p95_ms",
+    "client_cpu",
+    # shares of all calls by cause, and of eventually consistent reads the lagging copy served (aws-like: SIMULATED)
+    "condition_refused_share",
+    "transaction_conflict_share",
+    "throttled_share",
+    "stale_read_share",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +172,7 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
             "runs": len(group),
             "failed": len(group) - len(good),
             "harm": str(group["harm"].iloc[0]) if "harm" in group else "",
+            "profile": str(group["profile"].iloc[0]) if "profile" in group else "exact",
         }
         for name in MEAN:
             point[name] = _mean(good[name]) if name in good else float("nan")

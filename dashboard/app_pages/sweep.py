@@ -34,7 +34,11 @@ if b1.button(
     "Start sweep", icon=":material/play_arrow:", type="primary", key="sweep-start", width="stretch", disabled=spent
 ):
     ui.start_and_remember(
-        lambda: registry.start_sweep(pattern.name, counts, int(ops), ui.current_spec(), int(repeats)).id,
+        lambda: (
+            registry.start_sweep(
+                pattern.name, counts, int(ops), ui.current_spec(), int(repeats), ui.current_profile()
+            ).id
+        ),
         "sweep_id",
         "sweep",
     )

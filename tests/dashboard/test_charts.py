@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts
+from dashboard import charts, sweep_charts
 from dashboard.calltext import call_log
 from dashboard.frames import outcome_labels
 from dashboard.palette import COLOURS, RACY_COLOUR, colour, ordered
@@ -204,10 +204,10 @@ def test_sweep_lines_four_panels_two_variants() -> None:
             for t in (1, 2, 4, 8)
         ]
     )
-    fig = valid(charts.sweep_lines(rows))
+    fig = valid(sweep_charts.sweep_lines(rows))
     assert len(fig.data) == 8 and {t.xaxis for t in fig.data} == {"x", "x2", "x3", "x4"}
     assert fig.layout.xaxis.type == "log"
-    assert valid(charts.sweep_lines(pd.DataFrame())).layout.meta["empty"]
+    assert valid(sweep_charts.sweep_lines(pd.DataFrame())).layout.meta["empty"]
 
 
 def test_call_log_is_the_seed_format(locking_safe) -> None:

@@ -109,7 +109,7 @@ def test_sweep_page_draws_lines_and_a_table() -> None:
     assert list(table["runs"]) == [2, 2, 2, 2] and "harm / 1k ops" in table and "harm min" in table
     assert table["harm"].str.len().gt(0).all()  # what the pattern names as its damage
     assert (table[table["variant"] == "add"]["harm / 1k ops"] == 0).all()  # the safe variant does none
-    assert len(at.get("plotly_chart")) == 2  # harm and its price, with bands; throughput and latency
+    assert len(at.get("plotly_chart")) == 3  # harm and its price, with bands; conflicts by cause; throughput, latency
 
 
 def test_history_page_imports_a_file_and_refuses_a_broken_one() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboard import charts
+from dashboard import sweep_charts
 from engine.sweep import summarize
 
 
@@ -46,7 +46,7 @@ def rows() -> pd.DataFrame:
 
 
 def test_harm_beside_its_price_with_the_spread_of_the_runs() -> None:
-    fig = charts.sweep_spread(summarize(rows()), harm="lost increments")
+    fig = sweep_charts.sweep_spread(summarize(rows()), harm="lost increments")
     assert fig.layout.meta["panels"] == ["harm_per_1k_ops", "conflict_rate", "retries_per_success"]
     titles = [a.text for a in fig.layout.annotations]
     assert "racy: lost increments per 1,000 ops" in titles
@@ -61,4 +61,24 @@ def test_harm_beside_its_price_with_the_spread_of_the_runs() -> None:
 
 
 def test_no_results_yet_is_an_empty_figure() -> None:
-    assert charts.sweep_spread(pd.DataFrame()).layout.meta["empty"]
+    assert sweep_charts.sweep_spread(pd.DataFrame()).layout.meta["empty"]
+
+
+def test_conflicts_by_cause_are_drawn_per_cause_and_simulated_runs_say_so() -> None:
+    points = pd.DataFrame(
+        [
+            {"variant": v, "safe": v == "transact", "threads": t, "profile": "aws-like", **shares}
+            for v in ("transact", "separate-writes")
+            for t, shares in (
+                (4, {"condition_refused_share": 0.1, "transaction_conflict_share": 0.05, "throttled_share": 0.0}),
+                (16, {"condition_refused_share": 0.2, "transaction_conflict_share": 0.3, "throttled_share": 0.01}),
+            )
+        ]
+    )
+    fig = sweep_charts.sweep_shares(points)
+    assert fig.layout.meta["panels"] == ["condition_refused_share", "transaction_conflict_share", "throttled_share"]
+    assert fig.layout.meta["simulated"] and "SIMULATED" in fig.layout.title.text
+    conflict = [t for t in fig.data if t.xaxis == "x2" and t.name.startswith("transact ")][0]
+    assert list(conflict.y) == [0.05, 0.3]
+    exact = sweep_charts.sweep_shares(points.assign(profile="exact"))
+    assert not exact.layout.meta["simulated"] and "SIMULATED" not in exact.layout.title.text
