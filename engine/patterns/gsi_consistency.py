@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -163,116 +164,8 @@ class GsiConsistency(Pattern):
         query_gsi_until_found(query, ctx.sleep, ctx.options["read_attempts"])
 
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
-        frame = history.snapshot(detail=True)
-        ok = frame["outcome"] == "ok"
-        # Acknowledged writes: ok, and those answered after a retry whose first attempt's answer was lost (info:
-        # applied once or twice). The client reads back both.
-        answered = ok | pd.Series([bool(d.get("ambiguous_retry")) for d in frame["detail"]], index=frame.index)
-        writes = frame[(frame["action"] == "write") & answered]
-        reads = frame[(frame["action"] == "read-back") & ok]
-        lag_ms = int(options["gsi_lag_ms"])
-        bound_ms = lag_ms + MARGIN_MS
-        via = "GSI1" if options.variant == "gsi-read" else "the base table (ConsistentRead)"
-        lag = f"lag {lag_ms} ms, simulated on the embedded server" if lag_ms else "no simulated lag"
-
-        stale = np.array([bool(d.get("stale")) for d in reads["detail"]], dtype=bool)
-        since_ms = np.array([float(d["since_write_ms"]) for d in reads["detail"]], dtype=float)
-        late = stale & (since_ms > bound_ms)
-        # Time from a write's acknowledgement to the first read (as sent) that saw it: an upper bound on
-        # the real lag, as coarse as the retry's backoff.
-        first_seen: dict[tuple[int, int], float] = {}
-        misses: dict[tuple[int, int], int] = {}  # answered reads that did not see the write
-        for c, d, ms, s in zip(reads["client"], reads["detail"], since_ms, stale):
-            if not s:
-                first_seen.setdefault((int(c), int(d["op"])), float(ms))
-            else:
-                misses[(int(c), int(d["op"]))] = misses.get((int(c), int(d["op"])), 0) + 1
-        # "Never seen" only where the history proves it: every read the client meant to make was answered and
-        # missed. A write whose reads were refused or never sent (the run stopped) proves nothing either way.
-        wanted = options["read_attempts"] if options.variant == "gsi-read" else 1
-        written = {(int(c), int(d["op"])) for c, d in zip(writes["client"], writes["detail"])}
-        unseen = sum(1 for w in written - first_seen.keys() if misses.get(w, 0) >= wanted)
-        undecided = len(written - first_seen.keys()) - unseen
-        figures = _percentiles(list(first_seen.values()))
-
-        n_stale = int(stale.sum())
-        invariants = [
-            Invariant(
-                name="read-your-writes: every read after an acknowledged write sees it",
-                key=READ_YOUR_WRITES,
-                holds=n_stale == 0,
-                expected="0 stale reads",
-                observed=f"{n_stale} stale of {len(reads)} reads",
-                violations=n_stale,
-                calls=rows(reads, stale),
-                explanation=(
-                    f"{n_stale} reads through {via} right after an acknowledged write missed it: the index "
-                    f"had not caught up yet ({lag})"
-                    if n_stale
-                    else f"every one of {len(reads)} reads through {via} saw the write just acknowledged"
-                ),
-            )
-        ]
-
-        n_late = int(late.sum()) + unseen
-        invariants.append(
-            Invariant(
-                name="every write is visible within lag + margin",
-                key=VISIBLE_WITHIN_LAG,
-                holds=False if n_late else None if undecided else True,
-                expected=f"≤ {bound_ms} ms",
-                observed=figures
-                + (f"; {unseen} never seen" if unseen else "")
-                + (f"; {undecided} not judged" if undecided else ""),
-                violations=n_late,
-                calls=rows(reads, late),
-                explanation=(
-                    f"write → first read that saw it, over {len(first_seen)} writes read through {via}"
-                    + (
-                        f"; {int(late.sum())} reads sent more than {bound_ms} ms after the write still missed it"
-                        if late.any()
-                        else ""
-                    )
-                    + (
-                        f"; {unseen} writes were never seen within {wanted} attempts"
-                        if unseen
-                        else "; none took longer than the lag + margin"
-                        if not undecided
-                        else ""
-                    )
-                    + (
-                        f"; {undecided} writes cannot be judged: their read-backs were refused or never sent, "
-                        "which proves nothing about visibility"
-                        if undecided
-                        else ""
-                    )
-                ),
-            )
-        )
-
-        if len(writes):
-            time.sleep(
-                max(0.0, (history.t0_ns + int(writes["complete_ns"].max())) / 1e9 + bound_ms / 1000 - time.monotonic())
-            )
-        wrong, evidence = _index_mismatches(table)
-        invariants.append(
-            Invariant(
-                name="the GSI converges to the table after lag + margin",
-                key=GSI_CONVERGES,
-                holds=wrong == 0,
-                expected="index = table",
-                observed=f"{wrong} entries differ" if wrong else "index = table",
-                violations=wrong,
-                explanation=(
-                    f"{bound_ms} ms after the last write, {wrong} index entries still differ from the "
-                    f"table ({', '.join(evidence[:3])})"
-                    if wrong
-                    else f"{bound_ms} ms after the last write, GSI1 lists every user under its latest email "
-                    "and no old one"
-                ),
-            )
-        )
-        return invariants
+        reads = _ReadBacks.of(history, options)
+        return [_read_your_writes(reads), _visible_within_lag(reads), _gsi_converges(table, reads, history.t0_ns)]
 
     def walkthrough(self, walk: Any) -> None:
         key = {"PK": "USER#1", "SK": "PROFILE"}
@@ -318,6 +211,135 @@ class GsiConsistency(Pattern):
 def _read_detail(op: int, attempt: int, acked: int) -> dict[str, Any]:
     """Which write a read checks, and how long after its acknowledgement the read was sent."""
     return {"op": op, "attempt": attempt, "since_write_ms": round((time.monotonic_ns() - acked) / 1e6, 1)}
+
+
+# -- the invariants, one function each ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _ReadBacks:
+    """The acknowledged writes and the reads of them, picked out of the history once, with how they were read."""
+
+    writes: pd.DataFrame  # acknowledged writes
+    reads: pd.DataFrame  # answered read-backs
+    stale: np.ndarray  # per read: it missed the write it checked
+    since_ms: np.ndarray  # per read: ms from the write's acknowledgement to the read being sent
+    bound_ms: int  # lag + margin: by then every write must be visible
+    via: str  # what the reads went through, in words
+    lag: str  # the simulated lag, in words
+    wanted: int  # reads a client meant to make per write
+
+    @classmethod
+    def of(cls, history: History, options: RunOptions) -> _ReadBacks:
+        frame = history.snapshot(detail=True)
+        ok = frame["outcome"] == "ok"
+        # Acknowledged writes: ok, and those answered after a retry whose first attempt's answer was lost (info:
+        # applied once or twice). The client reads back both.
+        answered = ok | pd.Series([bool(d.get("ambiguous_retry")) for d in frame["detail"]], index=frame.index)
+        reads = frame[(frame["action"] == "read-back") & ok]
+        lag_ms = int(options["gsi_lag_ms"])
+        gsi = options.variant == "gsi-read"
+        return cls(
+            writes=frame[(frame["action"] == "write") & answered],
+            reads=reads,
+            stale=np.array([bool(d.get("stale")) for d in reads["detail"]], dtype=bool),
+            since_ms=np.array([float(d["since_write_ms"]) for d in reads["detail"]], dtype=float),
+            bound_ms=lag_ms + MARGIN_MS,
+            via="GSI1" if gsi else "the base table (ConsistentRead)",
+            lag=f"lag {lag_ms} ms, simulated on the embedded server" if lag_ms else "no simulated lag",
+            wanted=options["read_attempts"] if gsi else 1,
+        )
+
+
+def _read_your_writes(r: _ReadBacks) -> Invariant:
+    n_stale = int(r.stale.sum())
+    return Invariant(
+        name="read-your-writes: every read after an acknowledged write sees it",
+        key=READ_YOUR_WRITES,
+        holds=n_stale == 0,
+        expected="0 stale reads",
+        observed=f"{n_stale} stale of {len(r.reads)} reads",
+        violations=n_stale,
+        calls=rows(r.reads, r.stale),
+        explanation=(
+            f"{n_stale} reads through {r.via} right after an acknowledged write missed it: the index "
+            f"had not caught up yet ({r.lag})"
+            if n_stale
+            else f"every one of {len(r.reads)} reads through {r.via} saw the write just acknowledged"
+        ),
+    )
+
+
+def _visible_within_lag(r: _ReadBacks) -> Invariant:
+    late = r.stale & (r.since_ms > r.bound_ms)
+    # Time from a write's acknowledgement to the first read (as sent) that saw it: an upper bound on
+    # the real lag, as coarse as the retry's backoff.
+    first_seen: dict[tuple[int, int], float] = {}
+    misses: dict[tuple[int, int], int] = {}  # answered reads that did not see the write
+    for c, d, ms, s in zip(r.reads["client"], r.reads["detail"], r.since_ms, r.stale):
+        if not s:
+            first_seen.setdefault((int(c), int(d["op"])), float(ms))
+        else:
+            misses[(int(c), int(d["op"]))] = misses.get((int(c), int(d["op"])), 0) + 1
+    # "Never seen" only where the history proves it: every read the client meant to make was answered and
+    # missed. A write whose reads were refused or never sent (the run stopped) proves nothing either way.
+    written = {(int(c), int(d["op"])) for c, d in zip(r.writes["client"], r.writes["detail"])}
+    unseen = sum(1 for w in written - first_seen.keys() if misses.get(w, 0) >= r.wanted)
+    undecided = len(written - first_seen.keys()) - unseen
+    n_late = int(late.sum()) + unseen
+    return Invariant(
+        name="every write is visible within lag + margin",
+        key=VISIBLE_WITHIN_LAG,
+        holds=False if n_late else None if undecided else True,
+        expected=f"≤ {r.bound_ms} ms",
+        observed=_percentiles(list(first_seen.values()))
+        + (f"; {unseen} never seen" if unseen else "")
+        + (f"; {undecided} not judged" if undecided else ""),
+        violations=n_late,
+        calls=rows(r.reads, late),
+        explanation=(
+            f"write → first read that saw it, over {len(first_seen)} writes read through {r.via}"
+            + (
+                f"; {int(late.sum())} reads sent more than {r.bound_ms} ms after the write still missed it"
+                if late.any()
+                else ""
+            )
+            + (
+                f"; {unseen} writes were never seen within {r.wanted} attempts"
+                if unseen
+                else "; none took longer than the lag + margin"
+                if not undecided
+                else ""
+            )
+            + (
+                f"; {undecided} writes cannot be judged: their read-backs were refused or never sent, "
+                "which proves nothing about visibility"
+                if undecided
+                else ""
+            )
+        ),
+    )
+
+
+def _gsi_converges(table: Table, r: _ReadBacks, t0_ns: int) -> Invariant:
+    """Waits until lag + margin after the last acknowledged write, then compares the index with the table."""
+    if len(r.writes):
+        time.sleep(max(0.0, (t0_ns + int(r.writes["complete_ns"].max())) / 1e9 + r.bound_ms / 1000 - time.monotonic()))
+    wrong, evidence = _index_mismatches(table)
+    return Invariant(
+        name="the GSI converges to the table after lag + margin",
+        key=GSI_CONVERGES,
+        holds=wrong == 0,
+        expected="index = table",
+        observed=f"{wrong} entries differ" if wrong else "index = table",
+        violations=wrong,
+        explanation=(
+            f"{r.bound_ms} ms after the last write, {wrong} index entries still differ from the "
+            f"table ({', '.join(evidence[:3])})"
+            if wrong
+            else f"{r.bound_ms} ms after the last write, GSI1 lists every user under its latest email and no old one"
+        ),
+    )
 
 
 def _percentiles(values: list[float]) -> str:
