@@ -1,12 +1,15 @@
-"""One client's work, run to its end: how it failed (a crash, a call error, a bug), or None. Shared by the runner's
-threads and the pool's client processes, so that neither needs the other."""
+"""One client's work, run to its end: how it failed (a crash, a call error, a bug), or None; and the outbox that
+keeps a client process's or cluster worker's calls until they are sent home. Shared by the runner's threads, the
+pool's client processes and the cluster's workers, so that none needs another."""
 
 from __future__ import annotations
 
+import threading
 import traceback
 from typing import Any
 
 from engine.calls import CallError, ClientContext, ClientCrash
+from engine.history import Call
 from engine.patterns.base import Pattern
 
 
@@ -24,3 +27,26 @@ def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | Non
     finally:
         ctx.count_cpu()
     return None
+
+
+class Outbox:
+    """A client process's or cluster share's stand-in for the run's History: counts and keeps calls until they are
+    sent home."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[Call] = []
+        self._count = 0
+
+    def append(self, call: Call) -> None:
+        with self._lock:
+            self._calls.append(call)
+            self._count += 1
+
+    def __len__(self) -> int:
+        return self._count
+
+    def take(self) -> list[Call]:
+        with self._lock:
+            calls, self._calls = self._calls, []
+        return calls

@@ -29,7 +29,6 @@ from urllib.parse import urlparse
 from engine import pool
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.errors import BadInput, LabError, server_died
-from engine.history import Call
 from engine.patterns import Pattern, RunOptions
 from engine.pool import split
 from engine.tables import TableSpec
@@ -498,34 +497,12 @@ def _one_line(e: BaseException | None) -> str:
 # -- a worker share: runs on a cluster worker ------------------------------------------------------------------
 
 
-class _Outbox:
-    """The share's stand-in for the run's History: counts and keeps calls until the next batch."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._calls: list[Call] = []
-        self._count = 0
-
-    def append(self, call: Call) -> None:
-        with self._lock:
-            self._calls.append(call)
-            self._count += 1
-
-    def __len__(self) -> int:
-        return self._count
-
-    def take(self) -> list[Call]:
-        with self._lock:
-            calls, self._calls = self._calls, []
-        return calls
-
-
 def run_share(plan_bytes: bytes) -> int:
     """A Dask task: make this share's clients, wait for go, run, ship every call home. Returns batches sent."""
     from distributed import Event, Queue, get_worker, secede
 
     from engine.calls import ClientContext
-    from engine.clientwork import client_failure
+    from engine.clientwork import Outbox, client_failure
     from engine.faults import FaultInjector, FaultPlan
     from engine.patterns import get_pattern
     from engine.tables import Table
@@ -546,7 +523,7 @@ def run_share(plan_bytes: bytes) -> int:
     except Exception as e:
         queue.put(("failed", plan.share, f"a client share could not start on {worker.address}: {_one_line(e)}"))
         return 0
-    outbox = _Outbox()
+    outbox = Outbox()
     stop = threading.Event()
     contexts = [
         ClientContext(

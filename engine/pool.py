@@ -29,10 +29,10 @@ from typing import Any, Protocol
 
 from engine.backend import Backend, BackendKind, BackendSpec, RetryPolicy
 from engine.calls import ClientContext
-from engine.clientwork import client_failure
+from engine.clientwork import Outbox, client_failure
 from engine.errors import LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
-from engine.history import Call, History
+from engine.history import History
 from engine.patterns import RunOptions, get_pattern
 from engine.tables import Table, TableSpec
 
@@ -100,28 +100,6 @@ class ChildPlan:
     table_spec: TableSpec
     client_ids: tuple[int, ...]
     base_seed: int
-
-
-class _Outbox:
-    """The child's stand-in for the run's History: counts and keeps calls until the next shipment."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._calls: list[Call] = []
-        self._count = 0
-
-    def append(self, call: Call) -> None:
-        with self._lock:
-            self._calls.append(call)
-            self._count += 1
-
-    def __len__(self) -> int:
-        return self._count
-
-    def take(self) -> list[Call]:
-        with self._lock:
-            calls, self._calls = self._calls, []
-        return calls
 
 
 def split(threads: int, processes: int) -> list[tuple[int, ...]]:
@@ -367,7 +345,7 @@ def child_main(down: Connection, up: Connection) -> None:
         injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
         pattern = get_pattern(cfg.pattern)()
         table = Table(plan.table_name, client, created=False, spec=plan.table_spec)  # never ours to drop
-        outbox = _Outbox()
+        outbox = Outbox()
         shared: dict[str, Any] = {}
         contexts = [
             ClientContext(
@@ -432,7 +410,7 @@ def _share(max_calls: int | None, processes: int) -> int | None:
 
 def _ship(
     conn: Connection,
-    outbox: _Outbox,
+    outbox: Outbox,
     contexts: list[ClientContext],
     errors: list[dict[str, Any]],
     lock: threading.Lock,
