@@ -65,6 +65,23 @@ def conflicts_by_cause(history: History, business: dict[str, str] | None = None)
     return causes
 
 
+def cancellation_reasons(history: History) -> dict[str, int]:
+    """Cancelled transactions (TransactionCanceledException) by the reasons DynamoDB gave, one count per reason
+    code per cancelled call: how many collided (TransactionConflict), were refused (ConditionalCheckFailed),
+    throttled, and so on. The error count alone hides which."""
+    frame = history.snapshot()
+    if frame.empty:
+        return {}
+    cancelled = [
+        int(s) for s, e in zip(frame["seq"], frame["error"].astype(str)) if e == "TransactionCanceledException"
+    ]
+    reasons: dict[str, int] = {}
+    for detail in history.details(cancelled):
+        for code in sorted(set(detail.get("reasons", ())) - {"None"}):
+            reasons[code] = reasons.get(code, 0) + 1
+    return dict(sorted(reasons.items()))
+
+
 def summary(run: Run) -> dict[str, Any]:
     """The --json object. Scripts depend on these keys: add, never rename."""
     counts = run.history.counts()
@@ -90,6 +107,7 @@ def summary(run: Run) -> dict[str, Any]:
         "client_cpu_cores": run.client_cpu(),  # per client process: near 1.0, it is CPU-bound
         "outcomes": {"ok": counts["ok"], "fail": counts["fail"], "info": counts["info"]},
         "errors": dict(sorted(counts["errors"].items())),
+        "cancellation_reasons": cancellation_reasons(run.history),
         "conflicts": conflicts(counts["errors"], counts["refusals"], run.pattern_cls.business_refusals),
         "conflicts_by_cause": conflicts_by_cause(run.history, dict(run.pattern_cls.business_refusals)),
         # The embedded server's profile for this run's table; aws-like is SIMULATED, and says so.
@@ -148,7 +166,14 @@ def render_text(data: dict[str, Any]) -> str:
             f"transaction conflict {causes.get('transaction_conflict', 0)}   throttled {causes.get('throttled', 0)}"
         )
     if data["errors"]:
-        out.append("errors     " + ", ".join(f"{code} {n}" for code, n in data["errors"].items()))
+        reasons = data.get("cancellation_reasons") or {}
+
+        def why(code: str) -> str:
+            if code != "TransactionCanceledException" or not reasons:
+                return ""
+            return " (reasons: " + ", ".join(f"{r} {n}" for r, n in reasons.items()) + ")"
+
+        out.append("errors     " + ", ".join(f"{code} {n}{why(code)}" for code, n in data["errors"].items()))
     if data["client_crashes"]:
         out.append(f"crashes    {data['client_crashes']} client(s) crashed mid-operation (injected)")
     for err in data["client_errors"][:5]:
