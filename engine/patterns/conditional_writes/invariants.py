@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.history import History
-from engine.patterns.base import Invariant, RunOptions
+from engine.patterns.base import CallRow, Invariant, RunOptions, acked_calls, call_rows
 from engine.patterns.conditional_writes.shared import ACTIVE
 from engine.tables import Table
 
@@ -37,36 +37,24 @@ def verdicts(table: Table, history: History, options: RunOptions) -> list[Invari
 class _Calls:
     """The calls and the final items the invariants read, picked out of the history and the table once."""
 
-    calls: list[tuple[int, str, str, str, str, dict[str, Any]]]  # (seq, action, key, outcome, error, detail)
-    attempts: dict[int, int]  # attempts each call made, by seq
+    calls: list[CallRow]
     final: dict[str, dict[str, Any]]  # the items at the end, by PK
     credits: int  # each new user's starting credits
 
     @classmethod
     def of(cls, history: History, table: Table, options: RunOptions) -> _Calls:
-        frame = history.snapshot(detail=True)
         return cls(
-            calls=list(
-                zip(
-                    frame["seq"].astype(int),
-                    frame["action"].astype(str),
-                    frame["key"].astype(str),
-                    frame["outcome"].astype(str),
-                    frame["error"].astype(str),
-                    frame["detail"],
-                )
-            ),
-            attempts=dict(zip(frame["seq"].astype(int), frame["retries"].astype(int) + 1)),
+            calls=call_rows(history),
             final={item["PK"]: item for item in table.scan_all()},
             credits=options["credits"],
         )
 
-    def acked(self, name: str) -> list[tuple[int, str, dict[str, Any]]]:
-        return [(seq, key, d) for seq, a, key, outcome, _, d in self.calls if a == name and outcome == "ok"]
+    def acked(self, name: str) -> list[CallRow]:
+        return acked_calls(self.calls, name)
 
     def overwrites(self) -> list[int]:
         """Acknowledged creates that replaced a user (their ALL_OLD came back)."""
-        return [seq for seq, _, d in self.acked("create-user") if d.get("overwrote")]
+        return [r.seq for r in self.acked("create-user") if r.detail.get("overwrote")]
 
     def user_items(self) -> dict[str, dict[str, Any]]:
         """The users the clients created (not the members set up before the run)."""
@@ -75,7 +63,7 @@ class _Calls:
 
 def _one_winner(c: _Calls) -> Invariant:
     creates = c.acked("create-user")
-    users = {key for _, a, key, *_ in c.calls if a == "create-user"}
+    users = {r.key for r in c.calls if r.action == "create-user"}
     overwrites = c.overwrites()
     return Invariant(
         name="one winner per new user",
@@ -96,10 +84,10 @@ def _one_winner(c: _Calls) -> Invariant:
 
 def _balance_never_negative(c: _Calls) -> Invariant:
     spends = c.acked("spend")
-    negative = [seq for seq, _, d in spends if d.get("credits_after", 0) < 0]
+    negative = [r.seq for r in spends if r.detail.get("credits_after", 0) < 0]
     lowest = min(
         [int(i["credits"]) for i in c.user_items().values()]
-        + [d["credits_after"] for *_, d in spends if "credits_after" in d],
+        + [r.detail["credits_after"] for r in spends if "credits_after" in r.detail],
         default=c.credits,
     )
     return Invariant(
@@ -123,16 +111,16 @@ def _spends_add_up(c: _Calls) -> Invariant:
     spends = c.acked("spend")
     user_items = c.user_items()
     spent: Counter[str] = Counter()
-    for _, key, d in spends:
-        spent[key] += d["amount"]
+    for r in spends:
+        spent[r.key] += r.detail["amount"]
     maybe: Counter[str] = Counter()  # lost-response spends: applied up to once per attempt, we cannot tell
-    for seq, a, key, outcome, _, d in c.calls:
-        if a == "spend" and outcome == "info":
-            maybe[key] += d["amount"] * c.attempts[seq]
+    for r in c.calls:
+        if r.action == "spend" and r.outcome == "info":
+            maybe[r.key] += r.detail["amount"] * r.attempts
     off_users = {
         pk for pk, item in user_items.items() if not 0 <= c.credits - int(item["credits"]) - spent[pk] <= maybe[pk]
     }
-    unknown_spends = sum(1 for _, a, _, outcome, *_ in c.calls if a == "spend" and outcome == "info")
+    unknown_spends = sum(1 for r in c.calls if r.action == "spend" and r.outcome == "info")
     hedge = f"; {unknown_spends} spends had an unknown outcome" if unknown_spends else ""
     return Invariant(
         name="spends add up to credits taken",
@@ -141,7 +129,7 @@ def _spends_add_up(c: _Calls) -> Invariant:
         expected=sum(spent.values()),
         observed=sum(c.credits - int(i["credits"]) for i in user_items.values()),
         violations=len(off_users),
-        calls=tuple(seq for seq, key, _ in spends if key in off_users),
+        calls=tuple(r.seq for r in spends if r.key in off_users),
         explanation=(
             f"on {len(off_users)} users the final balance disagrees with the spends that won"
             + (": a later create overwrote the user and reset its credits" if c.overwrites() else "")
@@ -153,7 +141,7 @@ def _spends_add_up(c: _Calls) -> Invariant:
 
 
 def _no_ghost(c: _Calls) -> Invariant:
-    ghost_writes = [seq for seq, _, d in c.acked("rename") if d.get("created")]
+    ghost_writes = [r.seq for r in c.acked("rename") if r.detail.get("created")]
     ghosts = [pk for pk, item in c.final.items() if pk.startswith("USER#m") and "status" not in item]
     return Invariant(
         name="update-if-exists creates no ghost",
@@ -174,7 +162,7 @@ def _no_ghost(c: _Calls) -> Invariant:
 
 def _paid_once(c: _Calls) -> Invariant:
     pays = c.acked("pay")
-    double = [seq for seq, _, d in pays if d.get("from") == "PAID"]
+    double = [r.seq for r in pays if r.detail.get("from") == "PAID"]
     paid = sum(1 for pk, item in c.final.items() if pk.startswith("ORDER#") and item["status"] == "PAID")
     return Invariant(
         name="PENDING → PAID exactly once",
@@ -194,15 +182,13 @@ def _paid_once(c: _Calls) -> Invariant:
 
 
 def _refusal_returns_item(c: _Calls) -> Invariant:
-    refusals = [
-        (seq, a, d)
-        for seq, a, _, outcome, error, d in c.calls
-        if outcome == "fail" and error == "ConditionalCheckFailedException"
-    ]
-    unexplained = [seq for seq, a, d in refusals if not _refusal_explained(a, d)]
+    refusals = [r for r in c.calls if r.outcome == "fail" and r.error == "ConditionalCheckFailedException"]
+    unexplained = [r.seq for r in refusals if not _refusal_explained(r.action, r.detail)]
     # A server that ignores ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x) refuses correctly but
     # hands back no item; say so rather than blame the condition.
-    itemless = sum(1 for _, a, d in refusals if a in ("create-user", "spend", "pay") and d.get("old_item") is None)
+    itemless = sum(
+        1 for r in refusals if r.action in ("create-user", "spend", "pay") and r.detail.get("old_item") is None
+    )
     return Invariant(
         name="refusals return the item as it was",
         key=REFUSAL_RETURNS_ITEM,

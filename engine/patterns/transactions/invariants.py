@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.history import History
-from engine.patterns.base import Invariant, RunOptions
+from engine.patterns.base import CallRow, Invariant, RunOptions, acked_calls, call_rows
 from engine.patterns.transactions.shared import PROFILE, STOCK
 from engine.tables import Table
 
@@ -33,7 +33,7 @@ def verdicts(table: Table, history: History, options: RunOptions) -> list[Invari
 class _Orders:
     """The calls and the final items the invariants read, picked out of the history and the table once."""
 
-    calls: list[tuple[int, str, str, str, dict[str, Any]]]  # (seq, action, outcome, error, detail) per call
+    calls: list[CallRow]
     stock: int  # at the start
     final_stock: int
     orders: dict[str, int]  # order items in the table at the end: qty by customer/order
@@ -42,18 +42,9 @@ class _Orders:
 
     @classmethod
     def of(cls, history: History, table: Table, options: RunOptions) -> _Orders:
-        frame = history.snapshot(detail=True)
         items = table.scan_all()
         return cls(
-            calls=list(
-                zip(
-                    frame["seq"].astype(int),
-                    frame["action"].astype(str),
-                    frame["outcome"].astype(str),
-                    frame["error"].astype(str),
-                    frame["detail"],
-                )
-            ),
+            calls=call_rows(history),
             stock=options["stock"],
             final_stock=int(next(i["stock"] for i in items if i["PK"] == STOCK["PK"])),
             orders={
@@ -65,12 +56,12 @@ class _Orders:
             transact=options.variant == "transact",
         )
 
-    def acked(self, action: str) -> list[tuple[int, dict[str, Any]]]:
-        return [(seq, d) for seq, a, outcome, _, d in self.calls if a == action and outcome == "ok"]
+    def acked(self, action: str) -> list[CallRow]:
+        return acked_calls(self.calls, action)
 
     def puts(self) -> dict[str, int]:
         """The separate writes' acknowledged order puts: the (last) put's seq by order."""
-        return {_order_of(d): seq for seq, d in self.acked("put-order")}
+        return {_order_of(r.detail): r.seq for r in self.acked("put-order")}
 
 
 def _order_of(d: dict[str, Any]) -> str:
@@ -79,12 +70,12 @@ def _order_of(d: dict[str, Any]) -> str:
 
 def _stock_never_negative(o: _Orders) -> Invariant:
     takes, snapshots = o.acked("take-stock"), o.acked("snapshot")
-    neg_writes = [seq for seq, d in takes if d.get("stock_after", 0) < 0]
-    neg_snaps = [seq for seq, d in snapshots if d.get("stock", 0) < 0]
+    neg_writes = [r.seq for r in takes if r.detail.get("stock_after", 0) < 0]
+    neg_snaps = [r.seq for r in snapshots if r.detail.get("stock", 0) < 0]
     lowest = min(
         [o.final_stock]
-        + [d["stock_after"] for _, d in takes if "stock_after" in d]
-        + [d["stock"] for _, d in snapshots if "stock" in d]
+        + [r.detail["stock_after"] for r in takes if "stock_after" in r.detail]
+        + [r.detail["stock"] for r in snapshots if "stock" in r.detail]
     )
     return Invariant(
         name="stock never negative",
@@ -111,12 +102,12 @@ def _counts_agree(o: _Orders) -> Invariant:
     per_customer = Counter(name.split("/")[0] for name in o.orders)
     count_off = sum(abs(o.counts.get(c, 0) - per_customer.get(c, 0)) for c in o.counts.keys() | per_customer.keys())
     # Per order, what the separate writes did (the transaction does all three or none, so it has no rows here).
-    takes = Counter(_order_of(d) for _, d in o.acked("take-stock"))
+    takes = Counter(_order_of(r.detail) for r in o.acked("take-stock"))
     puts = o.puts()
     no_take = [order for order in o.orders if order in puts and takes[order] == 0]
     allowed = {order: 1 if order in o.orders else 0 for order in takes}
     extra = sum(max(0, n - allowed[order]) for order, n in takes.items())
-    extra_rows = [seq for seq, d in o.acked("take-stock") if takes[_order_of(d)] > allowed[_order_of(d)]]
+    extra_rows = [r.seq for r in o.acked("take-stock") if takes[_order_of(r.detail)] > allowed[_order_of(r.detail)]]
     balanced = taken == units and count_off == 0
     unbalanced = [
         part
@@ -146,16 +137,18 @@ def _counts_agree(o: _Orders) -> Invariant:
 
 def _no_orphan_order(o: _Orders) -> Invariant:
     puts = o.puts()
-    finished = {_order_of(d) for _, d in o.acked("count-order")}
-    placed = {_order_of(d) for _, d in o.acked("place-order") + o.acked("resend-order")}
+    finished = {_order_of(r.detail) for r in o.acked("count-order")}
+    placed = {_order_of(r.detail) for r in o.acked("place-order") + o.acked("resend-order")}
     cancelled = [
-        (seq, _order_of(d), tuple(d.get("reasons", ())))
-        for seq, a, outcome, error, d in o.calls
-        if a == "place-order" and error == "TransactionCanceledException"
+        (r.seq, _order_of(r.detail), tuple(r.detail.get("reasons", ())))
+        for r in o.calls
+        if r.action == "place-order" and r.error == "TransactionCanceledException"
     ]
     leaked = [seq for seq, order, _ in cancelled if order in o.orders and order not in placed]
     unfinished = [puts[order] for order in o.orders if order in puts and order not in finished]
-    seen_leaks = [seq for seq, d in o.acked("snapshot") if d.get("placed") is False and d.get("order_present")]
+    seen_leaks = [
+        r.seq for r in o.acked("snapshot") if r.detail.get("placed") is False and r.detail.get("order_present")
+    ]
     reasons = Counter(r for *_, r in cancelled)
     return Invariant(
         name="no order item from a cancelled or unfinished placement",
@@ -182,12 +175,14 @@ def _no_orphan_order(o: _Orders) -> Invariant:
 
 def _resend_applies_once(o: _Orders) -> Invariant:
     resent = {
-        _order_of(d) for _, a, _, _, d in o.calls if a == "resend-order" or (a == "put-order" and d.get("resend"))
+        _order_of(r.detail)
+        for r in o.calls
+        if r.action == "resend-order" or (r.action == "put-order" and r.detail.get("resend"))
     }
     doubled = [
-        seq
-        for seq, d in o.acked("snapshot")
-        if d.get("expected_count") is not None and d.get("orderCount") != d["expected_count"]
+        r.seq
+        for r in o.acked("snapshot")
+        if r.detail.get("expected_count") is not None and r.detail.get("orderCount") != r.detail["expected_count"]
     ]
     return Invariant(
         name="a resent order applies once",
