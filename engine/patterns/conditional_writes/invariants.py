@@ -22,6 +22,7 @@ REFUSAL_RETURNS_ITEM = "refusals-return-the-item-as-it-was"
 
 
 def verdicts(table: Table, history: History, options: RunOptions) -> list[Invariant]:
+    """Every invariant of the run, read from the table after it and from its history."""
     calls = _Calls.of(history, table, options)
     return [
         _one_winner(calls),

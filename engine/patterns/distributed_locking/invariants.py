@@ -21,6 +21,7 @@ COUNTER_MATCHES_WRITES = "protected-counter-acknowledged-writes"
 
 
 def verdicts(table: Table, history: History, options: RunOptions) -> list[Invariant]:
+    """Every invariant of the run, read from the table after it and from its history."""
     calls = _LockCalls.of(history, locked=options.variant != "no-lock")
     stale = _stale_writes(calls.reads, calls.writes, calls.holds)
     resource = table.get(RESOURCE["PK"], RESOURCE["SK"])

@@ -20,6 +20,7 @@ REUSE_REFUSED = "a-key-reused-with-another-payload-is-refused"
 
 
 def verdicts(table: Table, history: History) -> list[Invariant]:
+    """Every invariant of the run, read from the table after it and from its history."""
     items = table.scan_all()
     charges = [i for i in items if i["SK"] == CHARGE]
     stuck = sum(1 for i in items if i["SK"] == RECORD and i["status"] == IN_PROGRESS)

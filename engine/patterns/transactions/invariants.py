@@ -20,6 +20,7 @@ RESEND_APPLIES_ONCE = "a-resent-order-applies-once"
 
 
 def verdicts(table: Table, history: History, options: RunOptions) -> list[Invariant]:
+    """Every invariant of the run, read from the table after it and from its history."""
     orders = _Orders.of(history, table, options)
     return [
         _stock_never_negative(orders),
