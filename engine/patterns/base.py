@@ -283,6 +283,12 @@ def call_rows(history: History) -> list[CallRow]:
     ]
 
 
-def acked_calls(calls: Iterable[CallRow], action: str) -> list[CallRow]:
-    """The calls of one action the server acknowledged."""
-    return [c for c in calls if c.action == action and c.outcome == "ok"]
+@dataclass(frozen=True)
+class RunCalls:
+    """The calls of a run, picked out of its history once; a pattern's invariants add the items they read."""
+
+    calls: list[CallRow]
+
+    def acked(self, action: str) -> list[CallRow]:
+        """The calls of one action the server acknowledged."""
+        return [c for c in self.calls if c.action == action and c.outcome == "ok"]

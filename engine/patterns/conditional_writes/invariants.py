@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.history import History
-from engine.patterns.base import CallRow, Invariant, RunOptions, acked_calls, call_rows
+from engine.patterns.base import Invariant, RunCalls, RunOptions, call_rows
 from engine.patterns.conditional_writes.shared import ACTIVE
 from engine.tables import Table
 
@@ -35,10 +35,9 @@ def verdicts(table: Table, history: History, options: RunOptions) -> list[Invari
 
 
 @dataclass(frozen=True)
-class _Calls:
+class _Calls(RunCalls):
     """The calls and the final items the invariants read, picked out of the history and the table once."""
 
-    calls: list[CallRow]
     final: dict[str, dict[str, Any]]  # the items at the end, by PK
     credits: int  # each new user's starting credits
 
@@ -49,9 +48,6 @@ class _Calls:
             final={item["PK"]: item for item in table.scan_all()},
             credits=options["credits"],
         )
-
-    def acked(self, name: str) -> list[CallRow]:
-        return acked_calls(self.calls, name)
 
     def overwrites(self) -> list[int]:
         """Acknowledged creates that replaced a user (their ALL_OLD came back)."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.history import History
-from engine.patterns.base import CallRow, Invariant, RunOptions, acked_calls, call_rows
+from engine.patterns.base import Invariant, RunCalls, RunOptions, call_rows
 from engine.patterns.transactions.shared import PROFILE, STOCK
 from engine.tables import Table
 
@@ -31,10 +31,9 @@ def verdicts(table: Table, history: History, options: RunOptions) -> list[Invari
 
 
 @dataclass(frozen=True)
-class _Orders:
+class _Orders(RunCalls):
     """The calls and the final items the invariants read, picked out of the history and the table once."""
 
-    calls: list[CallRow]
     stock: int  # at the start
     final_stock: int
     orders: dict[str, int]  # order items in the table at the end: qty by customer/order
@@ -56,9 +55,6 @@ class _Orders:
             counts={i["PK"]: int(i.get("orderCount", 0)) for i in items if i["SK"] == PROFILE},
             transact=options.variant == "transact",
         )
-
-    def acked(self, action: str) -> list[CallRow]:
-        return acked_calls(self.calls, action)
 
     def puts(self) -> dict[str, int]:
         """The separate writes' acknowledged order puts: the (last) put's seq by order."""
