@@ -31,9 +31,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from bench.recorded import Repeated
 from dashboard import live
 from dashboard.registry import RunRecord, Source
-from engine.history import Call, History, read_jsonl
+from engine.history import History
 
 SIZES = (10_000, 100_000, 1_000_000)
 KEPT_AT = 100_000
@@ -41,43 +42,16 @@ NEW_SHARE = 0.01
 RECORDED = Path(__file__).resolve().parents[1] / "tests" / "data" / "optimistic-locking-racy.jsonl"
 
 
-class Recorded:
-    """The recorded run's calls, call i being call i % len of the recording, shifted later by whole spans."""
+class Recorded(Repeated):
+    """The recorded optimistic-locking run, repeated."""
 
     def __init__(self) -> None:
-        source, meta = read_jsonl(RECORDED)
-        self.calls = source.calls()
-        self.span = max(c.complete_ns for c in self.calls) + 1_000_000
-        self.summary: dict[str, Any] = meta["summary"]
-
-    def extend(self, history: History, n_calls: int) -> None:
-        """Append calls until the history has n_calls."""
-        while len(history) < n_calls:
-            i = len(history)
-            c = self.calls[i % len(self.calls)]
-            shift = (i // len(self.calls)) * self.span
-            history.append(
-                Call(
-                    client=c.client,
-                    action=c.action,
-                    op=c.op,
-                    key=c.key,
-                    invoke_ns=c.invoke_ns + shift,
-                    complete_ns=c.complete_ns + shift,
-                    outcome=c.outcome,
-                    error=c.error,
-                    retries=c.retries,
-                    detail=c.detail,
-                    request=c.request,
-                )
-            )
+        super().__init__(RECORDED)
 
 
 def scaled(n_calls: int) -> tuple[History, dict[str, Any]]:
     recorded = Recorded()
-    history = History(t0_ns=0)
-    recorded.extend(history, n_calls)
-    return history, recorded.summary
+    return recorded.history(n_calls), recorded.summary
 
 
 def running_record(history: History, summary: dict[str, Any]) -> RunRecord:

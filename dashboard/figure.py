@@ -188,3 +188,8 @@ def span(calls: Calls, x_range: Sequence[float] | None) -> float:
     if isinstance(calls, RunView):
         return calls.span
     return float(calls["end_s"].max()) if len(calls) else 1.0
+
+
+def scatter(name: str, x: Any, y: Any, mode: str, **props: Any) -> dict[str, Any]:
+    """One named scatter trace ("lines", "markers", "markers+text"...) as a view adds it; props are Plotly's."""
+    return dict(type="scatter", name=name, x=x, y=y, mode=mode, **props)

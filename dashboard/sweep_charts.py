@@ -4,6 +4,9 @@ of engine.sweep.summarize in, a Plotly Figure out."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -13,6 +16,60 @@ from dashboard.figure import empty, figure, style
 from dashboard.palette import RACY_COLOUR, SAFE_COLOUR, safety
 
 # -- sweep -------------------------------------------------------------------------------------------------------
+
+
+def _thread_panels(
+    fig: go.Figure,
+    titles: Sequence[str],
+    *,
+    title_size: int,
+    rows: int = 1,
+    y_formats: Mapping[int, str] | None = None,
+    **spacing: float,
+) -> list[str]:
+    """One panel per title, threads on a log-2 x axis and the y axis from zero (tick format by panel index where
+    given); returns the panels' axis suffixes ("", "2", ...) in order."""
+    grid = make_subplots(
+        rows=rows, cols=len(titles) // rows, subplot_titles=list(titles), **spacing
+    ).layout.to_plotly_json()
+    axes = ["" if i == 0 else str(i + 1) for i in range(len(titles))]
+    for i, axis in enumerate(axes):
+        fig.layout[f"xaxis{axis}"] = {
+            **grid[f"xaxis{axis}"],
+            "type": "log",
+            "dtick": float(np.log10(2)),
+            "tickformat": "d",
+            "title": {"text": "threads", "font": {"size": 15}},
+        }
+        y_format = (y_formats or {}).get(i)
+        fig.layout[f"yaxis{axis}"] = {
+            **grid[f"yaxis{axis}"],
+            "rangemode": "tozero",
+            **({"tickformat": y_format} if y_format else {}),
+        }
+    fig.layout["annotations"] = [{**a, "font": {"size": title_size}} for a in grid["annotations"]]
+    return axes
+
+
+def _variant_line(
+    name: str, sub: pd.DataFrame, column: str, axis: str, *, colour: str, safe: bool, showlegend: bool, **extra: Any
+) -> dict[str, Any]:
+    """One variant's line in one panel: solid for the safe variant, dashed for a racy one."""
+    return dict(
+        type="scatter",
+        name=name,
+        legendgroup=name,
+        showlegend=showlegend,
+        x=sub["threads"],
+        y=sub[column],
+        mode="lines+markers",
+        xaxis=f"x{axis}",
+        yaxis=f"y{axis}",
+        line=dict(color=colour, width=3, dash="solid" if safe else "dash"),
+        marker=dict(size=9),
+        **extra,
+    )
+
 
 _SWEEP_METRICS = (
     ("conflict_rate", "conflict rate", ".0%"),
@@ -27,21 +84,15 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
     if rows is None or rows.empty:
         return empty(title, "No sweep results yet")
     fig = figure()
-    grid = make_subplots(
-        rows=2, cols=2, subplot_titles=[m[1] for m in _SWEEP_METRICS], horizontal_spacing=0.09, vertical_spacing=0.18
-    ).layout.to_plotly_json()
-    for name in ("xaxis", "xaxis2", "xaxis3", "xaxis4"):
-        fig.layout[name] = {
-            **grid[name],
-            "type": "log",
-            "dtick": float(np.log10(2)),
-            "tickformat": "d",
-            "title": {"text": "threads", "font": {"size": 15}},
-        }
-    for name in ("yaxis", "yaxis2", "yaxis3", "yaxis4"):
-        fig.layout[name] = {**grid[name], "rangemode": "tozero"}
-    fig.layout["yaxis"]["tickformat"] = ".0%"
-    fig.layout["annotations"] = [{**a, "font": {"size": 17}} for a in grid["annotations"]]
+    axes = _thread_panels(
+        fig,
+        [m[1] for m in _SWEEP_METRICS],
+        title_size=17,
+        rows=2,
+        y_formats={0: ".0%"},
+        horizontal_spacing=0.09,
+        vertical_spacing=0.18,
+    )
     palette = ["#2E7D32", "#C62828", "#1565C0", "#6A1B9A"]
     variants = list(dict.fromkeys(rows["variant"]))
     for vi, variant in enumerate(variants):
@@ -49,21 +100,16 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
         safe = bool(sub["safe"].iloc[0]) if "safe" in sub else vi == 0
         colour = (SAFE_COLOUR if safe else RACY_COLOUR) if len(variants) <= 2 else palette[vi % len(palette)]
         name = f"{variant} ({safety(safe)})"
-        for i, (col, label, fmt) in enumerate(_SWEEP_METRICS):
-            axis = "" if i == 0 else str(i + 1)
+        for i, ((col, label, fmt), axis) in enumerate(zip(_SWEEP_METRICS, axes)):
             fig.add_trace(
-                dict(
-                    type="scatter",
-                    name=name,
-                    legendgroup=name,
+                _variant_line(
+                    name,
+                    sub,
+                    col,
+                    axis,
+                    colour=colour,
+                    safe=safe,
                     showlegend=i == 0,
-                    x=sub["threads"],
-                    y=sub[col],
-                    mode="lines+markers",
-                    xaxis=f"x{axis}",
-                    yaxis=f"y{axis}",
-                    line=dict(color=colour, width=3, dash="solid" if safe else "dash"),
-                    marker=dict(size=9),
                     hovertemplate=f"{name}<br>%{{x}} threads: %{{y:{fmt}}}<extra>{label}</extra>",
                 )
             )
@@ -87,28 +133,14 @@ def sweep_spread(
     if points is None or points.empty:
         return empty(title, "No sweep results yet")
     fig = figure()
-    grid = make_subplots(
-        rows=1,
-        cols=3,
-        subplot_titles=[
-            (f"racy: {harm} per 1,000 ops" if harm and not safe else label) for _, safe, label, _ in _SPREAD_PANELS
-        ],
+    axes = _thread_panels(
+        fig,
+        [(f"racy: {harm} per 1,000 ops" if harm and not safe else label) for _, safe, label, _ in _SPREAD_PANELS],
+        title_size=16,
+        y_formats={1: ".0%"},
         horizontal_spacing=0.07,
-    ).layout.to_plotly_json()
-    for i in range(3):
-        axis = "" if i == 0 else str(i + 1)
-        fig.layout[f"xaxis{axis}"] = {
-            **grid[f"xaxis{axis}"],
-            "type": "log",
-            "dtick": float(np.log10(2)),
-            "tickformat": "d",
-            "title": {"text": "threads", "font": {"size": 15}},
-        }
-        fig.layout[f"yaxis{axis}"] = {**grid[f"yaxis{axis}"], "rangemode": "tozero"}
-    fig.layout["yaxis2"]["tickformat"] = ".0%"
-    fig.layout["annotations"] = [{**a, "font": {"size": 16}} for a in grid["annotations"]]
-    for i, (measure, safe, label, fmt) in enumerate(_SPREAD_PANELS):
-        axis = "" if i == 0 else str(i + 1)
+    )
+    for i, ((measure, safe, label, fmt), axis) in enumerate(zip(_SPREAD_PANELS, axes)):
         mine = points[points["safe"] == safe]
         colour = SAFE_COLOUR if safe else RACY_COLOUR
         for variant in dict.fromkeys(mine["variant"]):
@@ -132,19 +164,15 @@ def sweep_spread(
                     )
                 )
             fig.add_trace(
-                dict(
-                    type="scatter",
-                    name=name,
-                    legendgroup=name,
+                _variant_line(
+                    name,
+                    sub,
+                    measure,
+                    axis,
+                    colour=colour,
+                    safe=safe,
                     showlegend=i in (0, 1),
-                    x=sub["threads"],
-                    y=sub[measure],
                     customdata=np.stack([sub["runs"], low if low is not None else sub[measure]], axis=-1),
-                    mode="lines+markers",
-                    xaxis=f"x{axis}",
-                    yaxis=f"y{axis}",
-                    line=dict(color=colour, width=3, dash="solid" if safe else "dash"),
-                    marker=dict(size=9),
                     hovertemplate=f"{name}<br>%{{x}} threads: %{{y:{fmt}}} (mean of %{{customdata[0]}} runs)"
                     f"<extra>{label}</extra>",
                 )
@@ -174,39 +202,27 @@ def sweep_shares(
     if simulated:
         title = f"{title} (server profile aws-like: SIMULATED)"
     fig = figure()
-    grid = make_subplots(
-        rows=1, cols=len(present), subplot_titles=[label for _, label in present], horizontal_spacing=0.06
-    ).layout.to_plotly_json()
-    for i in range(len(present)):
-        axis = "" if i == 0 else str(i + 1)
-        fig.layout[f"xaxis{axis}"] = {
-            **grid[f"xaxis{axis}"],
-            "type": "log",
-            "dtick": float(np.log10(2)),
-            "tickformat": "d",
-            "title": {"text": "threads", "font": {"size": 15}},
-        }
-        fig.layout[f"yaxis{axis}"] = {**grid[f"yaxis{axis}"], "rangemode": "tozero", "tickformat": ".0%"}
-    fig.layout["annotations"] = [{**a, "font": {"size": 15}} for a in grid["annotations"]]
+    axes = _thread_panels(
+        fig,
+        [label for _, label in present],
+        title_size=15,
+        y_formats=dict.fromkeys(range(len(present)), ".0%"),
+        horizontal_spacing=0.06,
+    )
     for variant in dict.fromkeys(points["variant"]):
         sub = points[points["variant"] == variant].sort_values("threads")
         safe = bool(sub["safe"].iloc[0])
         name = f"{variant} ({safety(safe)})"
-        for i, (col, label) in enumerate(present):
-            axis = "" if i == 0 else str(i + 1)
+        for i, ((col, label), axis) in enumerate(zip(present, axes)):
             fig.add_trace(
-                dict(
-                    type="scatter",
-                    name=name,
-                    legendgroup=name,
+                _variant_line(
+                    name,
+                    sub,
+                    col,
+                    axis,
+                    colour=SAFE_COLOUR if safe else RACY_COLOUR,
+                    safe=safe,
                     showlegend=i == 0,
-                    x=sub["threads"],
-                    y=sub[col],
-                    mode="lines+markers",
-                    xaxis=f"x{axis}",
-                    yaxis=f"y{axis}",
-                    line=dict(color=SAFE_COLOUR if safe else RACY_COLOUR, width=3, dash="solid" if safe else "dash"),
-                    marker=dict(size=9),
                     hovertemplate=f"{name}<br>%{{x}} threads: %{{y:.1%}}<extra>{label}</extra>",
                 )
             )

@@ -1,4 +1,4 @@
-"""python -m engine  list | run | walkthrough | serve | sweep
+"""python -m engine  list | run | walkthrough | serve | sweep | demos (the last four in engine/commands/)
 
 Exit status: 0 when the command completed (whatever the invariants say), 2 for bad arguments, 1 when it
 could not run (unreachable endpoint, missing or rejected credentials, a missing permission, server died).
@@ -17,11 +17,20 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from engine.backend import RETRY_MODES, Backend, BackendKind, BackendSpec, RetryPolicy
+from engine.backend import RETRY_MODES, BackendKind, RetryPolicy
+
+# Under their old names, so the run command's code reads as it did before the other commands moved out.
+from engine.commands.backend_args import backend_for as _backend
+from engine.commands.backend_args import knob_settings as _options
+from engine.commands.backend_args import profile_for as _profile
+from engine.commands.demos import cmd_demos
+from engine.commands.serve import cmd_serve
+from engine.commands.sweep import cmd_sweep
+from engine.commands.walkthrough import cmd_walkthrough
 from engine.errors import BadInput, LabError
-from engine.patterns import all_patterns, get_pattern
+from engine.patterns import all_patterns
 from engine.runner import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS, Run, RunConfig, RunState
-from engine.server.profile import KNOBS, ProfileSpec, ServerProfile
+from engine.server.profile import KNOBS, ServerProfile
 
 
 class _Parser(argparse.ArgumentParser):
@@ -70,10 +79,6 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
         metavar="KNOB=VALUE",
         help=f"an aws-like knob: {', '.join(f'{k} ({v[0]:g})' for k, v in KNOBS.items())}",
     )
-
-
-def _profile(args: argparse.Namespace) -> ProfileSpec:
-    return ProfileSpec.parse(args.profile, _options(args.profile_set) if args.profile_set else None)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -223,24 +228,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 # -- run -------------------------------------------------------------------------------------------------------
 
 
-def _options(pairs: list[str]) -> dict[str, str]:
-    options = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise BadInput(f"--set {pair!r} is not NAME=VALUE", "write it like --set accounts=4")
-        options[name.strip()] = value.strip()
-    return options
-
-
-def _backend(args: argparse.Namespace) -> Backend:
-    spec = BackendSpec.parse(args.endpoint_url, aws=args.aws, confirm_aws=args.confirm_aws, region=args.region)
-    profile = _profile(args)
-    if profile.simulated and spec.kind is BackendKind.AWS:
-        raise BadInput("--profile aws-like simulates AWS on the embedded server; on AWS it is real", "drop --profile")
-    return Backend(spec, profile=profile)
-
-
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     options: dict[str, Any] = _options(args.set)
     if args.gsi_lag_ms is not None:
@@ -356,166 +343,3 @@ def _wait_with_progress(run: Run, quiet: bool) -> None:
         signal.signal(signal.SIGTERM, previous)
         if show:
             print(file=sys.stderr)
-
-
-# -- walkthrough -----------------------------------------------------------------------------------------------
-
-
-def cmd_walkthrough(args: argparse.Namespace) -> int:
-    from engine.walkthrough import run_walkthrough
-
-    refs = list(all_patterns()) if args.pattern == "all" else [get_pattern(args.pattern).name]
-    if args.variant is not None:
-        if len(refs) > 1:
-            raise BadInput("--variant needs one pattern, not 'all'", "e.g. walkthrough 23 --variant version-attribute")
-        get_pattern(refs[0]).resolve_options(args.variant, {})  # unknown: refused before any server starts
-    with _backend(args) as backend:
-        for ref in refs:
-            pattern = get_pattern(ref)
-            if len(refs) > 1:
-                print(f"##### {pattern.seed} · {pattern.title}\n")
-            run_walkthrough(ref, backend, sys.stdout, variant=args.variant)
-    return 0
-
-
-# -- serve -----------------------------------------------------------------------------------------------------
-
-MIN_TTL_INTERVAL_S = 0.05
-MAX_TTL_INTERVAL_S = 86_400.0
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    from engine.server.serve import build_app, make_http_server
-
-    if not 1 <= args.port <= 65535:
-        raise BadInput(f"port {args.port} is out of range", "use 1 to 65535")
-    if not MIN_TTL_INTERVAL_S <= args.ttl_interval <= MAX_TTL_INTERVAL_S:
-        raise BadInput(
-            f"--ttl-interval {args.ttl_interval:g} is out of range (a sweep that often would keep a core busy)"
-            if args.ttl_interval < MIN_TTL_INTERVAL_S
-            else f"--ttl-interval {args.ttl_interval:g} is out of range",
-            f"use {MIN_TTL_INTERVAL_S:g} to {MAX_TTL_INTERVAL_S:g} seconds (default 1)",
-        )
-    if not args.host or any(c.isspace() or not c.isprintable() for c in args.host):
-        raise BadInput(f"--host {args.host!r} is not a host name or address", "e.g. --host 127.0.0.1")
-    import secrets
-
-    from engine.server.control import TOKEN_ENV, TOKEN_HEADER
-
-    token = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
-    profile = _profile(args)
-    app = build_app(ttl_interval_s=args.ttl_interval, lab_token=token, profile=profile)
-    try:
-        server = make_http_server(args.host, args.port, app)
-    except OSError as e:
-        app.close()
-        if e.errno in (98, 48):
-            raise BadInput(
-                f"port {args.port} on {args.host} is already in use",
-                "pick another --port, or stop the program that holds it",
-            ) from None
-        raise BadInput(f"cannot listen on {args.host}:{args.port}: {e.strerror}", "check --host and --port") from None
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"warning: listening on {args.host}: other machines can reach this server", file=sys.stderr)
-    print(
-        f"embedded DynamoDB on http://{args.host}:{server.server_port} (endpoint_url for boto3); Ctrl-C to stop",
-        flush=True,
-    )
-    print(f"profile: {profile.describe()}", flush=True)
-    if not os.environ.get(TOKEN_ENV):  # set it in the environment to choose it, and to keep it off the screen
-        print(f"settings (POST /_lab/config) take the header {TOKEN_HEADER}: {token}", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        print("stopped", file=sys.stderr)
-    finally:
-        server.server_close()
-        app.close()
-    return 0
-
-
-# -- sweep -----------------------------------------------------------------------------------------------------
-
-MAX_SWEEP_OPS = 100_000
-
-
-def thread_counts(text: str) -> list[int]:
-    """ "1,2,4,8" as sorted distinct counts from 1 to the thread cap; BadInput for anything else, empty included."""
-    like = "e.g. --threads 1,2,4,8"
-    parts = [t.strip() for t in text.split(",")]
-    if not any(parts):
-        raise BadInput("--threads is empty: a sweep needs at least one thread count", like)
-    try:
-        counts = sorted({int(t) for t in parts if t})
-    except ValueError:
-        raise BadInput(f"--threads {text[:60]!r} is not a comma-separated list of whole numbers", like) from None
-    if counts[0] < 1 or counts[-1] > DEFAULT_MAX_THREADS:
-        raise BadInput(f"--threads {text[:60]!r}: every count must be from 1 to {DEFAULT_MAX_THREADS}", like)
-    return counts
-
-
-def cmd_sweep(args: argparse.Namespace) -> int:
-    from engine.sweep import plan, render_sweep, summarize, sweep
-
-    counts = thread_counts(args.threads)
-    pattern = get_pattern(args.pattern)
-    if not 1 <= args.ops <= MAX_SWEEP_OPS:
-        raise BadInput(f"--ops {args.ops} is out of range", f"use 1 to {MAX_SWEEP_OPS} operations per client")
-    variants = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else list(pattern.variants)
-    for name in variants:
-        if name not in pattern.variants:
-            raise BadInput(
-                f"pattern {pattern.name!r} has no variant {name!r}", f"use some of: {', '.join(pattern.variants)}"
-            )
-    for variant in variants:  # every run of the sweep is checked before the server starts
-        RunConfig(pattern=pattern.name, variant=variant, threads=counts[-1], ops_per_client=args.ops).validated()
-    next(plan(counts, variants, args.repeats))  # bad --repeats fails here, before any server starts
-    with _backend(args) as backend:
-        frame = sweep(
-            backend,
-            pattern.name,
-            counts,
-            ops_per_client=args.ops,
-            profile=backend.profile,
-            repeats=args.repeats,
-            variants=variants,
-            progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
-        )
-    if args.json:
-        points = summarize(frame)
-        records = json.loads(points.to_json(orient="records")) if not points.empty else []
-        for record in records:
-            mine = frame[(frame["variant"] == record["variant"]) & (frame["threads"] == record["threads"])]
-            record["per_run"] = json.loads(mine.to_json(orient="records"))
-        print(json.dumps(records))
-    else:
-        print(render_sweep(frame, pattern.name))
-    failed = frame[frame["state"] == RunState.FAILED.value] if not frame.empty else frame
-    if len(failed):
-        print(f"error: the sweep stopped at a failed run: {failed['error'].iloc[0]}", file=sys.stderr)
-        return 1
-    return 0
-
-
-# -- demos -----------------------------------------------------------------------------------------------------
-
-
-def cmd_demos(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from engine.demos import DEFAULT_DIR, record_demos
-
-    out = Path(args.out) if args.out else DEFAULT_DIR
-    with _backend(args) as backend:
-        written = record_demos(
-            backend,
-            out,
-            threads=args.threads,
-            ops_per_client=args.ops,
-            seed=args.seed,
-            progress=lambda msg: print(f"recording {msg}", file=sys.stderr, flush=True),
-        )
-    size = sum(p.stat().st_size for p in written)
-    print(f"{len(written)} demos in {out}: {size / 1024:,.0f} KiB")
-    return 0

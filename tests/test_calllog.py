@@ -65,6 +65,22 @@ def place_order(order_id, qty):
     )
 
 
+def place_order_block(order_id, qty):
+    # the seed's block for place_order(order_id, qty), both orders of pattern 25 in one
+    return f"""\
+>>> TransactWriteItems
+    - Put p25-transactions
+        item:       {{PK: 'USER#alice', SK: 'ORDER#{order_id}', qty: {qty}}}
+        condition:  attribute_not_exists(PK)
+    - Update p25-transactions
+        key:        {{PK: 'PRODUCT#widget', SK: 'STOCK'}}
+        condition:  stock >= {qty}
+        update:     SET stock = stock - {qty}
+    - Update p25-transactions
+        key:        {{PK: 'USER#alice', SK: 'PROFILE'}}
+        update:     ADD orderCount 1"""
+
+
 def change_email(old, new):
     # pattern 26: drop the old sentinel, claim the new one, and move the profile only if it still has `old`
     return dict(
@@ -88,6 +104,21 @@ def change_email(old, new):
             },
         ]
     )
+
+
+def change_email_block(old, new):
+    # the seed's block for change_email(old, new), both changes of pattern 26 in one
+    return f"""\
+>>> TransactWriteItems
+    - Delete p26-unique-constraints
+        key:        {{PK: 'EMAIL#{old}', SK: 'EMAIL'}}
+    - Put p26-unique-constraints
+        item:       {{PK: 'EMAIL#{new}', SK: 'EMAIL', user_id: 'bob'}}
+        condition:  attribute_not_exists(PK)
+    - Update p26-unique-constraints
+        key:        {{PK: 'USER#bob', SK: 'PROFILE'}}
+        condition:  email = '{old}'
+        update:     SET email = '{new}'"""
 
 
 def acquire(owner, expires, now):
@@ -256,34 +287,12 @@ CASES = {
     "25-order-o1": (
         "TransactWriteItems",
         place_order("o1", 2),
-        """\
->>> TransactWriteItems
-    - Put p25-transactions
-        item:       {PK: 'USER#alice', SK: 'ORDER#o1', qty: 2}
-        condition:  attribute_not_exists(PK)
-    - Update p25-transactions
-        key:        {PK: 'PRODUCT#widget', SK: 'STOCK'}
-        condition:  stock >= 2
-        update:     SET stock = stock - 2
-    - Update p25-transactions
-        key:        {PK: 'USER#alice', SK: 'PROFILE'}
-        update:     ADD orderCount 1""",
+        place_order_block("o1", 2),
     ),
     "25-order-o2": (
         "TransactWriteItems",
         place_order("o2", 5),
-        """\
->>> TransactWriteItems
-    - Put p25-transactions
-        item:       {PK: 'USER#alice', SK: 'ORDER#o2', qty: 5}
-        condition:  attribute_not_exists(PK)
-    - Update p25-transactions
-        key:        {PK: 'PRODUCT#widget', SK: 'STOCK'}
-        condition:  stock >= 5
-        update:     SET stock = stock - 5
-    - Update p25-transactions
-        key:        {PK: 'USER#alice', SK: 'PROFILE'}
-        update:     ADD orderCount 1""",
+        place_order_block("o2", 5),
     ),
     "25-transact-get": (
         "TransactGetItems",
@@ -335,32 +344,12 @@ CASES = {
     "26-change-email-taken": (
         "TransactWriteItems",
         change_email("b@x.com", "a@x.com"),
-        """\
->>> TransactWriteItems
-    - Delete p26-unique-constraints
-        key:        {PK: 'EMAIL#b@x.com', SK: 'EMAIL'}
-    - Put p26-unique-constraints
-        item:       {PK: 'EMAIL#a@x.com', SK: 'EMAIL', user_id: 'bob'}
-        condition:  attribute_not_exists(PK)
-    - Update p26-unique-constraints
-        key:        {PK: 'USER#bob', SK: 'PROFILE'}
-        condition:  email = 'b@x.com'
-        update:     SET email = 'a@x.com'""",
+        change_email_block("b@x.com", "a@x.com"),
     ),
     "26-change-email": (
         "TransactWriteItems",
         change_email("b@x.com", "bob@x.com"),
-        """\
->>> TransactWriteItems
-    - Delete p26-unique-constraints
-        key:        {PK: 'EMAIL#b@x.com', SK: 'EMAIL'}
-    - Put p26-unique-constraints
-        item:       {PK: 'EMAIL#bob@x.com', SK: 'EMAIL', user_id: 'bob'}
-        condition:  attribute_not_exists(PK)
-    - Update p26-unique-constraints
-        key:        {PK: 'USER#bob', SK: 'PROFILE'}
-        condition:  email = 'b@x.com'
-        update:     SET email = 'bob@x.com'""",
+        change_email_block("b@x.com", "bob@x.com"),
     ),
     "26-scan": ("Scan", dict(TableName=T26), ">>> Scan p26-unique-constraints"),
     "27-claim": (

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.aggregates import Aggregate, Rows, SortedTail
-from dashboard.figure import MAX_POINTS, Calls, agg, empty, figure, style
+from dashboard.figure import MAX_POINTS, Calls, agg, empty, figure, scatter, style
 from dashboard.frames import detail_values, where
 from dashboard.palette import COLOURS, OK, RACY_COLOUR, SAFE_COLOUR
 from dashboard.sampling import thin_index
@@ -85,23 +85,21 @@ def counter(
     s = facts.series
     fig = figure()
     fig.add_trace(
-        dict(
-            type="scatter",
-            name="acknowledged increments (what the count should be)",
-            x=s["t"],
-            y=s["acknowledged"],
-            mode="lines",
+        scatter(
+            "acknowledged increments (what the count should be)",
+            s["t"],
+            s["acknowledged"],
+            "lines",
             line=dict(color="#424242", width=3, dash="dash"),
         )
     )
     if s["written"].notna().any():
         fig.add_trace(
-            dict(
-                type="scatter",
-                name="value a client wrote (read + 1)",
-                x=s["t"],
-                y=s["written"],
-                mode="markers",
+            scatter(
+                "value a client wrote (read + 1)",
+                s["t"],
+                s["written"],
+                "markers",
                 marker=dict(color=COLOURS[OK], size=7),
                 hovertemplate="#%{customdata} wrote %{y} at %{x:.3f} s<extra></extra>",
                 customdata=s["seq"],
@@ -111,12 +109,11 @@ def counter(
     if facts.final is not None:
         colour = SAFE_COLOUR if not facts.lost else RACY_COLOUR
         fig.add_trace(
-            dict(
-                type="scatter",
-                name="final count read back",
-                x=[end],
-                y=[facts.final],
-                mode="markers+text",
+            scatter(
+                "final count read back",
+                [end],
+                [facts.final],
+                "markers+text",
                 marker=dict(color=colour, size=18, symbol="star"),
                 text=[f"final {facts.final:,}  "],
                 textposition="bottom left",

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.aggregates import Aggregate, Grow, Rows, SortedTail, done_ns
-from dashboard.figure import MAX_POINTS, Calls, agg, empty, figure, style
+from dashboard.figure import MAX_POINTS, Calls, agg, empty, figure, scatter, style
 from dashboard.frames import WRITE_OPS, as_object, categories, detail_fields, where
 from dashboard.palette import CCF, COLOURS, FLAG_COLOUR, INFO, OK
 from dashboard.sampling import Reservoir, Sampling, choose, stable_hash, thin_index
@@ -229,23 +229,21 @@ def version_history(
     fig = figure()
     if lost:  # where the version would be had no acknowledged write been erased
         fig.add_trace(
-            dict(
-                type="scatter",
-                name="version if none were lost",
-                x=acked["t"],
-                y=acked["ideal"],
-                mode="lines",
+            scatter(
+                "version if none were lost",
+                acked["t"],
+                acked["ideal"],
+                "lines",
                 line=dict(color="#424242", width=2, dash="dash"),
                 hoverinfo="skip",
             )
         )
     fig.add_trace(
-        dict(
-            type="scatter",
-            name="current version",
-            x=acked["t"],
-            y=acked["version"],
-            mode="lines",
+        scatter(
+            "current version",
+            acked["t"],
+            acked["version"],
+            "lines",
             line=dict(color="#90A4AE", width=2, shape="hv"),
             hoverinfo="skip",
         )
@@ -259,12 +257,11 @@ def version_history(
         xs = np.column_stack([t0, t1, np.full(len(t0), np.nan)]).ravel()  # NaN breaks the line between pairs
         ys = np.column_stack([v, v, np.full(len(v), np.nan)]).ravel()
         fig.add_trace(
-            dict(
-                type="scatter",
-                name="same version written twice",
-                x=xs,
-                y=ys,
-                mode="lines",
+            scatter(
+                "same version written twice",
+                xs,
+                ys,
+                "lines",
                 line=dict(color=FLAG_COLOUR, width=2),
                 hoverinfo="skip",
             )
@@ -289,12 +286,11 @@ def version_history(
         )
         line = dict(width=2, color=look["color"]) if name == "lost" else dict(width=1, color="white")
         fig.add_trace(
-            dict(
-                type="scatter",
-                name=look["name"],
-                x=rows["t"],
-                y=rows["version"],
-                mode="markers",
+            scatter(
+                str(look["name"]),
+                rows["t"],
+                rows["version"],
+                "markers",
                 marker=dict(color=look["color"], symbol=look["symbol"], size=look["size"], line=line),
                 text=text,
                 hovertemplate="%{text}<br>at %{x:.3f} s<extra>" + name + "</extra>",

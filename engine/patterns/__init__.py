@@ -1,5 +1,6 @@
 """One module per seed pattern; each defines one Pattern subclass. Found by scanning this package, so adding
-a pattern is adding a file."""
+a pattern is adding a file. A larger pattern is a package whose __init__ defines the class, with its invariants,
+walkthrough and shared names in sibling modules."""
 
 from __future__ import annotations
 

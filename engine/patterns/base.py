@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import pandas as pd
 
@@ -252,3 +252,43 @@ class Pattern:
 def rows(frame: pd.DataFrame, mask: Any) -> tuple[int, ...]:
     """The History rows (seq) selected by mask: evidence for an invariant card (Invariant samples them)."""
     return tuple(int(s) for s in frame.loc[mask, "seq"])
+
+
+class CallRow(NamedTuple):
+    """One recorded call as a pattern's invariants read it."""
+
+    seq: int
+    action: str
+    key: str
+    outcome: str  # "ok", "fail" or "info"
+    error: str  # the DynamoDB error code, or "None"
+    attempts: int  # botocore's retries + 1
+    detail: dict[str, Any]
+
+
+def call_rows(history: History) -> list[CallRow]:
+    """Every call of the history, picked out once for the invariant functions to walk over."""
+    frame = history.snapshot(detail=True)
+    return [
+        CallRow(*row)
+        for row in zip(
+            frame["seq"].astype(int),
+            frame["action"].astype(str),
+            frame["key"].astype(str),
+            frame["outcome"].astype(str),
+            frame["error"].astype(str),
+            frame["retries"].astype(int) + 1,
+            frame["detail"],
+        )
+    ]
+
+
+@dataclass(frozen=True)
+class RunCalls:
+    """The calls of a run, picked out of its history once; a pattern's invariants add the items they read."""
+
+    calls: list[CallRow]
+
+    def acked(self, action: str) -> list[CallRow]:
+        """The calls of one action the server acknowledged."""
+        return [c for c in self.calls if c.action == action and c.outcome == "ok"]

@@ -7,6 +7,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from bench.recorded import Repeated
 from engine.history import Call, History, Outcome, read_jsonl
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -24,33 +25,8 @@ def frame(name: str):
 
 def scaled(name: str, n_calls: int) -> tuple[History, dict[str, Any]]:
     """`n_calls` calls made by repeating a recorded history later and later in time (seq keeps growing)."""
-    source, summary = load(name)
-    calls = source.calls()
-    span = max(c.complete_ns for c in calls) + 1_000_000
-    big = History(t0_ns=0)
-    i = 0
-    while len(big) < n_calls:
-        shift = span * i
-        for c in calls:
-            if len(big) >= n_calls:
-                break
-            big.append(
-                Call(
-                    client=c.client,
-                    action=c.action,
-                    op=c.op,
-                    key=c.key,
-                    invoke_ns=c.invoke_ns + shift,
-                    complete_ns=c.complete_ns + shift,
-                    outcome=c.outcome,
-                    error=c.error,
-                    retries=c.retries,
-                    detail=c.detail,
-                    request=c.request,
-                )
-            )
-        i += 1
-    return big, summary
+    recorded = Repeated(DATA / f"{name}.jsonl")
+    return recorded.history(n_calls), recorded.summary
 
 
 def call(

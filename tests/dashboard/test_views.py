@@ -16,7 +16,15 @@ from engine.patterns.base import Invariant, invariant_key
 from tests.dashboard.helpers import DATA, load
 
 ROOT = Path(__file__).resolve().parents[2]
-PATTERN_FILES = sorted(p for p in (ROOT / "engine" / "patterns").glob("*.py") if p.stem not in {"__init__", "base"})
+PATTERNS = ROOT / "engine" / "patterns"
+# A pattern is a module or a package (its __init__ and siblings); every file of it is read.
+PATTERN_FILES = sorted(
+    p for p in PATTERNS.rglob("*.py") if p.relative_to(PATTERNS).as_posix() not in {"__init__.py", "base.py"}
+)
+
+
+def pattern_file_id(path: Path) -> str:
+    return path.relative_to(PATTERNS).with_suffix("").as_posix()
 
 
 def module_of(cls: type) -> str:
@@ -54,7 +62,7 @@ def _invariant_calls(path: Path) -> list[ast.Call]:
     ]
 
 
-@pytest.mark.parametrize("path", PATTERN_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", PATTERN_FILES, ids=pattern_file_id)
 def test_every_invariant_has_a_key_constant_of_its_module(path: Path) -> None:
     tree = ast.parse(path.read_text())
     constants = {
@@ -69,7 +77,7 @@ def test_every_invariant_has_a_key_constant_of_its_module(path: Path) -> None:
         assert isinstance(key, ast.Name) and key.id in constants, f"{path.name}:{call.lineno}: give it key=<CONSTANT>"
 
 
-@pytest.mark.parametrize("path", PATTERN_FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", PATTERN_FILES, ids=pattern_file_id)
 def test_a_key_constant_is_defined_once(path: Path) -> None:
     names = [
         t.id

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -12,22 +14,51 @@ from engine.backend import Backend, RetryPolicy
 from engine.calls import Ambiguous, Caller, ConditionFailed, TransactionCanceled
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History, Outcome
-from engine.tables import TableSpec, drop_table, open_table
+from engine.tables import Table, TableSpec, drop_table, open_table
+
+
+@contextmanager
+def calls_table(backend: Backend, attempts: int) -> Iterator[Table]:
+    """A fresh table whose client makes up to `attempts` attempts per call and can lose responses."""
+    client = backend.client(retry=RetryPolicy("standard", attempts))
+    injector = FaultInjector(client, FaultPlan())
+    table = open_table(client, "calls-test", TableSpec())
+    try:
+        yield table
+    finally:
+        drop_table(table)
+        injector.close()
 
 
 @pytest.fixture
-def table(backend: Backend):
-    client = backend.client(retry=RetryPolicy("standard", 3))
-    injector = FaultInjector(client, FaultPlan())
-    table = open_table(client, "calls-test", TableSpec())
-    yield table
-    drop_table(table)
-    injector.close()
+def table(backend: Backend) -> Iterator[Table]:
+    with calls_table(backend, attempts=3) as table:
+        yield table
+
+
+def recorder(table: Table, client_id: int = 0, **options: Any) -> tuple[History, Caller]:
+    """A history and a caller that records into it."""
+    history = History()
+    return history, Caller(table.client, history, client_id=client_id, **options)
+
+
+def add_one(caller: Caller, table: Table, **params: Any) -> dict[str, Any]:
+    """ADD 1 to counter C, its response lost on the way back."""
+    return caller.call(
+        "add",
+        "UpdateItem",
+        key="C",
+        lose_response=True,
+        TableName=table.name,
+        Key={"PK": "C", "SK": "C"},
+        UpdateExpression="ADD n :one",
+        ExpressionAttributeValues={":one": 1},
+        **params,
+    )
 
 
 def test_a_won_condition_is_ok_and_a_lost_one_is_fail(table) -> None:
-    history = History()
-    caller = Caller(table.client, history, client_id=3)
+    history, caller = recorder(table, client_id=3)
     put = dict(
         TableName=table.name, Item={"PK": "USER#alice", "SK": "PROFILE"}, ConditionExpression="attribute_not_exists(PK)"
     )
@@ -53,7 +84,7 @@ def test_a_refused_call_leaves_no_reference_cycle_behind(table) -> None:
         ConditionExpression="remaining > :zero",
         ExpressionAttributeValues={":minus": -1, ":zero": 0},
     )
-    caller = Caller(table.client, History(), client_id=0)
+    _, caller = recorder(table)
 
     def garbage(call: Callable[[], None]) -> int:
         gc.collect()
@@ -77,8 +108,7 @@ def test_a_refused_call_leaves_no_reference_cycle_behind(table) -> None:
 
 
 def test_all_old_on_failure_keeps_the_item_as_it_was(table) -> None:
-    history = History()
-    caller = Caller(table.client, history, client_id=0)
+    history, caller = recorder(table)
     table.put({"PK": "USER#alice", "SK": "PROFILE", "credits": 3})
     with pytest.raises(ConditionFailed) as e:
         caller.call(
@@ -97,8 +127,7 @@ def test_all_old_on_failure_keeps_the_item_as_it_was(table) -> None:
 
 
 def test_cancellation_reasons_are_recorded_per_action(table) -> None:
-    history = History()
-    caller = Caller(table.client, history, client_id=0)
+    history, caller = recorder(table)
     table.put({"PK": "PRODUCT#widget", "SK": "STOCK", "stock": 1})
     with pytest.raises(TransactionCanceled) as e:
         caller.call(
@@ -131,8 +160,7 @@ def test_cancellation_reasons_are_recorded_per_action(table) -> None:
 def test_a_lost_response_on_a_create_only_put_is_ambiguous_not_a_failure(table) -> None:
     """The classic case: the server applied the put, the response was lost, botocore retried, and the retry
     met our own item: ConditionalCheckFailed. That is not a failure: the outcome is unknown (info)."""
-    history = History()
-    caller = Caller(table.client, history, client_id=0)
+    history, caller = recorder(table)
     with pytest.raises(Ambiguous) as e:
         caller.call(
             "claim",
@@ -151,32 +179,16 @@ def test_a_lost_response_on_a_create_only_put_is_ambiguous_not_a_failure(table) 
 
 
 def test_a_lost_response_without_retries_ends_as_info(backend: Backend) -> None:
-    client = backend.client(retry=RetryPolicy("standard", 1))
-    injector = FaultInjector(client, FaultPlan())
-    table = open_table(client, "calls-test", TableSpec())
-    try:
-        history = History()
+    with calls_table(backend, attempts=1) as table:
+        history, caller = recorder(table)
         with pytest.raises(Ambiguous):
-            Caller(client, history, 0).call(
-                "add",
-                "UpdateItem",
-                key="C",
-                lose_response=True,
-                TableName=table.name,
-                Key={"PK": "C", "SK": "C"},
-                UpdateExpression="ADD n :one",
-                ExpressionAttributeValues={":one": 1},
-            )
+            add_one(caller, table)
         assert history.call(0).outcome is Outcome.INFO and history.call(0).error == "ReadTimeoutError"
         assert (table.get("C", "C") or {})["n"] == 1
-    finally:
-        drop_table(table)
-        injector.close()
 
 
 def test_lost_response_share_only_hits_writes(table) -> None:
-    history = History()
-    caller = Caller(table.client, history, client_id=0, lost_response_share=1.0)
+    history, caller = recorder(table, lost_response_share=1.0)
     table.put({"PK": "A", "SK": "A"})
     caller.call("read", "GetItem", key="A", TableName=table.name, Key={"PK": "A", "SK": "A"})
     assert history.call(0).outcome is Outcome.OK and "lost_response" not in history.call(0).detail
@@ -184,19 +196,9 @@ def test_lost_response_share_only_hits_writes(table) -> None:
 
 def test_a_write_that_succeeds_after_a_lost_response_is_unknown_not_ok(table) -> None:
     """The first attempt was applied and its answer lost; the retry applied it again: once or twice?"""
-    history = History()
+    history, caller = recorder(table)
     table.put({"PK": "C", "SK": "C", "n": 0})
-    response = Caller(table.client, history, 0).call(
-        "add",
-        "UpdateItem",
-        key="C",
-        lose_response=True,
-        TableName=table.name,
-        Key={"PK": "C", "SK": "C"},
-        UpdateExpression="ADD n :one",
-        ExpressionAttributeValues={":one": 1},
-        ReturnValues="UPDATED_NEW",
-    )
+    response = add_one(caller, table, ReturnValues="UPDATED_NEW")
     call = history.call(0)
     assert response["Attributes"]["n"] == 2  # really applied twice
     assert call.outcome is Outcome.INFO and call.error is None and call.detail["ambiguous_retry"] is True

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from engine.backend import Backend
-from engine.patterns.distributed_locking import _every, _overlaps, held_and_late
+from engine.patterns.distributed_locking import _every
+from engine.patterns.distributed_locking.invariants import _overlaps, held_and_late
 from engine.runner import RunConfig, RunState, run_pattern
 from engine.walkthrough import run_walkthrough
 

@@ -9,77 +9,74 @@ responses of DynamoDB writes (botocore retries them) come on top.
 from __future__ import annotations
 
 import hashlib
-import itertools
-import threading
 import time
-from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from random import Random
 from typing import Any
-
-import pandas as pd
 
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.history import History
-from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, REUSE_REFUSED, SAME_REPLY, verdicts
+from engine.patterns.idempotency_keys.mailbox import Mailbox, Request
+from engine.patterns.idempotency_keys.shared import (
+    CHARGE,
+    CHARGE_CARD,
+    CLAIM,
+    COMPLETED,
+    DAY_S,
+    DETAIL_ATTEMPT,
+    DETAIL_CHARGE,
+    DETAIL_RECORD,
+    DETAIL_REPLY,
+    DETAIL_REQUEST,
+    DETAIL_REUSE,
+    DETAIL_TOLD,
+    IN_PROGRESS,
+    READ_RECORD,
+    RECLAIM,
+    RECORD,
+    REFUSED,
+    charge_key,
+    record_key,
+)
+from engine.patterns.idempotency_keys.walkthrough import in_practice
 from engine.tables import Table, TableSpec
 
-# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
-ONE_CHARGE = "exactly-one-charge-per-logical-request"
-SAME_REPLY = "every-reply-to-a-key-is-the-same"
-REUSE_REFUSED = "a-key-reused-with-another-payload-is-refused"
+# What the dashboard's view and the tests read: the invariant keys, the names of calls and details, the judge.
+__all__ = [
+    "CHARGE",
+    "CHARGE_CARD",
+    "CLAIM",
+    "CLAIM_CONDITION",
+    "COMPLETED",
+    "DETAIL_ATTEMPT",
+    "DETAIL_CHARGE",
+    "DETAIL_RECORD",
+    "DETAIL_REPLY",
+    "DETAIL_REQUEST",
+    "DETAIL_REUSE",
+    "DETAIL_TOLD",
+    "IN_PROGRESS",
+    "ONE_CHARGE",
+    "READ_RECORD",
+    "RECLAIM",
+    "RECORD",
+    "REFUSED",
+    "REUSE_REFUSED",
+    "SAME_REPLY",
+    "IdempotencyKeys",
+    "judge",
+    "payload_hash",
+    "record_key",
+]
 
-# What the dashboard's view reads: the calls of one logical request and the details that tell their story.
-CLAIM = "claim"
-CHARGE_CARD = "charge"
-READ_RECORD = "read-record"
-RECLAIM = "reclaim"
-DETAIL_REQUEST = "request"
-DETAIL_REUSE = "reuse"
-DETAIL_ATTEMPT = "attempt"
-DETAIL_CHARGE = "charge"
-DETAIL_RECORD = "record"
-DETAIL_REPLY = "reply"
-DETAIL_TOLD = "told"
-
-RECORD = "RECORD"
-CHARGE = "CHARGE"
-IN_PROGRESS = "IN_PROGRESS"
-COMPLETED = "COMPLETED"
-REFUSED = "refused"  # the reply to a key reused with another payload
-DAY_S = 24 * 3600
 MAX_SENDS = 200  # a caller's sends of one request, "retry later" answers included
 CLAIM_CONDITION = "attribute_not_exists(PK) OR expiresAt < :now"  # an expired record counts as absent
 
 
-def record_key(request_id: str) -> dict[str, str]:
-    return {"PK": f"IDEMPOTENCY#{request_id}", "SK": RECORD}
-
-
-def charge_key(charge_id: str) -> dict[str, str]:
-    return {"PK": f"CHARGE#{charge_id}", "SK": CHARGE}
-
-
 def payload_hash(amount: int) -> str:
     return hashlib.sha256(f'{{"amount": {amount}}}'.encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One logical request as the caller sends it."""
-
-    request_id: str
-    amount: int
-    reuse: bool = False  # a buggy caller reusing an answered key for another amount: must be refused
-
-    def detail(self, attempt: int) -> dict[str, Any]:
-        return {
-            "request": self.request_id,
-            "amount": self.amount,
-            "attempt": attempt,
-            **({"reuse": True} if self.reuse else {}),
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,57 +107,6 @@ def judge(record: dict[str, Any] | None, token: str, digest: str, now: float) ->
     if record["inProgressExpiry"] < int(now * 1000):
         return Verdict("reclaim", "stuck", charge=record["chargeId"])  # its holder is gone, or too slow
     return Verdict("wait", "in-progress")
-
-
-class _Mailbox:
-    """What the workers of one run share: extra deliveries, answered requests, charge ids, who is busy."""
-
-    def __init__(self, workers: int) -> None:
-        self._lock = threading.Lock()
-        self._pending: deque[Request] = deque()
-        self._answered: dict[str, Request] = {}
-        self._busy = workers  # workers still sending their own requests
-        self._delivering = 0
-        self._charge_ids = itertools.count(1)
-        self._tokens = itertools.count(1)
-
-    def post(self, request: Request) -> None:
-        with self._lock:
-            self._pending.append(request)
-
-    def take(self) -> Request | None:
-        with self._lock:
-            if not self._pending:
-                return None
-            self._delivering += 1
-            return self._pending.popleft()
-
-    def delivered(self) -> None:
-        with self._lock:
-            self._delivering -= 1
-
-    def own_requests_done(self) -> None:
-        with self._lock:
-            self._busy -= 1
-
-    def idle(self) -> bool:
-        """Nobody can post any more: every worker is past its own requests and nothing is in the queue."""
-        with self._lock:
-            return self._busy == 0 and self._delivering == 0 and not self._pending
-
-    def answered(self, request: Request) -> None:
-        with self._lock:
-            self._answered.setdefault(request.request_id, request)
-
-    def an_answered(self, rng: Random) -> Request | None:
-        with self._lock:
-            return rng.choice(list(self._answered.values())) if self._answered else None
-
-    def charge_id(self) -> str:
-        return f"ch_{next(self._charge_ids)}"  # the provider charges once per id, so each id is new
-
-    def token(self, client_id: int) -> str:
-        return f"w{client_id}-{next(self._tokens)}"
 
 
 class IdempotencyKeys(Pattern):
@@ -243,7 +189,7 @@ class IdempotencyKeys(Pattern):
         pass  # the table starts empty: no records, no charges
 
     def client(self, ctx: ClientContext) -> None:
-        box: _Mailbox = ctx.shared.setdefault("idempotency", _Mailbox(ctx.threads))
+        box: Mailbox = ctx.shared.setdefault("idempotency", Mailbox(ctx.threads))
         try:
             for op in ctx.ops():
                 self._deliver_one(ctx, box)
@@ -256,7 +202,7 @@ class IdempotencyKeys(Pattern):
                 ctx.sleep(0.005)
 
     @staticmethod
-    def _new_request(ctx: ClientContext, box: _Mailbox, op: int) -> Request:
+    def _new_request(ctx: ClientContext, box: Mailbox, op: int) -> Request:
         if ctx.rng.random() < ctx.options["reuse_share"] and (old := box.an_answered(ctx.rng)) is not None:
             return Request(old.request_id, old.amount + 5 * ctx.rng.randint(1, 10), reuse=True)
         request = Request(f"req-{ctx.client_id + 1}-{op + 1}", 5 * ctx.rng.randint(1, 40))
@@ -264,7 +210,7 @@ class IdempotencyKeys(Pattern):
             box.post(request)
         return request
 
-    def _deliver_one(self, ctx: ClientContext, box: _Mailbox) -> bool:
+    def _deliver_one(self, ctx: ClientContext, box: Mailbox) -> bool:
         request = box.take()
         if request is None:
             return False
@@ -274,7 +220,7 @@ class IdempotencyKeys(Pattern):
             box.delivered()
         return True
 
-    def _send(self, ctx: ClientContext, box: _Mailbox, request: Request) -> None:
+    def _send(self, ctx: ClientContext, box: Mailbox, request: Request) -> None:
         """The caller: send until answered; retry later when told to; resend once if the reply is 'lost'."""
         handle = self._with_key if ctx.variant == "with-key" else self._without_key
         resent = False
@@ -296,7 +242,7 @@ class IdempotencyKeys(Pattern):
             return
 
     @staticmethod
-    def _with_key(ctx: ClientContext, box: _Mailbox, request: Request, attempt: int) -> str | None:
+    def _with_key(ctx: ClientContext, box: Mailbox, request: Request, attempt: int) -> str | None:
         """One run of the handler: the reply (a charge id or REFUSED), or None for 'retry later'."""
         key = record_key(request.request_id)
         token, digest = box.token(ctx.client_id), payload_hash(request.amount)
@@ -331,7 +277,7 @@ class IdempotencyKeys(Pattern):
         return charge_id
 
     @staticmethod
-    def _without_key(ctx: ClientContext, box: _Mailbox, request: Request, attempt: int) -> str:
+    def _without_key(ctx: ClientContext, box: Mailbox, request: Request, attempt: int) -> str:
         if ctx.rng.random() < ctx.options["crash_share"]:
             box.post(request)
             ctx.crash(f"before charging {request.request_id}")
@@ -341,66 +287,15 @@ class IdempotencyKeys(Pattern):
         return charge_id
 
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
-        items = table.scan_all()
-        charges = [i for i in items if i["SK"] == CHARGE]
-        stuck = sum(1 for i in items if i["SK"] == RECORD and i["status"] == IN_PROGRESS)
-        frame = history.snapshot(detail=True)
-        detail = frame["detail"]
-        mine = [bool(d.get("request")) for d in detail]
-        calls = frame[mine]
-        reuse = pd.Series([bool(d.get("reuse")) for d in calls["detail"]], index=calls.index, dtype=bool)
-        original = {d["request"]: d["amount"] for d in calls.loc[~reuse, "detail"]}
-        replied = pd.Series(["reply" in d for d in calls["detail"]], index=calls.index, dtype=bool)
-        replies = calls[replied]
-        return [
-            _one_charge_each(original, charges, replies, reuse[replied], calls, stuck),
-            _same_reply(replies, reuse[replied]),
-            _reuse_refused(original, charges, replies, reuse[replied]),
-        ]
+        return verdicts(table, history)
 
     def walkthrough(self, walk: Any) -> None:
-        charge_ids = itertools.count(1)
-
-        def charge_card(request_id: str, amount: int) -> dict[str, Any]:
-            """The seed's wrapped handler; the charge is a real item instead of a Python list."""
-            key = record_key(request_id)
-            claim = walk.call(
-                "PutItem",
-                Item={**key, "status": IN_PROGRESS, "expiresAt": int(time.time()) + DAY_S},
-                ConditionExpression="attribute_not_exists(PK)",
-            )
-            if isinstance(claim, ConditionFailed):
-                record = walk.call("GetItem", Key=key, ConsistentRead=True)["Item"]
-                if record["status"] == COMPLETED:
-                    return _response(record["response"])
-                raise RuntimeError("request already in progress - retry later")
-            charge_id = f"ch_{next(charge_ids)}"
-            walk.call("PutItem", show=False, Item={**charge_key(charge_id), "requestId": request_id, "amount": amount})
-            response = {"chargeId": charge_id, "amount": amount}
-            walk.call(
-                "UpdateItem",
-                Key=key,
-                UpdateExpression="SET #s = :done, #r = :response",
-                ExpressionAttributeNames={"#s": "status", "#r": "response"},
-                ExpressionAttributeValues={":done": COMPLETED, ":response": response},
-            )
-            return response
-
-        walk.result("First call", charge_card("req-123", 50))
-        walk.result("Client retries same key", charge_card("req-123", 50))
-        walk.result("New key", charge_card("req-456", 20))
-        charges = walk.call(
-            "Scan", show=False, FilterExpression="SK = :charge", ExpressionAttributeValues={":charge": CHARGE}
-        )["Items"]
-        walk.result(
-            "Card was actually charged",
-            [int(c["amount"]) for c in sorted(charges, key=lambda c: int(c["PK"].rsplit("_", 1)[1]))],
-        )
+        in_practice(walk)
 
 
 def _claim(
     ctx: ClientContext,
-    box: _Mailbox,
+    box: Mailbox,
     request: Request,
     key: dict[str, str],
     token: str,
@@ -525,103 +420,3 @@ def _judging(seen: list[Verdict], token: str, digest: str) -> Callable[[dict[str
         return seen[-1].detail
 
     return observe
-
-
-def _response(stored: dict[str, Any]) -> dict[str, Any]:
-    return {"chargeId": stored["chargeId"], "amount": stored["amount"]}
-
-
-def _one_charge_each(
-    original: dict[str, int],
-    charges: list[dict[str, Any]],
-    replies: pd.DataFrame,
-    reuse: pd.Series,
-    calls: pd.DataFrame,
-    stuck: int,
-) -> Invariant:
-    # Charges of another amount under a key belong to its reuse: the third invariant counts those.
-    per_request = Counter(str(c["requestId"]) for c in charges if original.get(str(c["requestId"])) == c["amount"])
-    answered = {d["request"] for d in replies.loc[~reuse, "detail"] if d["reply"] != REFUSED}
-    doubled = {r for r, n in per_request.items() if n > 1}
-    extra = sum(per_request[r] - 1 for r in doubled)
-    uncharged = sorted(r for r in answered if per_request[r] == 0)
-    unanswered = sum(1 for r in original if r not in answered and per_request[r] == 0)
-    reclaimed = int(((calls["action"] == "reclaim") & (calls["outcome"] == "ok")).sum())
-    n = len(original)
-    notes = [
-        f"{len(doubled)} requests were charged more than once ({extra} extra charges): a retry or a duplicate "
-        "delivery ran the charge again"
-        if extra
-        else f"every one of {n} requests was charged once, however often it was sent"
-    ]
-    if uncharged:
-        notes.append(f"{len(uncharged)} answered requests have no charge ({', '.join(uncharged[:3])})")
-    if reclaimed:
-        notes.append(f"{reclaimed} claims past their in-progress expiry were taken over under their charge id")
-    if unanswered:
-        notes.append(f"{unanswered} requests were still unanswered and uncharged when the run ended")
-    if stuck:
-        notes.append(f"{stuck} records were left IN_PROGRESS")
-    evidence = rows(
-        calls, [a == "charge" and d["request"] in doubled for a, d in zip(calls["action"], calls["detail"])]
-    )
-    return Invariant(
-        name="exactly one charge per logical request",
-        key=ONE_CHARGE,
-        holds=extra == 0 and not uncharged,
-        expected=f"{n} requests, {n} charges",
-        observed=f"{len(per_request)} charged, {extra} extra charges"
-        + (f", {len(uncharged)} answered but uncharged" if uncharged else ""),
-        violations=extra + len(uncharged),
-        calls=evidence,
-        explanation="; ".join(notes),
-    )
-
-
-def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
-    originals = replies[~reuse]
-    seen: dict[str, set[str]] = defaultdict(set)
-    for d in originals["detail"]:
-        seen[d["request"]].add(d["reply"])
-    differing = {r for r, answers in seen.items() if len(answers) > 1}
-    extra = sum(len(seen[r]) - 1 for r in differing)
-    evidence = rows(originals, [d["request"] in differing for d in originals["detail"]])
-    sample = next(iter(sorted(differing)), None)
-    return Invariant(
-        name="every reply to a key is the same",
-        key=SAME_REPLY,
-        holds=not differing,
-        expected=0,
-        observed=f"{len(differing)} keys got differing replies" if differing else 0,
-        violations=extra,
-        calls=evidence,
-        explanation=(
-            f"{len(differing)} requests were answered with different charges (e.g. {sample}: "
-            f"{', '.join(sorted(seen[sample]))})"
-            if sample is not None
-            else f"{len(originals)} replies to {len(seen)} keys: each key always got its first reply back"
-        ),
-    )
-
-
-def _reuse_refused(
-    original: dict[str, int], charges: list[dict[str, Any]], replies: pd.DataFrame, reuse: pd.Series
-) -> Invariant:
-    wrong = [c for c in charges if original.get(str(c["requestId"])) != c["amount"]]
-    reused = replies[reuse]
-    attempts = len(reused)
-    evidence = rows(reused, [d["reply"] != REFUSED for d in reused["detail"]])
-    return Invariant(
-        name="a key reused with another payload is refused",
-        key=REUSE_REFUSED,
-        holds=not wrong,
-        expected=0,
-        observed=len(wrong),
-        violations=len(wrong),
-        calls=evidence,
-        explanation=(
-            f"{len(wrong)} charges were made for a reused key with another amount"
-            if wrong
-            else f"all {attempts} sends that reused a key for another amount were refused (payload hash)"
-        ),
-    )

@@ -1,0 +1,32 @@
+"""What the backend and profile flags of every command ask for: the Backend to run against, the server profile,
+the NAME=VALUE knobs."""
+
+from __future__ import annotations
+
+import argparse
+
+from engine.backend import Backend, BackendKind, BackendSpec
+from engine.errors import BadInput
+from engine.server.profile import ProfileSpec
+
+
+def knob_settings(pairs: list[str]) -> dict[str, str]:
+    options = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise BadInput(f"--set {pair!r} is not NAME=VALUE", "write it like --set accounts=4")
+        options[name.strip()] = value.strip()
+    return options
+
+
+def profile_for(args: argparse.Namespace) -> ProfileSpec:
+    return ProfileSpec.parse(args.profile, knob_settings(args.profile_set) if args.profile_set else None)
+
+
+def backend_for(args: argparse.Namespace) -> Backend:
+    spec = BackendSpec.parse(args.endpoint_url, aws=args.aws, confirm_aws=args.confirm_aws, region=args.region)
+    profile = profile_for(args)
+    if profile.simulated and spec.kind is BackendKind.AWS:
+        raise BadInput("--profile aws-like simulates AWS on the embedded server; on AWS it is real", "drop --profile")
+    return Backend(spec, profile=profile)

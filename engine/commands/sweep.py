@@ -1,0 +1,72 @@
+"""python -m engine sweep: every variant of a pattern at several thread counts, as a table or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from engine.commands.backend_args import backend_for
+from engine.errors import BadInput
+from engine.patterns import get_pattern
+from engine.runner import DEFAULT_MAX_THREADS, RunConfig, RunState
+
+MAX_SWEEP_OPS = 100_000
+
+
+def thread_counts(text: str) -> list[int]:
+    """ "1,2,4,8" as sorted distinct counts from 1 to the thread cap; BadInput for anything else, empty included."""
+    like = "e.g. --threads 1,2,4,8"
+    parts = [t.strip() for t in text.split(",")]
+    if not any(parts):
+        raise BadInput("--threads is empty: a sweep needs at least one thread count", like)
+    try:
+        counts = sorted({int(t) for t in parts if t})
+    except ValueError:
+        raise BadInput(f"--threads {text[:60]!r} is not a comma-separated list of whole numbers", like) from None
+    if counts[0] < 1 or counts[-1] > DEFAULT_MAX_THREADS:
+        raise BadInput(f"--threads {text[:60]!r}: every count must be from 1 to {DEFAULT_MAX_THREADS}", like)
+    return counts
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from engine.sweep import plan, render_sweep, summarize, sweep
+
+    counts = thread_counts(args.threads)
+    pattern = get_pattern(args.pattern)
+    if not 1 <= args.ops <= MAX_SWEEP_OPS:
+        raise BadInput(f"--ops {args.ops} is out of range", f"use 1 to {MAX_SWEEP_OPS} operations per client")
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else list(pattern.variants)
+    for name in variants:
+        if name not in pattern.variants:
+            raise BadInput(
+                f"pattern {pattern.name!r} has no variant {name!r}", f"use some of: {', '.join(pattern.variants)}"
+            )
+    for variant in variants:  # every run of the sweep is checked before the server starts
+        RunConfig(pattern=pattern.name, variant=variant, threads=counts[-1], ops_per_client=args.ops).validated()
+    next(plan(counts, variants, args.repeats))  # bad --repeats fails here, before any server starts
+    with backend_for(args) as backend:
+        frame = sweep(
+            backend,
+            pattern.name,
+            counts,
+            ops_per_client=args.ops,
+            profile=backend.profile,
+            repeats=args.repeats,
+            variants=variants,
+            progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
+        )
+    if args.json:
+        points = summarize(frame)
+        records = json.loads(points.to_json(orient="records")) if not points.empty else []
+        for record in records:
+            mine = frame[(frame["variant"] == record["variant"]) & (frame["threads"] == record["threads"])]
+            record["per_run"] = json.loads(mine.to_json(orient="records"))
+        print(json.dumps(records))
+    else:
+        print(render_sweep(frame, pattern.name))
+    failed = frame[frame["state"] == RunState.FAILED.value] if not frame.empty else frame
+    if len(failed):
+        print(f"error: the sweep stopped at a failed run: {failed['error'].iloc[0]}", file=sys.stderr)
+        return 1
+    return 0

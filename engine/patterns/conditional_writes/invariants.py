@@ -1,0 +1,223 @@
+"""The invariants of conditional writes: one winner per new user, balances never below zero, spends adding up,
+no ghost items, PENDING → PAID once, refusals returning the item that said no; one function each."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from engine.history import History
+from engine.patterns.base import Invariant, RunCalls, RunOptions, call_rows
+from engine.patterns.conditional_writes.shared import ACTIVE
+from engine.tables import Table
+
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+ONE_WINNER = "one-winner-per-new-user"
+BALANCE_NEVER_NEGATIVE = "balance-never-below-zero"
+SPENDS_ADD_UP = "spends-add-up-to-credits-taken"
+NO_GHOST = "update-if-exists-creates-no-ghost"
+PAID_ONCE = "pending-paid-exactly-once"
+REFUSAL_RETURNS_ITEM = "refusals-return-the-item-as-it-was"
+
+
+def verdicts(table: Table, history: History, options: RunOptions) -> list[Invariant]:
+    """Every invariant of the run, read from the table after it and from its history."""
+    calls = _Calls.of(history, table, options)
+    return [
+        _one_winner(calls),
+        _balance_never_negative(calls),
+        _spends_add_up(calls),
+        _no_ghost(calls),
+        _paid_once(calls),
+        _refusal_returns_item(calls),
+    ]
+
+
+@dataclass(frozen=True)
+class _Calls(RunCalls):
+    """The calls and the final items the invariants read, picked out of the history and the table once."""
+
+    final: dict[str, dict[str, Any]]  # the items at the end, by PK
+    credits: int  # each new user's starting credits
+
+    @classmethod
+    def of(cls, history: History, table: Table, options: RunOptions) -> _Calls:
+        return cls(
+            calls=call_rows(history),
+            final={item["PK"]: item for item in table.scan_all()},
+            credits=options["credits"],
+        )
+
+    def overwrites(self) -> list[int]:
+        """Acknowledged creates that replaced a user (their ALL_OLD came back)."""
+        return [r.seq for r in self.acked("create-user") if r.detail.get("overwrote")]
+
+    def user_items(self) -> dict[str, dict[str, Any]]:
+        """The users the clients created (not the members set up before the run)."""
+        return {pk: item for pk, item in self.final.items() if pk.startswith("USER#u")}
+
+
+def _one_winner(c: _Calls) -> Invariant:
+    creates = c.acked("create-user")
+    users = {r.key for r in c.calls if r.action == "create-user"}
+    overwrites = c.overwrites()
+    return Invariant(
+        name="one winner per new user",
+        key=ONE_WINNER,
+        holds=not overwrites,
+        expected=f"{len(users)} users, one create each",
+        observed=f"{len(creates)} creates acknowledged",
+        violations=len(overwrites),
+        calls=tuple(overwrites),
+        explanation=(
+            f"{len(overwrites)} acknowledged creates replaced a user another client had already created"
+            if overwrites
+            else "attribute_not_exists(PK) let exactly one create per user through; the others got "
+            "ConditionalCheckFailed"
+        ),
+    )
+
+
+def _balance_never_negative(c: _Calls) -> Invariant:
+    spends = c.acked("spend")
+    negative = [r.seq for r in spends if r.detail.get("credits_after", 0) < 0]
+    lowest = min(
+        [int(i["credits"]) for i in c.user_items().values()]
+        + [r.detail["credits_after"] for r in spends if "credits_after" in r.detail],
+        default=c.credits,
+    )
+    return Invariant(
+        name="balance never below zero",
+        key=BALANCE_NEVER_NEGATIVE,
+        holds=lowest >= 0,
+        expected="≥ 0",
+        observed=lowest,
+        violations=len(negative),
+        calls=tuple(negative),
+        explanation=(
+            f"{len(negative)} spends left a balance below zero: the credits were checked in code, "
+            "and other spends landed between the read and the write"
+            if lowest < 0
+            else "credits >= :a refused every spend the balance could not cover"
+        ),
+    )
+
+
+def _spends_add_up(c: _Calls) -> Invariant:
+    spends = c.acked("spend")
+    user_items = c.user_items()
+    spent: Counter[str] = Counter()
+    for r in spends:
+        spent[r.key] += r.detail["amount"]
+    maybe: Counter[str] = Counter()  # lost-response spends: applied up to once per attempt, we cannot tell
+    for r in c.calls:
+        if r.action == "spend" and r.outcome == "info":
+            maybe[r.key] += r.detail["amount"] * r.attempts
+    off_users = {
+        pk for pk, item in user_items.items() if not 0 <= c.credits - int(item["credits"]) - spent[pk] <= maybe[pk]
+    }
+    unknown_spends = sum(1 for r in c.calls if r.action == "spend" and r.outcome == "info")
+    hedge = f"; {unknown_spends} spends had an unknown outcome" if unknown_spends else ""
+    return Invariant(
+        name="spends add up to credits taken",
+        key=SPENDS_ADD_UP,
+        holds=not off_users,
+        expected=sum(spent.values()),
+        observed=sum(c.credits - int(i["credits"]) for i in user_items.values()),
+        violations=len(off_users),
+        calls=tuple(r.seq for r in spends if r.key in off_users),
+        explanation=(
+            f"on {len(off_users)} users the final balance disagrees with the spends that won"
+            + (": a later create overwrote the user and reset its credits" if c.overwrites() else "")
+            if off_users
+            else "for every user, initial credits minus the final balance is exactly what the acknowledged spends took"
+        )
+        + hedge,
+    )
+
+
+def _no_ghost(c: _Calls) -> Invariant:
+    ghost_writes = [r.seq for r in c.acked("rename") if r.detail.get("created")]
+    ghosts = [pk for pk, item in c.final.items() if pk.startswith("USER#m") and "status" not in item]
+    return Invariant(
+        name="update-if-exists creates no ghost",
+        key=NO_GHOST,
+        holds=not ghost_writes and not ghosts,
+        expected=0,
+        observed=len(ghosts),
+        violations=len(ghost_writes),
+        calls=tuple(ghost_writes),
+        explanation=(
+            f"{len(ghost_writes)} renames of closed users created half-empty items; {len(ghosts)} "
+            "are left in the table with a name but no credits or status"
+            if ghost_writes or ghosts
+            else "attribute_exists(PK) refused every rename of a closed user"
+        ),
+    )
+
+
+def _paid_once(c: _Calls) -> Invariant:
+    pays = c.acked("pay")
+    double = [r.seq for r in pays if r.detail.get("from") == "PAID"]
+    paid = sum(1 for pk, item in c.final.items() if pk.startswith("ORDER#") and item["status"] == "PAID")
+    return Invariant(
+        name="PENDING → PAID exactly once",
+        key=PAID_ONCE,
+        holds=not double,
+        expected=f"{paid} payments (one per order paid)",
+        observed=f"{len(pays)} payments acknowledged",
+        violations=len(double),
+        calls=tuple(double),
+        explanation=(
+            f"{len(double)} payments went to orders that were already PAID: both clients read "
+            "PENDING before either wrote"
+            if double
+            else "#s = :from let exactly one payment per order through"
+        ),
+    )
+
+
+def _refusal_returns_item(c: _Calls) -> Invariant:
+    refusals = [r for r in c.calls if r.outcome == "fail" and r.error == "ConditionalCheckFailedException"]
+    unexplained = [r.seq for r in refusals if not _refusal_explained(r.action, r.detail)]
+    # A server that ignores ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x) refuses correctly but
+    # hands back no item; say so rather than blame the condition.
+    itemless = sum(
+        1 for r in refusals if r.action in ("create-user", "spend", "pay") and r.detail.get("old_item") is None
+    )
+    return Invariant(
+        name="refusals return the item as it was",
+        key=REFUSAL_RETURNS_ITEM,
+        holds=not unexplained,
+        expected=len(refusals),
+        observed=len(refusals) - len(unexplained),
+        violations=len(unexplained),
+        calls=tuple(unexplained),
+        explanation=(
+            "no write was refused: nothing was guarded"
+            if not refusals
+            else f"{itemless} refusals came back without the item: this server ignores "
+            "ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x does; AWS and DynamoDB Local "
+            "2.x return it)"
+            if itemless == len(unexplained) and itemless
+            else f"{len(unexplained)} refusals came back with an item that meets the condition"
+            if unexplained
+            else f"each of the {len(refusals)} refused writes carries its ALL_OLD item, and that item "
+            "breaks the condition (user taken, member closed, too few credits, already paid)"
+        ),
+    )
+
+
+def _refusal_explained(action: str, detail: dict[str, Any]) -> bool:
+    """Whether the ALL_OLD item a refused call returned really breaks that call's condition."""
+    old = detail.get("old_item")
+    if action == "create-user":
+        return old is not None
+    if action == "rename":
+        return old is None  # the member was closed: there is no old item to return
+    if action == "spend":
+        return old is not None and (old["credits"] < detail["amount"] or old.get("status") != ACTIVE)
+    if action == "pay":
+        return old is not None and old.get("status") != "PENDING"
+    return True

@@ -1,0 +1,6 @@
+"""The names the clients, the invariants and the walkthrough of conditional writes share."""
+
+from __future__ import annotations
+
+PROFILE = "PROFILE"
+ACTIVE = "active"

@@ -1,0 +1,135 @@
+"""The invariants of idempotency keys: one charge per logical request, one reply per key, a reused key refused;
+one function each, reading the table and the history once."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+import pandas as pd
+
+from engine.history import History
+from engine.patterns.base import Invariant, rows
+from engine.patterns.idempotency_keys.shared import CHARGE, IN_PROGRESS, RECORD, REFUSED
+from engine.tables import Table
+
+# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
+ONE_CHARGE = "exactly-one-charge-per-logical-request"
+SAME_REPLY = "every-reply-to-a-key-is-the-same"
+REUSE_REFUSED = "a-key-reused-with-another-payload-is-refused"
+
+
+def verdicts(table: Table, history: History) -> list[Invariant]:
+    """Every invariant of the run, read from the table after it and from its history."""
+    items = table.scan_all()
+    charges = [i for i in items if i["SK"] == CHARGE]
+    stuck = sum(1 for i in items if i["SK"] == RECORD and i["status"] == IN_PROGRESS)
+    frame = history.snapshot(detail=True)
+    detail = frame["detail"]
+    mine = [bool(d.get("request")) for d in detail]
+    calls = frame[mine]
+    reuse = pd.Series([bool(d.get("reuse")) for d in calls["detail"]], index=calls.index, dtype=bool)
+    original = {d["request"]: d["amount"] for d in calls.loc[~reuse, "detail"]}
+    replied = pd.Series(["reply" in d for d in calls["detail"]], index=calls.index, dtype=bool)
+    replies = calls[replied]
+    return [
+        _one_charge_each(original, charges, replies, reuse[replied], calls, stuck),
+        _same_reply(replies, reuse[replied]),
+        _reuse_refused(original, charges, replies, reuse[replied]),
+    ]
+
+
+def _one_charge_each(
+    original: dict[str, int],
+    charges: list[dict[str, Any]],
+    replies: pd.DataFrame,
+    reuse: pd.Series,
+    calls: pd.DataFrame,
+    stuck: int,
+) -> Invariant:
+    # Charges of another amount under a key belong to its reuse: the third invariant counts those.
+    per_request = Counter(str(c["requestId"]) for c in charges if original.get(str(c["requestId"])) == c["amount"])
+    answered = {d["request"] for d in replies.loc[~reuse, "detail"] if d["reply"] != REFUSED}
+    doubled = {r for r, n in per_request.items() if n > 1}
+    extra = sum(per_request[r] - 1 for r in doubled)
+    uncharged = sorted(r for r in answered if per_request[r] == 0)
+    unanswered = sum(1 for r in original if r not in answered and per_request[r] == 0)
+    reclaimed = int(((calls["action"] == "reclaim") & (calls["outcome"] == "ok")).sum())
+    n = len(original)
+    notes = [
+        f"{len(doubled)} requests were charged more than once ({extra} extra charges): a retry or a duplicate "
+        "delivery ran the charge again"
+        if extra
+        else f"every one of {n} requests was charged once, however often it was sent"
+    ]
+    if uncharged:
+        notes.append(f"{len(uncharged)} answered requests have no charge ({', '.join(uncharged[:3])})")
+    if reclaimed:
+        notes.append(f"{reclaimed} claims past their in-progress expiry were taken over under their charge id")
+    if unanswered:
+        notes.append(f"{unanswered} requests were still unanswered and uncharged when the run ended")
+    if stuck:
+        notes.append(f"{stuck} records were left IN_PROGRESS")
+    evidence = rows(
+        calls, [a == "charge" and d["request"] in doubled for a, d in zip(calls["action"], calls["detail"])]
+    )
+    return Invariant(
+        name="exactly one charge per logical request",
+        key=ONE_CHARGE,
+        holds=extra == 0 and not uncharged,
+        expected=f"{n} requests, {n} charges",
+        observed=f"{len(per_request)} charged, {extra} extra charges"
+        + (f", {len(uncharged)} answered but uncharged" if uncharged else ""),
+        violations=extra + len(uncharged),
+        calls=evidence,
+        explanation="; ".join(notes),
+    )
+
+
+def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
+    originals = replies[~reuse]
+    seen: dict[str, set[str]] = defaultdict(set)
+    for d in originals["detail"]:
+        seen[d["request"]].add(d["reply"])
+    differing = {r for r, answers in seen.items() if len(answers) > 1}
+    extra = sum(len(seen[r]) - 1 for r in differing)
+    evidence = rows(originals, [d["request"] in differing for d in originals["detail"]])
+    sample = next(iter(sorted(differing)), None)
+    return Invariant(
+        name="every reply to a key is the same",
+        key=SAME_REPLY,
+        holds=not differing,
+        expected=0,
+        observed=f"{len(differing)} keys got differing replies" if differing else 0,
+        violations=extra,
+        calls=evidence,
+        explanation=(
+            f"{len(differing)} requests were answered with different charges (e.g. {sample}: "
+            f"{', '.join(sorted(seen[sample]))})"
+            if sample is not None
+            else f"{len(originals)} replies to {len(seen)} keys: each key always got its first reply back"
+        ),
+    )
+
+
+def _reuse_refused(
+    original: dict[str, int], charges: list[dict[str, Any]], replies: pd.DataFrame, reuse: pd.Series
+) -> Invariant:
+    wrong = [c for c in charges if original.get(str(c["requestId"])) != c["amount"]]
+    reused = replies[reuse]
+    attempts = len(reused)
+    evidence = rows(reused, [d["reply"] != REFUSED for d in reused["detail"]])
+    return Invariant(
+        name="a key reused with another payload is refused",
+        key=REUSE_REFUSED,
+        holds=not wrong,
+        expected=0,
+        observed=len(wrong),
+        violations=len(wrong),
+        calls=evidence,
+        explanation=(
+            f"{len(wrong)} charges were made for a reused key with another amount"
+            if wrong
+            else f"all {attempts} sends that reused a key for another amount were refused (payload hash)"
+        ),
+    )
