@@ -8,10 +8,8 @@ DynamoDB call; missing or rejected credentials and missing permissions become on
 from __future__ import annotations
 
 import os
-import random
 import re
 import threading
-import time
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -23,63 +21,21 @@ from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
-    ConfigParseError,
-    CredentialRetrievalError,
-    EndpointConnectionError,
-    HTTPClientError,
-    NoCredentialsError,
-    PartialCredentialsError,
-    ProfileNotFound,
-    RefreshWithMFAUnsupportedError,
-    SSOError,
-    TokenRetrievalError,
 )
 
+from engine.credential_errors import AWS_CREDENTIALS_FIX, error_code, not_loaded, one_line, refused
 from engine.errors import (
     AwsNotConfirmed,
     BackendUnavailable,
-    BadCredentials,
     BadInput,
     LabError,
-    PermissionDenied,
 )
+from engine.patient_client import PatientClient
 from engine.server.process import EmbeddedServer, is_embedded
 from engine.server.profile import EXACT, ProfileSpec
 
 RETRY_MODES = ("legacy", "standard", "adaptive")
 DUMMY_CREDENTIALS = {"aws_access_key_id": "ddblab", "aws_secret_access_key": "ddblab"}
-
-# Error codes for credentials a server will not take, in the user's words. STS spells them one way,
-# DynamoDB another, and DynamoDB-compatible servers answer like DynamoDB.
-_REJECTED: dict[str, str] = {
-    "InvalidClientTokenId": "the access key id is not valid",
-    "UnrecognizedClientException": "the access key id or security token is not valid",
-    "SignatureDoesNotMatch": "the secret access key does not match the access key id",
-    "InvalidSignatureException": "the secret access key does not match the access key id",
-    "IncompleteSignature": "the request signature is incomplete",
-    "MissingAuthenticationToken": "the request carried no credentials",
-    "MissingAuthenticationTokenException": "the request carried no credentials",
-    "ExpiredToken": "the session token has expired",
-    "ExpiredTokenException": "the session token has expired",
-    "RequestExpired": "the request signature is too old (this machine's clock is off)",
-}
-_EXPIRED = frozenset({"ExpiredToken", "ExpiredTokenException"})
-_DENIED = frozenset({"AccessDenied", "AccessDeniedException"})
-# botocore's own failures to load credentials: the message names the profile or variable at fault.
-_NOT_LOADED = (PartialCredentialsError, CredentialRetrievalError, RefreshWithMFAUnsupportedError, ConfigParseError)
-_ACTION = re.compile(r"perform: ([A-Za-z0-9-]+:[A-Za-z0-9*]+)")
-
-AWS_CREDENTIALS_FIX = (
-    "run `aws configure`, or set AWS_PROFILE (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) to valid credentials"
-)
-TOKEN_FIX = "refresh the session token (`aws sso login`, or new temporary credentials), then run again"
-CLOCK_FIX = "set this machine's clock right (AWS accepts signatures up to 5 minutes off), then run again"
-ENDPOINT_CREDENTIALS_FIX = (
-    "the lab signs endpoint calls with a fixed dummy key: use a server that accepts any "
-    "credentials (DynamoDB Local, LocalStack, `python -m engine serve`), or leave out "
-    "--endpoint-url for the embedded server"
-)
-LAB_PERMISSIONS = "dynamodb:ListTables, and dynamodb:* on tables named ddblab-*"
 
 
 class BackendKind(StrEnum):
@@ -142,7 +98,7 @@ def validate_endpoint_url(url: str) -> str:
         parsed = urlparse(text)
         host, port = parsed.hostname, parsed.port  # both raise ValueError on a malformed netloc or port
     except ValueError as e:
-        raise BadInput(f"endpoint URL {shown!r} is malformed ({_one_line(e)})", like) from None
+        raise BadInput(f"endpoint URL {shown!r} is malformed ({one_line(e)})", like) from None
     if any(c.isspace() or not c.isprintable() for c in text) or len(text) > 2048:
         raise BadInput(f"endpoint URL {shown!r} contains spaces or control characters", like)
     if parsed.scheme not in ("http", "https") or not host or not _NETLOC.fullmatch(parsed.netloc.rpartition("@")[2]):
@@ -278,7 +234,7 @@ class Backend:
                 threads=threads, retry=retry, connect_timeout=connect_timeout, read_timeout=read_timeout
             )
         except BotoCoreError as e:
-            error = _not_loaded(e)  # a bad AWS_PROFILE or partial keys: before any call is made
+            error = not_loaded(e)  # a bad AWS_PROFILE or partial keys: before any call is made
             if error is None:
                 raise
             raise error from None
@@ -334,13 +290,13 @@ class Backend:
             client = self._make_client(retry=RetryPolicy("standard", 1), connect_timeout=2.0, read_timeout=5.0)
             client.list_tables(Limit=1)
         except ClientError as e:
-            raise _refused(e, self.spec.kind, where) or BackendUnavailable(
-                f"{where} answered the check call with {_code(e)}",
+            raise refused(e, aws=self.spec.kind is BackendKind.AWS, where=where) or BackendUnavailable(
+                f"{where} answered the check call with {error_code(e)}",
                 "check that --endpoint-url points at a DynamoDB-compatible server, or leave it out for the "
                 "embedded server",
             ) from None
         except BotoCoreError as e:
-            raise _not_loaded(e) or BackendUnavailable(
+            raise not_loaded(e) or BackendUnavailable(
                 f"cannot reach {where}: {type(e).__name__}",
                 "start the server there, or fix --endpoint-url (or leave it out to use the embedded server)",
             ) from None
@@ -349,7 +305,7 @@ class Backend:
     def refusal(self, e: ClientError) -> LabError | None:
         """A call's error as rejected credentials or a denied permission, one message with its fix (None for any
         other error): what a run ends with when a session token expires, or a permission goes, after the check."""
-        return _refused(e, self.spec.kind, self._where())
+        return refused(e, aws=self.spec.kind is BackendKind.AWS, where=self._where())
 
     def _where(self) -> str:
         return f"DynamoDB at {self.endpoint_url or f'AWS {self.spec.region}'}"
@@ -361,11 +317,11 @@ class Backend:
         try:
             account = self._sts_client().get_caller_identity()["Account"]
         except ClientError as e:
-            raise _refused(e, BackendKind.AWS, where) or BackendUnavailable(
-                f"{where} did not say whose credentials these are ({_code(e)})", AWS_CREDENTIALS_FIX
+            raise refused(e, aws=True, where=where) or BackendUnavailable(
+                f"{where} did not say whose credentials these are ({error_code(e)})", AWS_CREDENTIALS_FIX
             ) from None
         except BotoCoreError as e:
-            raise _not_loaded(e) or BackendUnavailable(
+            raise not_loaded(e) or BackendUnavailable(
                 f"cannot reach {where}: {type(e).__name__}", "check the network connection and --region"
             ) from None
         return mask_account(account)
@@ -385,141 +341,6 @@ class Backend:
                     pass
             info["account"] = self._account or "unknown"
         return info
-
-
-# Answers that say "not now", not "no": the same request may be taken a moment later.
-TRANSIENT_CODES = frozenset(
-    {
-        "ThrottlingException",
-        "ProvisionedThroughputExceededException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-        "LimitExceededException",
-    }
-)
-# Calls that change nothing, so sending them again after a lost answer is harmless.
-_READ_METHODS = frozenset(
-    {
-        "get_item",
-        "query",
-        "scan",
-        "batch_get_item",
-        "transact_get_items",
-        "describe_table",
-        "list_tables",
-        "list_tags_of_resource",
-        "describe_time_to_live",
-    }
-)
-
-
-class PatientClient:
-    """A boto3 DynamoDB client for the judge: each call is tried again, with exponential backoff, while the
-    answer is throttling or a transient server error (any call: such an answer means it was not applied), or a
-    lost connection or timeout (reads only: a write whose answer was lost may have been applied).
-
-    Without it a verification read throttled past botocore's few retries lost the whole verdict."""
-
-    def __init__(self, client: Any, *, attempts: int = 12, base_s: float = 0.05, cap_s: float = 1.0) -> None:
-        self._client = client
-        self.attempts = attempts
-        self.base_s = base_s
-        self.cap_s = cap_s
-        self.retried = 0  # tries beyond the first, over all calls: what the faults cost the judge
-
-    @property
-    def meta(self) -> Any:
-        return self._client.meta
-
-    def close(self) -> None:
-        self._client.close()
-
-    def __getattr__(self, name: str) -> Any:
-        method = getattr(self._client, name)
-        if name.startswith("_") or not callable(method):
-            return method
-        read = name in _READ_METHODS
-
-        def patient(*args: Any, **kwargs: Any) -> Any:
-            for attempt in range(self.attempts):
-                last = attempt + 1 == self.attempts
-                try:
-                    return method(*args, **kwargs)
-                except ClientError as e:
-                    status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
-                    if last or not (_code(e) in TRANSIENT_CODES or (read and status >= 500)):
-                        raise
-                except (EndpointConnectionError, HTTPClientError):
-                    if last or not read:
-                        raise
-                self.retried += 1
-                time.sleep(random.uniform(0.5, 1.0) * min(self.cap_s, self.base_s * 2**attempt))
-            raise AssertionError("unreachable")
-
-        return patient
-
-
-def _code(e: ClientError) -> str:
-    return e.response.get("Error", {}).get("Code", "") or "an error"
-
-
-def _refused(e: ClientError, kind: BackendKind, where: str) -> LabError | None:
-    """Rejected credentials or a denied permission as one message with its fix; None for other errors."""
-    code = _code(e)
-    if code in _DENIED:
-        action = _denied_action(e)
-        fix = (
-            f"grant this IAM identity {action} (the lab needs {LAB_PERMISSIONS}), or use other credentials"
-            if kind is BackendKind.AWS
-            else f"allow {action} for the lab's dummy key on that server, or leave out --endpoint-url"
-        )
-        return PermissionDenied(f"{where} accepted the credentials but denied {action} ({code})", fix)
-    if code not in _REJECTED:
-        return None
-    if code == "RequestExpired":
-        fix = CLOCK_FIX
-    elif kind is not BackendKind.AWS:
-        fix = ENDPOINT_CREDENTIALS_FIX
-    elif code in _EXPIRED:
-        fix = TOKEN_FIX
-    else:
-        fix = AWS_CREDENTIALS_FIX
-    return BadCredentials(f"{where} rejected the credentials: {_REJECTED[code]} ({code})", fix)
-
-
-def _denied_action(e: ClientError) -> str:
-    # Only the action leaves AWS's message: the rest names the caller's and the table's ARNs.
-    match = _ACTION.search(e.response.get("Error", {}).get("Message", "") or "")
-    return match.group(1) if match else f"dynamodb:{e.operation_name or 'the call'}"
-
-
-def _not_loaded(e: BotoCoreError) -> LabError | None:
-    """botocore could not find or load credentials (nothing was sent); None for any other error."""
-    if isinstance(e, NoCredentialsError):
-        return BadCredentials(
-            "no AWS credentials were found (environment, ~/.aws files, instance role)", AWS_CREDENTIALS_FIX
-        )
-    if isinstance(e, ProfileNotFound):
-        return BadCredentials(
-            f"the AWS profile {e.kwargs.get('profile')!r} (AWS_PROFILE) does not exist",
-            "set AWS_PROFILE to a profile `aws configure list-profiles` shows, or unset it",
-        )
-    if isinstance(e, (SSOError, TokenRetrievalError)):
-        return BadCredentials(
-            f"the AWS SSO session cannot be used: {_one_line(e)}",
-            "run `aws sso login` (with --profile if you use one), then run again",
-        )
-    if isinstance(e, _NOT_LOADED):
-        return BadCredentials(
-            f"the AWS credentials could not be loaded: {_one_line(e)}",
-            "fix the profile or variable it names; `aws sts get-caller-identity` shows the same",
-        )
-    return None
-
-
-def _one_line(e: Exception) -> str:
-    return " ".join(str(e).split())
 
 
 def mask_account(account: str) -> str:
