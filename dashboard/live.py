@@ -44,7 +44,12 @@ def run_header(record: RunRecord) -> None:
     st.markdown(f"## {panels.state_badge(panels.live_state(record))} {ui.plain(record.title)}")
     where = record.backend_label
     st.caption(ui.plain(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else "")))
-    imported = ProfileSpec.from_summary((record.imported_summary or {}).get("profile"))  # says SIMULATED too
+    profile_caption(record)
+
+
+def profile_caption(record: RunRecord) -> None:
+    """Under aws-like, say SIMULATED: a live run's config names its profile, an imported run's summary too."""
+    imported = ProfileSpec.from_summary((record.imported_summary or {}).get("profile"))
     profile = record.run.config.profile if record.run is not None else imported
     if profile is not None and profile.simulated:
         st.caption(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
@@ -190,6 +195,7 @@ def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, f
             kind = safety(record.safe)
             colour = "green" if record.safe else "red"
             st.markdown(f"## :{colour}[{ui.plain(record.variant)}] ({kind})")
+            profile_caption(record)
             invariants = record.invariants()
             broken = any(inv.get("holds") is False for inv in invariants)
             with st.container(height=130, border=False):

@@ -40,3 +40,16 @@ def test_an_imported_summarys_profile_reads_back_as_simulated() -> None:
     assert ProfileSpec.from_summary(EXACT.as_dict()) == EXACT
     for junk in (None, "aws-like", {"name": "aws"}, {"name": "aws-like", "knobs": {"commit_ms": -1}}, {"name": 3}):
         assert ProfileSpec.from_summary(junk) is None  # a hand-edited file: no profile, never a crash
+
+
+def test_each_side_of_an_aws_like_compare_pair_says_simulated() -> None:
+    from tests.dashboard.test_pages import app, text, until
+
+    at = app("app_pages/compare.py")
+    at.radio(key="server_profile").set_value("aws-like").run()
+    at.number_input(key="compare-atomic-counters-threads").set_value(2)
+    at.number_input(key="compare-atomic-counters-ops").set_value(2)
+    at.button(key="compare-start").click().run()
+    until(at, lambda a: "invariants hold" in text(a) and "invariants broken" in text(a))
+    notes = [c.value for c in at.caption if c.value.startswith("Server profile aws-like (SIMULATED")]
+    assert len(notes) == 2, [c.value for c in at.caption]  # one under each side's title
