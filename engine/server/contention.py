@@ -306,14 +306,15 @@ class AwsLike:
         of what goes on (for the stale-read images). Raises ProvisionedThroughputExceededException when no
         write of the request could be processed and every one was throttled, as DynamoDB does."""
         requests = (params.get("RequestItems") or {}).get(table.name) or []
+        keys = [_item_key(table, _batch_attrs(request)) for request in requests]
+        if None in keys:
+            return params  # a write without a valid key: moto refuses the whole request, as DynamoDB does
+        if len(set(keys)) < len(keys):  # DynamoDB refuses it whole (moto would apply both writes)
+            raise Refused("ValidationException", "Provided list of item keys contains duplicates")
         kept: list[Any] = []
         conflicted = throttled = 0
-        for request in requests:
-            body = request.get("PutRequest") or request.get("DeleteRequest") or {}
-            key = _item_key(table, body.get("Item") or body.get("Key") or {})
-            if key is None:
-                kept.append(request)  # moto refuses it with DynamoDB's validation message
-            elif self._held(ref, key, now):
+        for request, key in zip(requests, keys):
+            if self._held(ref, key, now):
                 conflicted += 1
                 result.unprocessed.append(request)
             elif not self._has((ref, key[0], "w"), 1.0, spec, now):
@@ -433,6 +434,12 @@ def _cancelled(reasons: list[dict[str, str]]) -> Refused:
         f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
         extra={"CancellationReasons": reasons},
     )
+
+
+def _batch_attrs(request: Any) -> Any:
+    """The item (put) or key (delete) one BatchWriteItem request names ({} when it names neither)."""
+    body = (request.get("PutRequest") or request.get("DeleteRequest")) if isinstance(request, dict) else None
+    return (body.get("Item") or body.get("Key") or {}) if isinstance(body, dict) else {}
 
 
 _KEY_TYPES = frozenset({"S", "N", "B"})

@@ -174,6 +174,18 @@ def test_a_batch_write_leaves_the_items_a_transaction_holds_unprocessed_and_appl
     assert table_stats(table.client.meta.endpoint_url, table.name)["transaction_conflicts"] == 4
 
 
+def test_a_batch_write_dynamodb_refuses_whole_is_refused_whole_even_on_held_items(tables) -> None:
+    table = tables(commit_ms=600)
+    committer = threading.Thread(target=table.client.transact_write_items, kwargs=_transfer(table, "A"))
+    committer.start()
+    time.sleep(0.2)  # A is held
+    with pytest.raises(ClientError) as refused:  # the same key twice: invalid, so nothing is left unprocessed
+        table.client.batch_write_item(RequestItems={table.name: [_put("A", n=1), _put("A", n=2), _put("C")]})
+    committer.join()
+    assert _code(refused) == "ValidationException"
+    assert table.get("C", "S") is None and table.get("A", "S")["n"] == 1
+
+
 def test_a_batch_write_is_never_held_with_a_zero_commit_window(tables) -> None:
     table = tables(commit_ms=0)
     for n in range(5):
