@@ -21,8 +21,8 @@ cost the server?
   calls (closed loop) and predicted a = λ·w·(n−1)/n from the rate averaged over the run. But a client cannot
   arrive while its call is in flight, and calls were in flight 15-65 ms (its own commit window, network
   time, the machine's load), so the rate averaged over the run undercounts the rate at which clients arrive
-  during a hold, the more so the busier the machine: its ratio was 1.04, 1.06 and 1.21 in three runs of one
-  session. With a Poisson schedule, the rate during a hold is the measured rate.
+  during a hold, the more so the busier the machine: its ratio was 1.061, 1.093 and 1.209 in three runs.
+  With a Poisson schedule, the rate during a hold is the measured rate.
 - Hot key: clients writing one key with the per-key ceiling lowered to 100 writes/s and no botocore retries:
   the accepted writes per second, of the ceiling (target 0.8-1.2); the same clients spread over many keys:
   throttled share (target 0).
