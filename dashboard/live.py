@@ -19,6 +19,7 @@ from dashboard.palette import safety
 from dashboard.records import RunRecord
 from dashboard.sweeps import SweepJob
 from dashboard.verdicts import flagged_calls
+from engine.server.profile import ProfileSpec
 
 LIVE_REFRESH_S = 0.75  # every chart updates at least once a second while a run goes
 
@@ -43,7 +44,13 @@ def run_header(record: RunRecord) -> None:
     st.markdown(f"## {panels.state_badge(panels.live_state(record))} {ui.plain(record.title)}")
     where = record.backend_label
     st.caption(ui.plain(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else "")))
-    profile = record.run.config.profile if record.run is not None else None
+    profile_caption(record)
+
+
+def profile_caption(record: RunRecord) -> None:
+    """Under aws-like, say SIMULATED: a live run's config names its profile, an imported run's summary too."""
+    imported = ProfileSpec.from_summary((record.imported_summary or {}).get("profile"))
+    profile = record.run.config.profile if record.run is not None else imported
     if profile is not None and profile.simulated:
         st.caption(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
 
@@ -188,6 +195,7 @@ def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, f
             kind = safety(record.safe)
             colour = "green" if record.safe else "red"
             st.markdown(f"## :{colour}[{ui.plain(record.variant)}] ({kind})")
+            profile_caption(record)
             invariants = record.invariants()
             broken = any(inv.get("holds") is False for inv in invariants)
             with st.container(height=130, border=False):
@@ -240,6 +248,10 @@ def sweep_view(job: SweepJob, key: str) -> None:
         points = summarize(rows) if not rows.empty else pd.DataFrame()
         done = len(rows)
         text = f"{job.state.value} · {done} of {job.total} runs" + (f" · now {job.current}" if job.current else "")
+        if job.profile.simulated:  # every figure below comes from the model's contention and network time
+            st.caption(
+                f"Server profile {job.profile.describe()}: conflicts, throughput and latencies come from the model"
+            )
         st.progress(done / job.total if job.total else 1.0, text=text)
         if job.error is not None:
             ui.show_error(job.error)

@@ -60,6 +60,7 @@ def record_demos(
                 ops_per_client=ops_per_client,
                 seed=seed,
                 options=dict(DEMO_OPTIONS.get(name, {})),
+                profile=backend.profile,  # --profile aws-like records aws-like demos (their summaries say SIMULATED)
             )
             run = Run(config, backend).run_to_end()
             if run.state is not RunState.DONE:

@@ -261,6 +261,11 @@ def render_sweep(rows: pd.DataFrame, pattern: str | None = None) -> str:
         f"{name}{': ' if name else ''}harm = {points['harm'].iloc[0]}, per 1,000 ops; "
         + (f"{repeats} runs per point, mean [min–max]" if repeats > 1 else "one run per point")
         + "; conflict rate of the writes; retries (refused or unknown writes) per applied write"
+        + (
+            "; server profile aws-like: SIMULATED"
+            if "profile" in points and (points["profile"] == "aws-like").any()
+            else ""
+        )
     )
     table = pd.DataFrame(
         {

@@ -19,6 +19,8 @@ def cmd_walkthrough(args: argparse.Namespace) -> int:
             raise BadInput("--variant needs one pattern, not 'all'", "e.g. walkthrough 23 --variant version-attribute")
         get_pattern(refs[0]).resolve_options(args.variant, {})  # unknown: refused before any server starts
     with backend_for(args) as backend:
+        if backend.profile.simulated:
+            print(f"server profile: {backend.profile.describe()}\n")
         for ref in refs:
             pattern = get_pattern(ref)
             if len(refs) > 1:

@@ -139,7 +139,7 @@ class FaithfulDynamoDB:
         try:
             with self.model.around(op, params, region, table) as modelled:
                 with self.gsi.around(op, params, region) as result:
-                    status, headers, out = self._call_moto(environ, body)
+                    status, headers, out = modelled.send(lambda sent: self._call_moto(environ, sent), body)
                     result["ok"] = modelled["ok"] = status.startswith("200")
         except limits.Refused as refused:
             out = contention.encode_error(refused)

@@ -12,16 +12,26 @@ What it adds, on top of the server's one request lock (which keeps every request
    lagging copy: every item written in the last `stale_ms` shows its image from before those writes. A read
    with ConsistentRead=True never is. (GSI reads keep their own lag, gsi_lag.py.)
 3. Hot partition keys. A token bucket per partition key for writes (`write_units`/s) and reads
-   (`read_units`/s), holding at most a tenth of a second's worth: a request past it is answered with
+   (`read_units`/s), holding a tenth of a second's worth (at least a unit; a larger request passes when the
+   bucket is full and leaves it in debt): a request past it is answered with
    ProvisionedThroughputExceededException (in a transaction: cancelled with reason ThrottlingError), which
    botocore retries per the run's retry policy. Units: 1 per item written (2 in a transaction), 1 per item
-   read with ConsistentRead (0.5 without, 2 in a transaction), as for items up to 1 KB / 4 KB.
+   read with ConsistentRead (0.5 without, 2 in a transaction), as for items up to 1 KB / 4 KB. A Query reads one partition: it takes one read's units from its partition key's bucket (as
+   a query reading up to 4 KB does; on a global secondary index, from that index's bucket for the key).
+   A Scan is not charged to any key: DynamoDB reads a scan's pages partition after partition against the
+   table's capacity, and the model has no table-wide ceiling.
 4. Network time. Each request's answer is held back for a time drawn from a lognormal distribution (median
    `latency_ms`, 99th percentile `latency_p99_ms`), outside the lock: the server's loop answers others
    meanwhile (serve.py), so requests overlap as they do on AWS.
 
-Not modelled: BatchWriteItem is neither held nor throttled, Query and Scan are not throttled, capacity does
-not depend on item size, and a partition is one partition key (DynamoDB splits and merges partitions).
+BatchWriteItem is not atomic on DynamoDB: each put or delete in it is an item-level write of its own. So each
+one on an item a transaction holds (TransactionConflict), or past its key's bucket (throttled), is left out
+and returned in UnprocessedItems, and the rest are applied; when none could be processed and all for
+throughput, the whole request is refused with ProvisionedThroughputExceededException, as DynamoDB documents.
+
+Not modelled: capacity does not depend on item size, a Scan is not throttled, a partition is one partition
+key (DynamoDB splits and merges partitions), and only the first table of a request that names several
+(a BatchWriteItem or a transaction across tables) gets the model.
 """
 
 from __future__ import annotations
@@ -30,9 +40,10 @@ import copy
 import json
 import math
 import random
+import re
 import time
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +65,42 @@ _Ref = tuple[str, str]  # (region, table name)
 class _Table:
     moto: Any
     profile: ProfileSpec
+
+
+_Answer = tuple[str, list[tuple[str, str]], bytes]  # status, headers, body
+
+
+class Modelled(dict[str, bool]):
+    """What `AwsLike.around` yields: the caller sets ["ok"] and makes its moto call through `send`, which
+    passes a BatchWriteItem on with the writes the model left out removed, and returns them in the answer's
+    UnprocessedItems."""
+
+    def __init__(self) -> None:
+        super().__init__(ok=False)
+        self.table = ""
+        self.kept: list[Any] | None = None  # this table's writes that go to moto (None: the request as sent)
+        self.unprocessed: list[Any] = []
+        self.params: dict[str, Any] = {}
+
+    def send(self, call_moto: Callable[[bytes], _Answer], body: bytes) -> _Answer:
+        if self.kept is None:
+            return call_moto(body)
+        requests = {name: items for name, items in (self.params.get("RequestItems") or {}).items()}
+        if self.kept:
+            requests[self.table] = self.kept
+        else:
+            del requests[self.table]
+        if requests:
+            status, headers, out = call_moto(json.dumps({**self.params, "RequestItems": requests}).encode())
+            if not status.startswith("200"):
+                return status, headers, out
+            answer = json.loads(out)
+        else:  # nothing left to send: every write of the request was left out
+            status, headers, answer = "200 OK", [("Content-Type", "application/x-amz-json-1.0")], {}
+        answer.setdefault("UnprocessedItems", {}).setdefault(self.table, []).extend(self.unprocessed)
+        out = json.dumps(answer).encode()
+        headers = [(k, v) for k, v in headers if k.lower() != "content-length"]
+        return status, [*headers, ("Content-Length", str(len(out)))], out
 
 
 def _backend() -> Any:
@@ -110,9 +157,10 @@ class AwsLike:
     # -- one request ----------------------------------------------------------------------------------------
 
     @contextmanager
-    def around(self, op: str, params: dict[str, Any], region: str, table: _Table) -> Iterator[dict[str, bool]]:
+    def around(self, op: str, params: dict[str, Any], region: str, table: _Table) -> Iterator[Modelled]:
         """Wrap one moto call on an aws-like table: Refused before it (throttled, conflict), stale images
-        swapped in for it, holds and images recorded after it. The caller sets result["ok"]."""
+        swapped in for it, holds and images recorded after it. The caller sets result["ok"] and calls moto
+        through result.send (a BatchWriteItem may lose some of its writes to UnprocessedItems)."""
         now = time.monotonic()
         spec = table.profile
         ref = (region, table.moto.name)
@@ -121,7 +169,9 @@ class AwsLike:
         keys = self._keys(op, params, table.moto)
         self._admit(op, params, ref, keys, spec, now, counts)
         self._check_holds(op, ref, keys, now, counts)
-        result = {"ok": False}
+        result = Modelled()
+        if op == "BatchWriteItem":
+            params = self._split_batch(params, ref, table.moto, spec, now, counts, result)
         if op in _READS and not params.get("ConsistentRead") and not params.get("IndexName"):
             counts["eventual_reads"] += 1
             with self._stale(op, ref, keys, table.moto, spec, now, counts):
@@ -164,21 +214,25 @@ class AwsLike:
         """(kind, item key) of every item the request names on this table; kind says how it uses the item."""
         out: list[tuple[str, Any]] = []
         if op in _SINGLE_WRITES or op == "GetItem":
-            key = _key_of(table, params.get("Key") or params.get("Item") or {})
+            key = _item_key(table, params.get("Key") or params.get("Item") or {})
             if key is not None:
                 out.append(("write" if op != "GetItem" else "read", key))
         elif op in ("TransactWriteItems", "TransactGetItems"):
             for action in params.get("TransactItems", []):
                 for kind, body in action.items():
                     if body.get("TableName") == table.name:
-                        key = _key_of(table, body.get("Key") or body.get("Item") or {})
+                        key = _item_key(table, body.get("Key") or body.get("Item") or {})
                         if key is not None:
                             out.append(("tget" if kind == "Get" else "twrite", key))
         elif op == "BatchGetItem":
             for key_attrs in (params.get("RequestItems", {}).get(table.name) or {}).get("Keys", []):
-                key = _key_of(table, key_attrs)
+                key = _item_key(table, key_attrs)
                 if key is not None:
                     out.append(("read", key))
+        elif op == "Query":
+            partition = _queried_partition(table, params)
+            if partition is not None:
+                out.append(("read", (partition, None)))
         return out
 
     def _admit(
@@ -201,14 +255,7 @@ class AwsLike:
                 units, bucket = (2.0 if kind == "tget" else 0.5 if eventual else 1.0), "r"
             slot = (ref, key[0], bucket)
             wanted[slot] = wanted.get(slot, 0.0) + units
-        throttled = []
-        for slot, units in wanted.items():
-            rate = spec.write_units if slot[2] == "w" else spec.read_units
-            tokens, last = self._buckets.get(slot) or (rate * _BURST_S, now)
-            tokens = min(rate * _BURST_S, tokens + (now - last) * rate)
-            self._buckets[slot] = [tokens, now]
-            if tokens < units:
-                throttled.append(slot[1])
+        throttled = [slot[1] for slot, units in wanted.items() if not self._has(slot, units, spec, now)]
         if throttled:
             counts["throttled"] += 1
             if op.startswith("Transact"):
@@ -226,16 +273,73 @@ class AwsLike:
         for slot, units in wanted.items():
             self._buckets[slot][0] -= units
 
+    def _has(self, slot: tuple[_Ref, Any, str], units: float, spec: ProfileSpec, now: float) -> bool:
+        """Refill the slot's bucket to now; True when it holds `units`. A bucket holds a tenth of a second of
+        its rate but at least one unit, and a request larger than the bucket passes when it is full, leaving
+        it in debt: at a few units per second the rate still holds on average, and every request can pass."""
+        rate = spec.write_units if slot[2] == "w" else spec.read_units
+        size = max(rate * _BURST_S, 1.0)
+        tokens, last = self._buckets.get(slot) or (size, now)
+        tokens = min(size, tokens + (now - last) * rate)
+        self._buckets[slot] = [tokens, now]
+        return tokens >= min(units, size)
+
+    def _held(self, ref: _Ref, key: Any, now: float) -> bool:
+        until = self._holds.get((ref, key))
+        if until is not None and until <= now:
+            del self._holds[(ref, key)]
+            return False
+        return until is not None
+
+    def _split_batch(
+        self,
+        params: dict[str, Any],
+        ref: _Ref,
+        table: Any,
+        spec: ProfileSpec,
+        now: float,
+        counts: Counter[str],
+        result: Modelled,
+    ) -> dict[str, Any]:
+        """A BatchWriteItem's puts and deletes on this table, one item-level write each: those on an item a
+        transaction holds, or past their key's bucket, are left out for UnprocessedItems. Returns the params
+        of what goes on (for the stale-read images). Raises ProvisionedThroughputExceededException when no
+        write of the request could be processed and every one was throttled, as DynamoDB does."""
+        requests = (params.get("RequestItems") or {}).get(table.name) or []
+        keys = [_item_key(table, _batch_attrs(request)) for request in requests]
+        if None in keys:
+            return params  # a write without a valid key: moto refuses the whole request, as DynamoDB does
+        if len(set(keys)) < len(keys):  # DynamoDB refuses it whole (moto would apply both writes)
+            raise Refused("ValidationException", "Provided list of item keys contains duplicates")
+        kept: list[Any] = []
+        conflicted = throttled = 0
+        for request, key in zip(requests, keys):
+            if self._held(ref, key, now):
+                conflicted += 1
+                result.unprocessed.append(request)
+            elif not self._has((ref, key[0], "w"), 1.0, spec, now):
+                throttled += 1
+                result.unprocessed.append(request)
+            else:
+                self._buckets[(ref, key[0], "w")][0] -= 1.0
+                kept.append(request)
+        counts["transaction_conflicts"] += conflicted
+        counts["throttled"] += 1 if throttled else 0
+        if not result.unprocessed:
+            return params
+        others = len(params.get("RequestItems") or {}) > 1
+        if not kept and not others and not conflicted:
+            raise Refused(
+                "ProvisionedThroughputExceededException",
+                "The level of throughput for one partition key was exceeded (simulated per-key ceiling)",
+            )
+        result.table, result.kept, result.params = table.name, kept, params
+        return {**params, "RequestItems": {**params["RequestItems"], table.name: kept}}
+
     def _check_holds(self, op: str, ref: _Ref, keys: list[tuple[str, Any]], now: float, counts: Counter[str]) -> None:
         if not self._holds or op not in ("TransactWriteItems", "TransactGetItems", *_SINGLE_WRITES):
             return
-        held = []
-        for _, key in keys:
-            until = self._holds.get((ref, key))
-            if until is not None and until <= now:
-                del self._holds[(ref, key)]
-                until = None
-            held.append(until is not None)
+        held = [self._held(ref, key, now) for _, key in keys]
         if len(self._holds) > 10_000:
             self._holds = {k: u for k, u in self._holds.items() if u > now}
         if not any(held):
@@ -262,7 +366,7 @@ class AwsLike:
         for name, attrs in _written_keys(op, params):
             if name != table.name:
                 continue
-            key = _key_of(table, attrs)
+            key = _item_key(table, attrs)
             if key is not None and key not in captured:
                 captured[key] = _snapshot(_get(table, key))
         return captured
@@ -330,6 +434,58 @@ def _cancelled(reasons: list[dict[str, str]]) -> Refused:
         f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
         extra={"CancellationReasons": reasons},
     )
+
+
+def _batch_attrs(request: Any) -> Any:
+    """The item (put) or key (delete) one BatchWriteItem request names ({} when it names neither)."""
+    body = (request.get("PutRequest") or request.get("DeleteRequest")) if isinstance(request, dict) else None
+    return (body.get("Item") or body.get("Key") or {}) if isinstance(body, dict) else {}
+
+
+_KEY_TYPES = frozenset({"S", "N", "B"})
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _KEY_TYPES
+
+
+def _item_key(table: Any, attrs: dict[str, Any]) -> Any:
+    """The item key a request names, or None when it names none a key can be (moto then refuses it with
+    DynamoDB's ValidationException; a map as a key would not even hash)."""
+    if not isinstance(attrs, dict):
+        return None
+    for attr in (table.hash_key_attr, table.range_key_attr):
+        if attr and attr in attrs and not _scalar(attrs[attr]):
+            return None
+    return _key_of(table, attrs)
+
+
+_EQUALS = re.compile(r"([#\w.-]+)\s*=\s*(:[\w-]+)|(:[\w-]+)\s*=\s*([#\w.-]+)")
+
+
+def _queried_partition(table: Any, params: dict[str, Any]) -> Any:
+    """The partition a Query reads, as its bucket's key: the partition key's value (the table's own, read by
+    a local secondary index too), or (index, value) on a global secondary index; None if not found."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    index = str(params.get("IndexName") or "")
+    attr = table.hash_key_attr
+    gsi = next((i for i in getattr(table, "global_indexes", []) or [] if i.name == index), None)
+    if gsi is not None:
+        attr = next(k["AttributeName"] for k in gsi.schema if k["KeyType"] == "HASH")
+    found: Any = None
+    legacy = (params.get("KeyConditions") or {}).get(attr)
+    if legacy:
+        found = (legacy.get("AttributeValueList") or [None])[0]
+    names = params.get("ExpressionAttributeNames") or {}
+    values = params.get("ExpressionAttributeValues") or {}
+    for match in _EQUALS.finditer(str(params.get("KeyConditionExpression") or "")):
+        name, value = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+        if names.get(name, name) == attr and value in values:
+            found = values[value]
+    if not _scalar(found):
+        return None
+    return (index, DynamoType(found)) if gsi is not None else DynamoType(found)
 
 
 def _table_name(op: str, params: dict[str, Any]) -> str:

@@ -119,6 +119,18 @@ class ProfileSpec:
         knobs = dict(pair.partition("=")[::2] for pair in pairs)
         return ProfileSpec.parse(name, knobs)
 
+    @staticmethod
+    def from_summary(value: Any) -> ProfileSpec | None:
+        """The profile a run's summary names (`as_dict`'s shape, e.g. from an imported file), or None when it
+        names none this lab knows: an import says "SIMULATED" as the live run did."""
+        if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+            return None
+        knobs = value.get("knobs") if isinstance(value.get("knobs"), dict) else None
+        try:
+            return ProfileSpec.parse(value["name"], knobs)
+        except BadInput:
+            return None
+
     def describe(self) -> str:
         """One line for headers and captions; says "simulated" whenever anything is."""
         if not self.simulated:

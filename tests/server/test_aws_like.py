@@ -20,18 +20,18 @@ from engine.tables import TableSpec, drop_table, open_table
 NO_NETWORK = {"latency_ms": 0, "latency_p99_ms": 0}
 
 
-def _table(backend: Backend, **knobs: float) -> Any:
+def _table(backend: Backend, gsi: bool = False, **knobs: float) -> Any:
     spec = ProfileSpec.parse("aws-like", {**NO_NETWORK, **knobs})
-    client = backend.client(threads=8, retry=RetryPolicy("standard", 1))
-    return open_table(client, "aws-like", TableSpec(profile_tag=spec.tag_value()))
+    client = backend.client(threads=8, retry=RetryPolicy("standard", 1))  # one attempt: throttling shows
+    return open_table(client, "aws-like", TableSpec(gsi=gsi, profile_tag=spec.tag_value()))
 
 
 @pytest.fixture
 def tables(embedded: Backend):
     made: list[Any] = []
 
-    def make(**knobs: float) -> Any:
-        made.append(_table(embedded, **knobs))
+    def make(gsi: bool = False, **knobs: float) -> Any:
+        made.append(_table(embedded, gsi, **knobs))
         return made[-1]
 
     yield make
@@ -144,6 +144,136 @@ def test_a_hot_key_is_throttled_and_spread_keys_are_not(tables) -> None:
     assert "ProvisionedThroughputExceededException" in hot
     for i in range(40):
         table.client.put_item(TableName=table.name, Item={"PK": f"K{i}", "SK": "S"})  # one write per key: fine
+
+
+def _put(pk: str, sk: str = "S", **attrs: Any) -> dict[str, Any]:
+    return {"PutRequest": {"Item": {"PK": pk, "SK": sk, **attrs}}}
+
+
+def _unprocessed(answer: dict[str, Any], table: Any) -> list[Any]:
+    return list(answer.get("UnprocessedItems", {}).get(table.name, []))
+
+
+def test_a_batch_write_leaves_the_items_a_transaction_holds_unprocessed_and_applies_the_rest(tables) -> None:
+    table = tables(commit_ms=600)
+    table.put({"PK": "A", "SK": "S", "n": 0})
+    committer = threading.Thread(target=table.client.transact_write_items, kwargs=_transfer(table, "A", "B"))
+    committer.start()
+    time.sleep(0.2)  # the transaction is applied and holds A and B
+    held = [_put("A", n=99), {"DeleteRequest": {"Key": {"PK": "B", "SK": "S"}}}]
+    answer = table.client.batch_write_item(RequestItems={table.name: [held[0], _put("C", n=1), held[1]]})
+    assert _unprocessed(answer, table) == held  # each put or delete is an item-level write of its own
+    assert table.get("C", "S") == {"PK": "C", "SK": "S", "n": 1}
+    assert table.get("A", "S")["n"] == 1 and table.get("B", "S")["n"] == 1  # the transaction's, untouched
+    everything_held = table.client.batch_write_item(RequestItems={table.name: held})  # nothing to apply
+    assert _unprocessed(everything_held, table) == held
+    committer.join()
+    again = table.client.batch_write_item(RequestItems={table.name: held})  # after the window: applied
+    assert _unprocessed(again, table) == []
+    assert table.get("A", "S")["n"] == 99 and table.get("B", "S") is None
+    assert table_stats(table.client.meta.endpoint_url, table.name)["transaction_conflicts"] == 4
+
+
+def test_a_batch_write_dynamodb_refuses_whole_is_refused_whole_even_on_held_items(tables) -> None:
+    table = tables(commit_ms=600)
+    committer = threading.Thread(target=table.client.transact_write_items, kwargs=_transfer(table, "A"))
+    committer.start()
+    time.sleep(0.2)  # A is held
+    with pytest.raises(ClientError) as refused:  # the same key twice: invalid, so nothing is left unprocessed
+        table.client.batch_write_item(RequestItems={table.name: [_put("A", n=1), _put("A", n=2), _put("C")]})
+    committer.join()
+    assert _code(refused) == "ValidationException"
+    assert table.get("C", "S") is None and table.get("A", "S")["n"] == 1
+
+
+def test_a_batch_write_is_never_held_with_a_zero_commit_window(tables) -> None:
+    table = tables(commit_ms=0)
+    for n in range(5):
+        table.client.transact_write_items(**_transfer(table, "A", "B"))
+        answer = table.client.batch_write_item(RequestItems={table.name: [_put("A", n=n), _put("B", n=n)]})
+        assert _unprocessed(answer, table) == []
+    assert table_stats(table.client.meta.endpoint_url, table.name).get("transaction_conflicts", 0) == 0
+
+
+def test_a_batch_write_past_a_keys_ceiling_leaves_that_keys_writes_unprocessed(tables) -> None:
+    table = tables(write_units=1)  # the lowest ceiling: one write per second per partition key
+    batch = [_put("HOT", "1"), _put("HOT", "2"), _put("K1"), _put("HOT", "3"), _put("K2")]
+    answer = table.client.batch_write_item(RequestItems={table.name: batch})
+    assert _unprocessed(answer, table) == [batch[1], batch[3]]  # the first write on HOT fits its bucket
+    assert sorted(item["PK"] + item["SK"] for item in table.scan_all()) == ["HOT1", "K1S", "K2S"]
+    with pytest.raises(ClientError) as refused:  # none could be processed, all for throughput: refused whole
+        table.client.batch_write_item(RequestItems={table.name: [batch[1], batch[3]]})
+    assert _code(refused) == "ProvisionedThroughputExceededException"
+    time.sleep(1.1)  # one second refills one write
+    table.client.put_item(TableName=table.name, Item={"PK": "HOT", "SK": "2"})
+
+
+def test_a_batch_write_at_the_highest_ceiling_is_never_throttled(tables) -> None:
+    table = tables(write_units=100_000)
+    for round_ in range(4):
+        batch = [_put("HOT", f"{round_}-{i}") for i in range(25)]
+        assert _unprocessed(table.client.batch_write_item(RequestItems={table.name: batch}), table) == []
+    assert len(table.scan_all()) == 100
+
+
+def test_a_slow_ceiling_still_lets_one_write_a_second_through(tables) -> None:
+    table = tables(write_units=1)
+    table.client.put_item(TableName=table.name, Item={"PK": "HOT", "SK": "S"})
+    with pytest.raises(ClientError) as throttled:
+        table.client.put_item(TableName=table.name, Item={"PK": "HOT", "SK": "S"})
+    assert _code(throttled) == "ProvisionedThroughputExceededException"
+    time.sleep(1.1)
+    table.client.put_item(TableName=table.name, Item={"PK": "HOT", "SK": "S"})
+
+
+def _query(table: Any, pk: str, consistent: bool = True, index: str = "") -> dict[str, Any]:
+    attr = "GSI1PK" if index else "PK"
+    kwargs: dict[str, Any] = {"IndexName": index} if index else {"ConsistentRead": consistent}
+    return dict(
+        table.client.query(
+            TableName=table.name,
+            KeyConditionExpression="#pk = :pk",
+            ExpressionAttributeNames={"#pk": attr},
+            ExpressionAttributeValues={":pk": pk},
+            **kwargs,
+        )
+    )
+
+
+def test_a_query_takes_its_read_units_from_the_partition_it_reads(tables) -> None:
+    table = tables(gsi=True, read_units=1)  # the lowest read ceiling: one consistent read a second per key
+    table.client.put_item(TableName=table.name, Item={"PK": "HOT", "SK": "S", "GSI1PK": "G", "GSI1SK": "1"})
+    assert _query(table, "HOT")["Count"] == 1
+    with pytest.raises(ClientError) as throttled:
+        _query(table, "HOT")
+    assert _code(throttled) == "ProvisionedThroughputExceededException"
+    with pytest.raises(ClientError):  # a GetItem on the same partition key shares its bucket
+        table.client.get_item(TableName=table.name, Key={"PK": "HOT", "SK": "S"}, ConsistentRead=True)
+    assert _query(table, "COLD")["Count"] == 0  # another partition key: its own bucket
+    assert _query(table, "G", index="GSI1")["Count"] == 1  # a global index's partition: its own bucket
+    assert len(table.scan_all()) == 1  # a Scan is charged to no key (module docstring of contention.py)
+    time.sleep(1.1)
+    assert _query(table, "HOT", consistent=False)["Count"] == 1  # half a unit without ConsistentRead
+    assert _query(table, "HOT", consistent=False)["Count"] == 1
+    with pytest.raises(ClientError):
+        _query(table, "HOT", consistent=False)
+
+
+def test_queries_at_the_highest_read_ceiling_are_never_throttled(tables) -> None:
+    table = tables(read_units=100_000)
+    table.put({"PK": "HOT", "SK": "S"})
+    assert all(_query(table, "HOT")["Count"] == 1 for _ in range(60))
+
+
+def test_a_key_of_the_wrong_type_is_refused_as_dynamodb_refuses_it_not_a_server_error(tables) -> None:
+    table = tables()
+    for call in (
+        lambda: table.client.put_item(TableName=table.name, Item={"PK": {"S": "A"}, "SK": "S"}),
+        lambda: table.client.batch_write_item(RequestItems={table.name: [_put({"S": "A"})]}),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(ClientError) as refused:
+            call()
+        assert _code(refused) == "ValidationException"  # a map as a key: the model must not crash on it
 
 
 # -- a whole run under each profile ------------------------------------------------------------------------------
