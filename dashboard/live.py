@@ -19,7 +19,6 @@ from dashboard.palette import safety
 from dashboard.records import RunRecord
 from dashboard.sweeps import SweepJob
 from dashboard.verdicts import flagged_calls
-from engine.server.profile import ProfileSpec
 
 LIVE_REFRESH_S = 0.75  # every chart updates at least once a second while a run goes
 
@@ -49,8 +48,7 @@ def run_header(record: RunRecord) -> None:
 
 def profile_caption(record: RunRecord) -> None:
     """Under aws-like, say SIMULATED: a live run's config names its profile, an imported run's summary too."""
-    imported = ProfileSpec.from_summary((record.imported_summary or {}).get("profile"))
-    profile = record.run.config.profile if record.run is not None else imported
+    profile = record.profile
     if profile is not None and profile.simulated:
         st.caption(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
 

@@ -319,6 +319,12 @@ def runs_table(records: Sequence[RunRecord]) -> pd.DataFrame:
                 "variant": r.variant,
                 "kind": safety(r.safe),
                 "threads": r.threads,
+                # aws-like rates come from the server's model: the table says so beside every such run
+                "profile": ""
+                if r.profile is None
+                else f"{r.profile.name} (SIMULATED)"
+                if r.profile.simulated
+                else r.profile.name,
                 "calls": len(r.history),
                 "state": r.state,
                 "invariants": f"{holds}/{len(invariants)} hold" if invariants else "",

@@ -21,6 +21,7 @@ from engine.errors import BadInput, LabError
 from engine.history import History, dumps
 from engine.patterns import Pattern, get_pattern
 from engine.runner import Run, conflicts
+from engine.server.profile import ProfileSpec
 
 
 class Budget(Protocol):
@@ -155,6 +156,14 @@ class RunRecord:
     @property
     def error(self) -> LabError | None:
         return self.run.error if self.run is not None else None
+
+    @property
+    def profile(self) -> ProfileSpec | None:
+        """The server profile the run ran under: a live run's config, an imported run's summary (None when the file
+        does not say, as in files recorded before profiles existed)."""
+        if self.run is not None:
+            return self.run.config.profile
+        return ProfileSpec.from_summary((self.imported_summary or {}).get("profile"))
 
     def budget_note(self) -> str | None:
         """Why this run ended early because a dashboard call budget ran out, if it did (None while it runs)."""

@@ -376,3 +376,24 @@ def test_client_processes_are_capped_across_sessions() -> None:
         assert "DDBLAB_MAX_TOTAL_PROCESSES" in e.value.fix and registry.records() == []
     finally:
         registry.close()
+
+
+def test_the_runs_table_marks_every_aws_like_run_simulated() -> None:
+    from dashboard.panels import runs_table
+    from engine.demos import DEFAULT_DIR
+
+    exact = (DEFAULT_DIR / "atomic-counters--add.jsonl").read_bytes()
+    header, _, rest = exact.partition(b"\n")
+    head = json.loads(header)
+    head["meta"]["summary"]["profile"] = {"name": "aws-like", "simulated": True, "knobs": {"commit_ms": 10.0}}
+    del_profile = json.loads(header)
+    del del_profile["meta"]["summary"]["profile"]  # a file from before profiles: nothing claimed
+    registry = Registry(max_threads_per_run=4, max_total_threads=4)
+    for name, first in (
+        ("exact", header),
+        ("aws", json.dumps(head).encode()),
+        ("old", json.dumps(del_profile).encode()),
+    ):
+        registry.import_history(f"{name}.jsonl", first + b"\n" + rest)
+    profiles = dict(zip(runs_table(registry.records())["source"], runs_table(registry.records())["profile"]))
+    assert profiles == {"exact.jsonl": "exact", "aws.jsonl": "aws-like (SIMULATED)", "old.jsonl": ""}
