@@ -18,7 +18,7 @@ from dashboard.palette import safety
 from dashboard.runview import RunView
 from dashboard.views import aggregates_for, detail_fields
 from engine.errors import BadInput, LabError
-from engine.history import History, dumps
+from engine.history import History, csv_labels, dumps
 from engine.patterns import Pattern, get_pattern
 from engine.runner import Run, conflicts
 from engine.server.profile import ProfileSpec
@@ -266,7 +266,7 @@ class RunRecord:
 
     def export_csv(self) -> bytes:
         out = io.StringIO()
-        self.history.write_csv(out)
+        self.history.write_csv(out, csv_labels(self.export_summary()))
         return out.getvalue().encode()
 
     def export_summary_json(self) -> bytes:

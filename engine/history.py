@@ -297,9 +297,13 @@ class History:
             count += 1
         return count
 
-    def write_csv(self, out: TextIO) -> int:
+    def write_csv(self, out: TextIO, labels: Mapping[str, str] | None = None) -> int:
+        """Every call as a spreadsheet row; `labels` are columns with one value for the whole run, last (a CSV has
+        no header for the run, so a simulated profile travels on every row)."""
         frame = self.snapshot(requests=True)
         frame["detail"] = [dumps(d) if d else "" for d in self.details(range(len(frame)))]
+        for name, value in (labels or {}).items():
+            frame[name] = value
         frame.to_csv(out, index=False)
         return len(frame)
 
@@ -317,7 +321,10 @@ class History:
         tmp = path.with_name(path.name + ".tmp")
         try:
             with open(tmp, "w", encoding="utf-8", newline="") as out:
-                count = self.write_jsonl(out, meta) if suffix == ".jsonl" else self.write_csv(out)
+                if suffix == ".jsonl":
+                    count = self.write_jsonl(out, meta)
+                else:
+                    count = self.write_csv(out, csv_labels((meta or {}).get("summary") or {}))
             tmp.replace(path)
         except BaseException:
             tmp.unlink(missing_ok=True)  # a disk that filled up, a folder that went away: leave no half file
@@ -407,3 +414,12 @@ def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
     except UnicodeDecodeError:
         raise HistoryFileError("history file is not UTF-8 text", fix) from None
     return history, meta
+
+
+def csv_labels(summary: Mapping[str, Any]) -> dict[str, str]:
+    """The run-wide columns of a CSV export: the server profile, marked SIMULATED under aws-like (the rates in
+    such a file came from the server's model, and a spreadsheet shows nothing else to say so)."""
+    profile = summary.get("profile")
+    if not isinstance(profile, Mapping) or not profile.get("name"):
+        return {}
+    return {"server_profile": f"{profile['name']} (SIMULATED)" if profile.get("simulated") else str(profile["name"])}

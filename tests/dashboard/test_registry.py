@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 import time
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from dashboard.calltext import call_log
@@ -81,6 +83,7 @@ def test_export_then_import_round_trip(registry: Registry) -> None:
     assert summary["pattern"] == "optimistic-locking" and summary["invariants"]
     csv = record.export_csv().decode()
     assert csv.splitlines()[0].startswith("seq,client,action,op,key")
+    assert set(pd.read_csv(io.StringIO(csv))["server_profile"]) == {"exact"}
     assert len(csv.splitlines()) > len(record.history)
 
 
@@ -397,3 +400,7 @@ def test_the_runs_table_marks_every_aws_like_run_simulated() -> None:
         registry.import_history(f"{name}.jsonl", first + b"\n" + rest)
     profiles = dict(zip(runs_table(registry.records())["source"], runs_table(registry.records())["profile"]))
     assert profiles == {"exact.jsonl": "exact", "aws.jsonl": "aws-like (SIMULATED)", "old.jsonl": ""}
+    # A CSV has no room for a header: the label travels on every row.
+    aws = next(r for r in registry.records() if r.file_name == "aws.jsonl")
+    rows = pd.read_csv(io.BytesIO(aws.export_csv()))
+    assert len(rows) == len(aws.history) and set(rows["server_profile"]) == {"aws-like (SIMULATED)"}

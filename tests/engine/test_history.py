@@ -90,6 +90,17 @@ def test_csv_export_has_one_row_per_call(tmp_path) -> None:
     path = tmp_path / "run.csv"
     assert history.export(path) == 5
     assert len(path.read_text().strip().splitlines()) == 6
+    assert "server_profile" not in path.read_text()  # nothing said of a profile the caller did not name
+
+
+def test_a_csv_of_an_aws_like_run_says_simulated_on_every_row(tmp_path) -> None:
+    history = History()
+    history.extend(_call(i) for i in range(3))
+    path = tmp_path / "run.csv"
+    history.export(path, meta={"summary": {"profile": {"name": "aws-like", "simulated": True}}})
+    header, *rows = path.read_text().strip().splitlines()
+    assert header.endswith(",server_profile") and len(rows) == 3
+    assert all(row.endswith(",aws-like (SIMULATED)") for row in rows)
 
 
 @pytest.mark.parametrize(
