@@ -26,34 +26,25 @@ with presenter.tucked(presenting):
     ui.pattern_texts(pattern)
     settings = ui.run_controls(pattern, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
     autostart = links.autostart("compare", problems)
-    links.copy_link(links.remember("compare", links.encode(settings, pick_variant=False)), "compare")
+    profile = ui.current_profile()  # the sidebar's, part of the scenario
+    links.copy_link(
+        links.remember("compare", links.encode(settings, pick_variant=False, profile=profile.name.value)), "compare"
+    )
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
+
+
+def start_pair() -> str:
+    config = replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=profile)
+    return registry.start_pair(config, ui.current_spec())[0].group or ""
+
+
 if autostart and not spent:
-    links.start_now(
-        lambda: (
-            registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec())[
-                0
-            ].group
-            or ""
-        ),
-        "compare_group",
-        "group",
-    )
+    links.start_now(start_pair, "compare_group", "group")
 group = st.session_state.get("compare_group") or st.query_params.get("group")
 records = registry.group(group)
 if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):
-    ui.start_and_remember(
-        lambda: (
-            registry.start_pair(
-                replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=ui.current_profile()),
-                ui.current_spec(),
-            )[0].group
-            or ""
-        ),
-        "compare_group",
-        "group",
-    )
+    ui.start_and_remember(start_pair, "compare_group", "group")
 if records and any(r.running for r in records) and st.button("Stop both", icon=":material/stop:", key="compare-stop"):
     for r in records:
         if r.run is not None:
