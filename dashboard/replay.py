@@ -153,71 +153,68 @@ def cut(record: RunRecord, t: float) -> RunRecord:
     return _CUTS[key]
 
 
-def replay_toggle(key: str) -> bool:
-    return st.toggle(
+def replay_toggle(key: str, where: Any = None) -> bool:
+    """The Replay toggle, in the page (or in `where`: presenter view puts it beside Start and Stop)."""
+    return (where or st).toggle(
         "Replay",
         key=f"{key}-replay-on",
         help="watch this run happen again from its recorded history: play, pause, speed and a time scrubber",
     )
 
 
-def replay_view(record: RunRecord, key: str, draw: Any) -> None:
+def replay_view(record: RunRecord, key: str, draw: Any, *, compact: bool = False) -> None:
     """Play/pause, speed and a time scrubber over `record`; `draw(cut_record, key, x_range)` draws the run as it
-    stood at the scrubbed instant (every chart, counter and card the run page shows)."""
-    front = _front(record)
-    end = float(front[-1]) if len(front) else 0.0
-    clock = Clock(f"{key}-replay", end)
-    # A replay opens at the start; a value kept from a longer run of the same key is brought into range.
-    st.session_state[clock.t_key] = min(max(float(st.session_state.get(clock.t_key, 0.0)), 0.0), clock.end)
-    speed = (
-        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s:g}×", key=f"{key}-replay-speed")
-        or 1
-    )
-
-    def frame() -> None:
-        if clock.playing and not clock.tick(float(speed)):
-            st.rerun()  # reached the end: one full rerun drops the timer
-        _controls(clock, key)
-        t = clock.t
-        at = cut(record, t)
-        st.caption(
-            f"Replay at t = {t:.2f} s of {end:.2f} s: {len(at.history):,} of {len(record.history):,} calls "
-            f"completed · {'playing' if clock.playing else 'paused'} at {speed:g}×"
-        )
-        draw(at, f"{key}-replay", (0.0, end * 1.02))
-
-    st.fragment(frame, run_every=TICK_S if clock.playing else None)()
+    stood at the scrubbed instant (every chart, counter and card the run page shows). `compact`: the controls and
+    what they show on one row (presenter view)."""
+    _replay([record], key, lambda cuts, k, x: draw(cuts[0], k, x), compact=compact)
 
 
-def replay_pair(records: Sequence[RunRecord], key: str, draw: Any) -> None:
+def replay_pair(records: Sequence[RunRecord], key: str, draw: Any, *, compact: bool = False) -> None:
     """A Compare pair replayed on one clock (the longer run's span): `draw(cut_records, key, x_range)`."""
+    _replay(records, key, draw, compact=compact)
+
+
+def _replay(records: Sequence[RunRecord], key: str, draw: Any, *, compact: bool) -> None:
     fronts = [_front(r) for r in records]
     end = max((float(f[-1]) for f in fronts if len(f)), default=0.0)
     clock = Clock(f"{key}-replay", end)
+    # A replay opens at the start; a value kept from a longer run of the same key is brought into range.
     st.session_state[clock.t_key] = min(max(float(st.session_state.get(clock.t_key, 0.0)), 0.0), clock.end)
-    speed = (
-        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s:g}×", key=f"{key}-replay-speed")
-        or 1
-    )
+    speed_key = f"{key}-replay-speed" + ("-compact" if compact else "")  # a picker of another kind
+    if not compact:
+        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s:g}×", key=speed_key)
 
     def frame() -> None:
-        if clock.playing and not clock.tick(float(speed)):
-            st.rerun()
-        _controls(clock, key)
+        speed = float(st.session_state.get(speed_key) or 1)
+        if clock.playing and not clock.tick(speed):
+            st.rerun()  # reached the end: one full rerun drops the timer
         t = clock.t
         cuts = [cut(r, t) for r in records]
-        calls = " · ".join(
-            f"{r.variant}: {len(c.history):,} of {len(r.history):,} calls" for r, c in zip(records, cuts)
-        )
-        st.caption(f"Replay at t = {t:.2f} s of {end:.2f} s · {calls} · {'playing' if clock.playing else 'paused'}")
+        if len(records) == 1:
+            calls = f"{len(cuts[0].history):,} of {len(records[0].history):,} calls completed"
+        else:
+            calls = " · ".join(
+                f"{r.variant}: {len(c.history):,} of {len(r.history):,} calls" for r, c in zip(records, cuts)
+            )
+        where = f"Replay at t = {t:.2f} s of {end:.2f} s: {calls} · {'playing' if clock.playing else 'paused'}"
+        if compact:
+            _controls(clock, key, label=f"{where} at {speed:g}×", speed_key=speed_key)
+        else:
+            _controls(clock, key)
+            st.caption(f"{where} at {speed:g}×")
         draw(cuts, f"{key}-replay", (0.0, end * 1.02))
 
     st.fragment(frame, run_every=TICK_S if clock.playing else None)()
 
 
-def _controls(clock: Clock, key: str) -> None:
-    """Play or Pause, and the scrubber (disabled while playing)."""
-    c1, c2 = st.columns([1, 6], vertical_alignment="bottom")
+def _controls(clock: Clock, key: str, *, label: str = "Replay time (s)", speed_key: str | None = None) -> None:
+    """Play or Pause, and the scrubber (disabled while playing); with a `speed_key`, a speed picker between them
+    (compact: one row, the scrubber's label saying where the replay stands)."""
+    if speed_key is None:
+        c1, c2 = st.columns([1, 6], vertical_alignment="bottom")
+    else:
+        c1, speed, c2 = st.columns([1, 1, 8], vertical_alignment="bottom")
+        speed.selectbox("Speed", SPEEDS, index=SPEEDS.index(1), format_func=lambda s: f"{s:g}×", key=speed_key)
     if clock.playing:
         if c1.button("Pause", icon=":material/pause:", key=f"{key}-replay-pause", width="stretch"):
             clock.pause()
@@ -226,7 +223,7 @@ def _controls(clock: Clock, key: str) -> None:
         clock.play()
         st.rerun()
     c2.slider(
-        "Replay time (s)",
+        label,
         min_value=0.0,
         max_value=clock.end,
         step=clock.step,

@@ -43,15 +43,20 @@ if autostart and not spent:
     links.start_now(start_pair, "compare_group", "group")
 group = st.session_state.get("compare_group") or st.query_params.get("group")
 records = registry.group(group)
-if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):
+start_col, stop_col, beside = st.columns([1, 1, 4], vertical_alignment="center")
+if start_col.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):
     ui.start_and_remember(start_pair, "compare_group", "group")
-if records and any(r.running for r in records) and st.button("Stop both", icon=":material/stop:", key="compare-stop"):
+running = bool(records) and any(r.running for r in records)
+if running and stop_col.button("Stop both", icon=":material/stop:", key="compare-stop"):
     for r in records:
         if r.run is not None:
             r.run.stop()
 
 if records:
     presenter.divider(presenting)
-    (presenter.compare_view if presenting else live.compare_view)(records, f"compare-{group}")
+    if presenting:
+        presenter.compare_view(records, f"compare-{group}", toggle_at=beside)  # the Replay toggle: no row of its own
+    else:
+        live.compare_view(records, f"compare-{group}")
 else:
     st.info("Start both variants to see them race side by side.")

@@ -33,7 +33,7 @@ def config() -> RunConfig:
 if autostart and not spent:
     links.start_now(lambda: registry.start(config(), ui.current_spec()).id, "run_id", "run")
 record = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))
-start_col, stop_col, _ = st.columns([1, 1, 4])
+start_col, stop_col, beside = st.columns([1, 1, 4], vertical_alignment="center")
 if start_col.button(
     "Start", icon=":material/play_arrow:", type="primary", key="run-start", width="stretch", disabled=spent
 ):
@@ -55,4 +55,7 @@ if record is None:
 else:
     st.query_params["run"] = record.id  # a refresh (or a bookmark) brings this run back
     presenter.divider(presenting)
-    (presenter.run_view if presenting else live.run_view)(record, f"run-{record.id}")
+    if presenting:
+        presenter.run_view(record, f"run-{record.id}", toggle_at=beside)  # the Replay toggle: no row of its own
+    else:
+        live.run_view(record, f"run-{record.id}")

@@ -76,3 +76,20 @@ def test_after_an_autostart_link_the_users_edits_stick_at_once() -> None:
     assert at.number_input(key="run-atomic-counters-threads").value == 5
     assert at.radio(key="run-atomic-counters-variant").value == "read-then-put"
     assert at.query_params["threads"] == "5" and at.query_params["variant"] == "read-then-put"
+
+
+def test_a_compare_pair_replays_in_presenter_view_too() -> None:
+    at = app("app_pages/compare.py")
+    at.toggle(key="presenter").set_value(True)
+    for name, value in {"pattern": "atomic-counters", "threads": "2", "ops": "3", "autostart": "1"}.items():
+        at.query_params[name] = value
+    at.run()
+    until(at, lambda a: "all 4 invariants hold" in text(a) and "invariants broken" in text(a))
+    next(t for t in at.toggle if t.label == "Replay").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    scrubber = next(s for s in at.slider if s.label.startswith("Replay at t = 0.00 s"))
+    assert re.search(r"add: 0 of [1-9][\d,]* calls · read-then-put: 0 of [1-9][\d,]* calls", scrubber.label)
+    assert {m.value for m in at.metric} == {"0"}  # both sides' counters, at the start
+    scrubber.set_value(scrubber.max).run()  # the end: each side's own verdict again
+    assert "all 4 invariants hold" in text(at) and "invariants broken" in text(at)
+    assert {m.value for m in at.metric if m.label == "calls"} != {"0"}
