@@ -221,11 +221,15 @@ class Clock:
 
 
 def replayer(record: RunRecord, key: str) -> Replayer:
-    """This session's Replayer of `record` under `key` (a run's history no longer grows once it can replay)."""
-    name = f"{key}-replayer-{record.id}"
-    found = st.session_state.get(name)
-    if not isinstance(found, Replayer) or found.record is not record or len(found.record.history) != len(found.front):
-        found = st.session_state[name] = Replayer(record)
+    """This session's Replayer of `record` under `key`; the last few are kept (each holds its cut's aggregates)."""
+    kept: dict[str, Replayer] = st.session_state.setdefault("replayers", {})
+    name = f"{key}-{record.id}"
+    found = kept.pop(name, None)
+    if found is None or found.record is not record or len(record.history) != len(found.front):
+        found = Replayer(record)
+    kept[name] = found  # the most recent last
+    while len(kept) > 4:
+        kept.pop(next(iter(kept)))
     return found
 
 
