@@ -134,6 +134,9 @@ def test_a_link_with_a_bad_value_says_which_control(dashboard_url: str, browser:
 
 
 def _inside(page: Any, locator: Any, what: str) -> None:
+    from playwright.sync_api import expect
+
+    expect(locator).to_be_visible(timeout=15_000)  # a redraw (a replay's step) may be replacing it just now
     box = locator.bounding_box()
     assert box is not None, f"{what} is not on the page"
     view = page.viewport_size
