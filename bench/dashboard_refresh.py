@@ -16,6 +16,10 @@ What is measured, per size N:
   every call read once into the aggregates, then the charts. Paid once per run and dashboard process (a page
   opened late, an imported file); a finished run keeps its aggregates, nothing is re-read.
 - bytes_sent: the figures' JSON of one refresh.
+- scrubbing a replay (at 100k and 1M, a finished run opened as an import): full_draw_s draws every chart of the
+  whole run from scratch (the page opened on it); scrub_step_s moves the replay's scrubber one step (1/200 of the
+  run) forward from the middle and draws every chart (a playing replay's tick does the same); scrub_back_s moves
+  it back to a quarter (the cut rebuilt from the calls shown) and draws. Best of `repeats`.
 - kept_bytes_per_call (at 100k): what the page's charts keep in memory once drawn, beyond the History itself
   (their aggregates), per call, measured with tracemalloc after the page was opened on the run, apart from the
   timings (tracemalloc slows every allocation). Not in it: a finished run whose call log was opened also caches
@@ -80,6 +84,51 @@ def refresh(record: RunRecord) -> tuple[float, float, int]:
     return time.perf_counter() - started, time.process_time() - cpu, sent
 
 
+SCRUBBED = (100_000, 1_000_000)
+
+
+def finished_record(history: History, summary: dict[str, Any]) -> RunRecord:
+    """The run as an import: finished, its summary's verdicts (what the History page's replay opens)."""
+    return RunRecord(
+        id=f"scrub-{len(history)}",
+        source=Source.IMPORTED,
+        pattern=summary["pattern"],
+        variant=summary["variant"],
+        threads=summary["threads"],
+        ops_per_client=None,
+        duration_s=None,
+        history=history,
+        imported_summary=summary,
+    )
+
+
+def _draw(record: RunRecord, x_range: tuple[float, float] | None = None) -> float:
+    started = time.perf_counter()
+    for fig in live.figures_of(live.run_figures(record, x_range=x_range)):
+        fig.to_json()
+    return time.perf_counter() - started
+
+
+def scrub(history: History, summary: dict[str, Any], repeats: int) -> dict[str, float]:
+    """full_draw_s, scrub_step_s and scrub_back_s of a replay of this history (see the module's docstring)."""
+    from dashboard.replay import STEPS, Replayer
+
+    full, step, back = [], [], []
+    for _ in range(repeats):
+        full.append(_draw(finished_record(history, summary)))
+        replayer = Replayer(finished_record(history, summary))
+        x_range = (0.0, replayer.end * 1.02)
+        middle = replayer.end / 2
+        _draw(replayer.at(middle), x_range)  # the replay stands at the middle
+        started = time.perf_counter()
+        _draw(replayer.at(middle + replayer.end / STEPS), x_range)
+        step.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        _draw(replayer.at(replayer.end / 4), x_range)
+        back.append(time.perf_counter() - started)
+    return {"full_draw_s": min(full), "scrub_step_s": min(step), "scrub_back_s": min(back)}
+
+
 def kept_bytes_per_call(recorded: Recorded, n_calls: int) -> float:
     """Bytes still allocated once the page of a run of n_calls was drawn (every call read in), per call."""
     history = History(t0_ns=0)
@@ -121,6 +170,8 @@ def measure(repeats: int = 3) -> list[dict[str, Any]]:
             recorded.extend(record.history, len(record.history) + rows[n]["new_calls"])  # 1 % more calls arrive
             rows[n]["timings"].append(refresh(record))
     assert all(len(record.history) == n for n, record in records.items())
+    for n in SCRUBBED:
+        rows[n].update(scrub(records[n].history, recorded.summary, repeats))
     records.clear()  # their memory would blur the next measure
     rows[KEPT_AT]["kept_bytes_per_call"] = kept_bytes_per_call(recorded, KEPT_AT)
     for row in rows.values():
@@ -157,6 +208,24 @@ def verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "target": "≤ 5",
             "pass": worst_bytes <= 5e6,
         },
+        *(
+            {
+                "figure": f"replay: scrub one step forward at {n // 1000:,}k / draw the whole run",
+                "value": round(by_n[n]["scrub_step_s"] / by_n[n]["full_draw_s"], 3),
+                "target": "≤ 0.25",
+                "pass": by_n[n]["scrub_step_s"] <= 0.25 * by_n[n]["full_draw_s"],
+            }
+            for n in SCRUBBED
+        ),
+        *(
+            {
+                "figure": f"replay: scrub back to a quarter at {n // 1000:,}k / draw the whole run",
+                "value": round(by_n[n]["scrub_back_s"] / by_n[n]["full_draw_s"], 3),
+                "target": "≤ 0.6",
+                "pass": by_n[n]["scrub_back_s"] <= 0.6 * by_n[n]["full_draw_s"],
+            }
+            for n in SCRUBBED
+        ),
         {
             "figure": "memory the page keeps per call at 100k (B, beyond the History)",
             "value": round(kept),

@@ -10,7 +10,6 @@ URL and the widgets' session state.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,12 +21,14 @@ from dashboard.settings import LIMIT_DURATION, LIMIT_OPS, RunSettings, option_ki
 from engine.backend import RETRY_MODES
 from engine.errors import LabError
 from engine.patterns import Pattern, all_patterns, get_pattern
+from engine.server.profile import ServerProfile
 
 # Parameters that are not controls: the page's own state (which run it shows) and flags.
 OTHER = frozenset({"run", "group", "sweep", "autostart", "presenter"})
 LIMITS = {"ops": LIMIT_OPS, "duration": LIMIT_DURATION}
 KNOB = "k."  # a pattern knob's parameter: k.accounts=4
-PIN_S = 20.0  # how long an autostart link's values are held against the page's early refreshes (see restore)
+PROFILE = "profile"  # the sidebar's "Server profile": restored before the sidebar is drawn (restore_profile)
+PROFILES = {p.value: p.value for p in ServerProfile}
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,9 @@ def parse(params: Mapping[str, str], page: str, *, max_threads: int, pick_varian
     for name, text in params.items():
         if name in OTHER or name == "pattern" or (name == "variant" and not pick_variant):
             continue  # Compare runs every variant: a Run link's variant is not wrong there
+        if name == PROFILE:
+            problems.extend(profile_problems(params))
+            continue
         if name.startswith(KNOB):
             knob = name[len(KNOB) :]
             option = cls.options.get(knob)
@@ -103,7 +107,11 @@ def parse(params: Mapping[str, str], page: str, *, max_threads: int, pick_varian
                 refuse(f"knob {knob}", text, str(e))
             continue
         if name not in checks:
-            refuse("parameter", name, f"is not a control of this page: use {', '.join(sorted(checks))} or k.KNOB")
+            refuse(
+                "parameter",
+                name,
+                f"is not a control of this page: use {', '.join(sorted([*checks, PROFILE]))} or k.KNOB",
+            )
             continue
         control, key, check = checks[name]
         try:
@@ -126,8 +134,18 @@ def _knob(option: Any, text: str) -> Any:
     return _number(text, int if kind == "int" else float, -1e12, 1e12)
 
 
-def encode(settings: RunSettings, *, pick_variant: bool = True) -> dict[str, str]:
-    """The URL parameters of these control values (the inverse of `parse`)."""
+def profile_problems(params: Mapping[str, str]) -> list[str]:
+    """The link's server profile refused, in the words of the other controls (empty when none or a good one)."""
+    text = params.get(PROFILE)
+    if text is None or text in PROFILES:
+        return []
+    why = f"is not one of {', '.join(PROFILES)}"
+    return [f"The link's Server profile {text!r} {why}; that control keeps its default."]
+
+
+def encode(settings: RunSettings, *, pick_variant: bool = True, profile: str = "exact") -> dict[str, str]:
+    """The URL parameters of these control values (the inverse of `parse`); the server profile (the sidebar's)
+    only when it is not exact."""
     out = {"pattern": settings.pattern}
     if pick_variant and settings.variant:
         out["variant"] = settings.variant
@@ -147,7 +165,11 @@ def encode(settings: RunSettings, *, pick_variant: bool = True) -> dict[str, str
         out["seed"] = str(settings.seed)
     if settings.processes != 1:
         out["processes"] = str(settings.processes)
-    return out
+    return with_profile(out, profile)
+
+
+def with_profile(params: dict[str, str], profile: str) -> dict[str, str]:
+    return {**params, PROFILE: profile} if profile != ServerProfile.EXACT.value else params
 
 
 # -- the page side --------------------------------------------------------------------------------------------------
@@ -165,26 +187,42 @@ def restore(page: str, parse_link: Callable[[Mapping[str, str]], Restored]) -> l
     """Before the page's widgets: set them from the URL when it holds a link this session has not applied (a
     link just opened, or edited by hand); returns the link's problems (empty when none or nothing new)."""
     params = _params()
-    # One "seen" for every page: the URL a page wrote is not a new link for the next page (if the URL is kept).
-    seen = st.session_state.get("links-seen")
-    pinned: dict[str, Any] = st.session_state.setdefault(f"links-{page}-pinned", {})
-    # An autostarted run refreshes the page before the browser has applied the values set here, and the browser
-    # then keeps showing its defaults (or Streamlit drops the values): for PIN_S after an autostart link was opened,
-    # its values are set again on every run of the page, so the controls show what the run was started with.
-    if time.monotonic() - float(st.session_state.get(f"links-{page}-pinned-at", 0.0)) < PIN_S:
-        for key, value in pinned.items():
-            st.session_state[key] = value
-    if not _controls(params) or _controls(params) == seen:
+    if not _new_link(params):
         return []
     restored = parse_link(params)
     for key, value in restored.values.items():
         st.session_state[key] = value
-    pinned.clear()
-    if params.get("autostart") == "1":  # a link opened without it has no early refresh to survive
-        pinned.update(restored.values)
-        st.session_state[f"links-{page}-pinned-at"] = time.monotonic()
+    _initials().update(restored.values)
     st.session_state["links-seen"] = _controls(params)
     return restored.problems
+
+
+def _initials() -> dict[str, Any]:
+    initials: dict[str, Any] = st.session_state.setdefault("links-initial", {})
+    return initials
+
+
+def initial(key: str, fallback: Any) -> Any:
+    """The value a widget is drawn with: the last link's for its key, else `fallback`. Setting the session state
+    is not enough: Streamlit sends that value to the browser once, and a widget the browser draws only after a
+    later rerun (its code still loading, while an autostarted run refreshes the page) shows its default; with the
+    link's value as the default it shows the link's, and the user's edits stick as for any widget."""
+    return _initials().get(key, fallback)
+
+
+def _new_link(params: Mapping[str, str]) -> bool:
+    """Whether the URL holds a link this session has not applied: one just opened, or edited by hand (the URL a
+    page wrote itself is "seen"; one "seen" for every page, so the next page does not take it for a new link)."""
+    return bool(_controls(params)) and _controls(params) != st.session_state.get("links-seen")
+
+
+def restore_profile(key: str) -> None:
+    """Before the sidebar's "Server profile" radio is drawn (Streamlit refuses a widget's value set after it): a
+    link just opened sets it, to exact when the link names none; a bad one is refused by the page (`parse`)."""
+    params = _params()
+    profile = params.get(PROFILE, ServerProfile.EXACT.value)
+    if _new_link(params) and profile in PROFILES:
+        st.session_state[key] = _initials()[key] = profile
 
 
 def show_problems(problems: list[str]) -> None:
@@ -264,8 +302,12 @@ def parse_sweep(params: Mapping[str, str], *, thread_choices: list[int], max_rep
                 values["sweep-ops"] = _number(text, int, 1, 10_000_000)
             elif name == "repeats":
                 values["sweep-repeats"] = _number(text, int, 1, max_repeats)
+            elif name == PROFILE:
+                problems.extend(profile_problems(params))
             else:
-                refuse("parameter", name, "is not a control of this page: use pattern, threads, ops or repeats")
+                refuse(
+                    "parameter", name, "is not a control of this page: use pattern, threads, ops, repeats or profile"
+                )
         except ValueError as e:
             refuse(name, text, str(e))
     return Restored(values, problems)

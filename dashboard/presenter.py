@@ -11,7 +11,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import charts, ui
+from dashboard import charts, replay, ui
 from dashboard.live import headline, poll
 from dashboard.palette import safety
 from dashboard.records import RunRecord
@@ -25,9 +25,11 @@ CSS = """<style>
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"] { display: none !important; }
 div[data-testid="stMainBlockContainer"] { padding: 0.6rem 1.2rem 0 1.2rem !important; max-width: 100% !important; }
 header[data-testid="stHeader"] { display: none !important; }
-div[data-testid="stMetricValue"] { font-size: 2.1rem !important; }
-div[data-testid="stMetricLabel"] p { font-size: 1.05rem !important; }
-.ddblab-verdict p { font-size: 1.6rem !important; font-weight: 700; margin: 0; }
+div[data-testid="stMainBlockContainer"] div[data-testid="stVerticalBlock"] { gap: 0.5rem !important; }
+div[data-testid="stMetric"] > div { padding: 0.2rem 0.5rem !important; }
+div[data-testid="stMetricValue"] { font-size: clamp(1.8rem, 2.6vw, 3rem) !important; }
+div[data-testid="stMetricLabel"] p { font-size: clamp(1rem, 1.2vw, 1.4rem) !important; }
+.ddblab-verdict p { font-size: clamp(1.1rem, 1.5vw, 1.8rem) !important; font-weight: 700; margin: 0; }
 </style>"""
 
 
@@ -63,14 +65,23 @@ def _sized(fig: go.Figure, height: int = CHART_HEIGHT) -> go.Figure:
     return fig
 
 
-def _verdict(record: RunRecord, height: int | None = None) -> None:
+def _simulated(record: RunRecord) -> bool:
+    """Whether the run's server was the aws-like profile (a live run's config, or an imported run's summary)."""
+    if record.run is not None:
+        return record.run.config.profile.simulated
+    profile = (record.summary() or {}).get("profile")
+    return isinstance(profile, dict) and profile.get("simulated") is True
+
+
+def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
     """The headline; with a height (a pair's two sides), a box of that height, so both sides line up."""
     invariants = record.invariants()
-    broken = any(not inv["holds"] for inv in invariants)
+    broken = any(inv.get("holds") is False and not inv.get("as_of") for inv in invariants)
     box = st.error if broken else st.success if invariants else st.info
-    with st.container(key=f"verdict-{record.id}", height=height or "content", border=False):
+    simulated = " · server profile aws-like: SIMULATED" if _simulated(record) else ""
+    with st.container(key=f"verdict-{key}", height=height or "content", border=False):  # a replay's cut too
         st.html('<div class="ddblab-verdict"></div>')
-        box(f"**{record.variant} ({safety(record.safe)}) · {headline(record)}**")
+        box(f"**{record.variant} ({safety(record.safe)}) · {headline(record)}{simulated}**")
 
 
 def _counters(record: RunRecord) -> None:
@@ -82,6 +93,7 @@ def _counters(record: RunRecord) -> None:
 
 def _figures(record: RunRecord, x_range: Sequence[float] | None, lanes: int) -> tuple[go.Figure, go.Figure]:
     invariants = record.invariants()
+    verdicts = [inv for inv in invariants if not inv.get("as_of")]
     with record.view() as view:
         timeline = charts.timeline(
             view,
@@ -89,48 +101,58 @@ def _figures(record: RunRecord, x_range: Sequence[float] | None, lanes: int) -> 
             lanes=lanes,
             x_range=x_range,
             max_bars=charts.MAX_BARS,
-            evidence=charts.evidence_note(invariants),
+            evidence=charts.evidence_note(verdicts),
         )
         own = charts.pattern_views(record.pattern, view, invariants, record.options(), lanes=lanes, x_range=x_range)
     return _sized(timeline), _sized(own[0])
 
 
-def run_view(record: RunRecord, key: str) -> None:
-    """One run on one screen: verdict, counters, then the timeline beside the pattern's own chart."""
+def run_view(record: RunRecord, key: str, toggle_at: Any = None) -> None:
+    """One run on one screen: verdict, counters, then the timeline beside the pattern's own chart; once it has
+    ended, replayable in place (the replay's controls on one row above; its toggle in `toggle_at`, e.g. beside
+    the page's Start and Stop)."""
 
-    def body() -> None:
-        _verdict(record)
-        _counters(record)
-        timeline, own = _figures(record, None, record.threads)
+    def body(shown: RunRecord, key: str, x_range: Sequence[float] | None = None) -> None:
+        _verdict(shown, record.id)
+        _counters(shown)
+        timeline, own = _figures(shown, x_range, record.threads)
         left, right = st.columns(2)
         with left:
             ui.chart(timeline, f"{key}-p-timeline")
         with right:
             ui.chart(own, f"{key}-p-view")
 
-    poll(lambda: record.running, body)
+    if not record.running and len(record.history) and replay.replay_toggle(key, toggle_at):
+        replay.replay_view(record, key, body, compact=True)
+        return
+    poll(lambda: record.running, lambda: body(record, key))
 
 
-def compare_view(records: Sequence[RunRecord], key: str) -> None:
-    """A Compare pair on one screen: each side's verdict, counters and timeline, on shared axes."""
+def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) -> None:
+    """A Compare pair on one screen: each side's verdict, counters and timeline, on shared axes; once both have
+    ended, replayable together on one clock (its toggle in `toggle_at`)."""
     records = sorted(records, key=lambda r: (r.safe is False, r.id))
+    lanes = max(r.threads for r in records)
 
-    def body() -> None:
-        spans: list[float] = [0.1]
-        for r in records:
-            with r.view() as view:
-                spans.append(float(view.span) if view.n else 0.0)
-            spans.append(float(r.progress()["elapsed_s"]))
-        x_range = (0.0, max(spans) * 1.02)
-        lanes = max(r.threads for r in records)
-        for col, record in zip(st.columns(len(records), gap="medium"), records):
+    def body(shown: Sequence[RunRecord], key: str, x_range: Sequence[float] | None = None) -> None:
+        if x_range is None:
+            spans: list[float] = [0.1]
+            for r in shown:
+                with r.view() as view:
+                    spans.append(float(view.span) if view.n else 0.0)
+                spans.append(float(r.progress()["elapsed_s"]))
+            x_range = (0.0, max(spans) * 1.02)
+        for col, side, whole in zip(st.columns(len(shown), gap="medium"), shown, records):
             with col:
-                _verdict(record, height=110)
-                _counters(record)
-                timeline, _ = _figures(record, x_range, lanes)
-                ui.chart(_sized(timeline, 240), f"{key}-{record.id}-p-timeline")
+                _verdict(side, whole.id, height=110)
+                _counters(side)
+                timeline, _ = _figures(side, x_range, lanes)
+                ui.chart(_sized(timeline, 240), f"{key}-{whole.id}-p-timeline")
 
-    poll(lambda: any(r.running for r in records), body)
+    if not any(r.running for r in records) and replay.replay_toggle(key, toggle_at):
+        replay.replay_pair(records, key, body, compact=True)
+        return
+    poll(lambda: any(r.running for r in records), lambda: body(records, key))
 
 
 def page_title(on: bool, title: str, **kwargs: Any) -> None:

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from dashboard.records import RunRecord, Source
-from engine.history import History
+from engine.history import Call, History
 
 # Slow motion too: the recorded demos last a second or a few, and a stale write lands in a few milliseconds.
 SPEEDS = (0.1, 0.25, 0.5, 1, 2, 5, 10, 20)
@@ -38,11 +40,66 @@ def prefix_length(front: np.ndarray, t: float) -> int:
     return int(np.searchsorted(front, t, side="right"))
 
 
+class HistoryPrefix(History):
+    """The first `n` calls of a History, read in place: a replay's cut copies nothing. Read-only; `grow` moves
+    its end forward, bringing its counters up to date with the calls it adds (work in proportion to them)."""
+
+    def __init__(self, source: History, n: int = 0) -> None:  # no History.__init__: every read goes to source
+        self.source = source
+        self.t0_ns = source.t0_ns
+        self.n = 0
+        self._totals: dict[str, Any] = {"ok": 0, "fail": 0, "info": 0, "retries": 0}
+        self._error_names: Counter[str] = Counter()
+        self._refusals: Counter[tuple[str, str]] = Counter()
+        self.grow(n)
+
+    def grow(self, n: int) -> None:
+        n = min(n, len(self.source))
+        if n <= self.n:
+            return
+        rows = self.source.snapshot(self.n, n)
+        for outcome, count in rows["outcome"].value_counts().items():
+            self._totals[str(outcome)] += int(count)
+        self._totals["retries"] += int(rows["retries"].sum())
+        refused = rows[(rows["error"] != "").to_numpy()]
+        details = self.source.details(refused["seq"].tolist())
+        for action, error, detail in zip(refused["action"].astype(str), refused["error"].astype(str), details):
+            self._error_names[error] += 1  # as History.append counts them
+            collided = bool(detail) and "TransactionConflict" in detail.get("reasons", ())
+            self._refusals[(action, "TransactionConflict" if collided else error)] += 1
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def counts(self) -> dict[str, Any]:
+        t = self._totals
+        return {
+            "calls": t["ok"] + t["fail"] + t["info"],
+            **{k: t[k] for k in ("ok", "fail", "info")},
+            "errors": dict(self._error_names),
+            "refusals": dict(self._refusals),
+            "retries": t["retries"],
+        }
+
+    def call(self, i: int) -> Call:
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        return self.source.call(i)
+
+    def details(self, rows: Iterable[int]) -> list[Mapping[str, Any]]:
+        return self.source.details(rows)
+
+    def snapshot(
+        self, start: int = 0, stop: int | None = None, *, detail: bool = False, requests: bool = False
+    ) -> pd.DataFrame:
+        stop = self.n if stop is None else min(stop, self.n)
+        return self.source.snapshot(start, stop, detail=detail, requests=requests)
+
+
 def prefix_history(history: History, n: int) -> History:
-    """A new History holding the first `n` calls of `history`, on the same clock."""
-    cut = History(t0_ns=history.t0_ns)
-    cut.extend(history.calls(range(min(n, len(history)))))
-    return cut
+    """The first `n` calls of `history`, on the same clock (read in place)."""
+    return HistoryPrefix(history, n)
 
 
 def as_of(invariants: Sequence[Mapping[str, Any]], n: int, total: int) -> list[dict[str, Any]]:
@@ -60,7 +117,11 @@ def as_of(invariants: Sequence[Mapping[str, Any]], n: int, total: int) -> list[d
 def replay_record(record: RunRecord, n: int, t: float) -> RunRecord:
     """`record` as it stood once its first `n` calls had completed, at `t` seconds: an imported-like record the
     run page's panels draw as they draw any other."""
-    total = len(record.history)
+    return _cut_record(record, HistoryPrefix(record.history, n), t)
+
+
+def _cut_record(record: RunRecord, prefix: HistoryPrefix, t: float, view: Any = None) -> RunRecord:
+    n, total = len(prefix), len(record.history)
     summary = dict(record.summary() or {})
     summary["invariants"] = as_of(record.invariants(), n, total)
     summary["duration_s"] = t if n < total else summary.get("duration_s") or t
@@ -70,12 +131,42 @@ def replay_record(record: RunRecord, n: int, t: float) -> RunRecord:
         id=f"{record.id}@{n}",
         source=Source.IMPORTED,
         run=None,
-        history=prefix_history(record.history, n),
+        history=prefix,
         imported_summary=summary,
         _summary=None,
         _frames=None,
-        _view=None,
+        _view=view,
     )
+
+
+class Replayer:
+    """One run replayed in one session: the cut at an instant, found by a binary search of the completion front,
+    its aggregates grown in place when the instant moves forward (work in proportion to the calls it adds: a
+    playing replay's tick) and rebuilt when it moves back (in proportion to the calls shown)."""
+
+    def __init__(self, record: RunRecord) -> None:
+        self.record = record
+        self.front = completion_front(record.history)
+        self.end = float(self.front[-1]) if len(self.front) else 0.0
+        self._restart()
+
+    def _restart(self) -> None:
+        self.prefix = HistoryPrefix(self.record.history)
+        self.view: Any = None
+        self.shown: tuple[int, RunRecord] | None = None
+
+    def at(self, t: float) -> RunRecord:
+        n = prefix_length(self.front, t)
+        if self.shown is not None and self.shown[0] == n:
+            return self.shown[1]  # a paused replay redraws the same cut
+        if n < self.prefix.n:
+            self._restart()
+        self.prefix.grow(n)
+        shown = _cut_record(self.record, self.prefix, t, self.view)
+        if self.view is None:
+            self.view = shown.view()  # built once from the calls shown, then grown
+        self.shown = (n, shown)
+        return shown
 
 
 # -- the controls ---------------------------------------------------------------------------------------------------
@@ -129,95 +220,81 @@ class Clock:
         return True
 
 
-_CUTS: dict[tuple[str, int, int], RunRecord] = {}  # the last few cuts drawn, shared by sessions (like the runs)
-_FRONTS: dict[tuple[str, int], np.ndarray] = {}
+def replayer(record: RunRecord, key: str) -> Replayer:
+    """This session's Replayer of `record` under `key`; the last few are kept (each holds its cut's aggregates)."""
+    kept: dict[str, Replayer] = st.session_state.setdefault("replayers", {})
+    name = f"{key}-{record.id}"
+    found = kept.pop(name, None)
+    if found is None or found.record is not record or len(record.history) != len(found.front):
+        found = Replayer(record)
+    kept[name] = found  # the most recent last
+    while len(kept) > 4:
+        kept.pop(next(iter(kept)))
+    return found
 
 
-def _front(record: RunRecord) -> np.ndarray:
-    key = (record.id, len(record.history))
-    if key not in _FRONTS:
-        if len(_FRONTS) >= 16:
-            _FRONTS.pop(next(iter(_FRONTS)))
-        _FRONTS[key] = completion_front(record.history)
-    return _FRONTS[key]
-
-
-def cut(record: RunRecord, t: float) -> RunRecord:
-    """The record at `t` (cached: a paused replay redraws the same cut)."""
-    n = prefix_length(_front(record), t)
-    key = (record.id, len(record.history), n)
-    if key not in _CUTS:
-        if len(_CUTS) >= 8:
-            _CUTS.pop(next(iter(_CUTS)))
-        _CUTS[key] = replay_record(record, n, t)
-    return _CUTS[key]
-
-
-def replay_toggle(key: str) -> bool:
-    return st.toggle(
+def replay_toggle(key: str, where: Any = None) -> bool:
+    """The Replay toggle, in the page (or in `where`: presenter view puts it beside Start and Stop)."""
+    return (where or st).toggle(
         "Replay",
         key=f"{key}-replay-on",
         help="watch this run happen again from its recorded history: play, pause, speed and a time scrubber",
     )
 
 
-def replay_view(record: RunRecord, key: str, draw: Any) -> None:
+def replay_view(record: RunRecord, key: str, draw: Any, *, compact: bool = False) -> None:
     """Play/pause, speed and a time scrubber over `record`; `draw(cut_record, key, x_range)` draws the run as it
-    stood at the scrubbed instant (every chart, counter and card the run page shows)."""
-    front = _front(record)
-    end = float(front[-1]) if len(front) else 0.0
+    stood at the scrubbed instant (every chart, counter and card the run page shows). `compact`: the controls and
+    what they show on one row (presenter view)."""
+    _replay([record], key, lambda cuts, k, x: draw(cuts[0], k, x), compact=compact)
+
+
+def replay_pair(records: Sequence[RunRecord], key: str, draw: Any, *, compact: bool = False) -> None:
+    """A Compare pair replayed on one clock (the longer run's span): `draw(cut_records, key, x_range)`."""
+    _replay(records, key, draw, compact=compact)
+
+
+def _replay(records: Sequence[RunRecord], key: str, draw: Any, *, compact: bool) -> None:
+    replayers = [replayer(r, key) for r in records]
+    end = max((r.end for r in replayers), default=0.0)
     clock = Clock(f"{key}-replay", end)
     # A replay opens at the start; a value kept from a longer run of the same key is brought into range.
     st.session_state[clock.t_key] = min(max(float(st.session_state.get(clock.t_key, 0.0)), 0.0), clock.end)
-    speed = (
-        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s:g}×", key=f"{key}-replay-speed")
-        or 1
-    )
+    speed_key = f"{key}-replay-speed" + ("-compact" if compact else "")  # a picker of another kind
+    if not compact:
+        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s:g}×", key=speed_key)
 
     def frame() -> None:
-        if clock.playing and not clock.tick(float(speed)):
+        speed = float(st.session_state.get(speed_key) or 1)
+        if clock.playing and not clock.tick(speed):
             st.rerun()  # reached the end: one full rerun drops the timer
-        _controls(clock, key)
         t = clock.t
-        at = cut(record, t)
-        st.caption(
-            f"Replay at t = {t:.2f} s of {end:.2f} s: {len(at.history):,} of {len(record.history):,} calls "
-            f"completed · {'playing' if clock.playing else 'paused'} at {speed:g}×"
-        )
-        draw(at, f"{key}-replay", (0.0, end * 1.02))
-
-    st.fragment(frame, run_every=TICK_S if clock.playing else None)()
-
-
-def replay_pair(records: Sequence[RunRecord], key: str, draw: Any) -> None:
-    """A Compare pair replayed on one clock (the longer run's span): `draw(cut_records, key, x_range)`."""
-    fronts = [_front(r) for r in records]
-    end = max((float(f[-1]) for f in fronts if len(f)), default=0.0)
-    clock = Clock(f"{key}-replay", end)
-    st.session_state[clock.t_key] = min(max(float(st.session_state.get(clock.t_key, 0.0)), 0.0), clock.end)
-    speed = (
-        st.segmented_control("Speed", SPEEDS, default=1, format_func=lambda s: f"{s:g}×", key=f"{key}-replay-speed")
-        or 1
-    )
-
-    def frame() -> None:
-        if clock.playing and not clock.tick(float(speed)):
-            st.rerun()
-        _controls(clock, key)
-        t = clock.t
-        cuts = [cut(r, t) for r in records]
-        calls = " · ".join(
-            f"{r.variant}: {len(c.history):,} of {len(r.history):,} calls" for r, c in zip(records, cuts)
-        )
-        st.caption(f"Replay at t = {t:.2f} s of {end:.2f} s · {calls} · {'playing' if clock.playing else 'paused'}")
+        cuts = [r.at(t) for r in replayers]
+        if len(records) == 1:
+            calls = f"{len(cuts[0].history):,} of {len(records[0].history):,} calls completed"
+        else:
+            calls = " · ".join(
+                f"{r.variant}: {len(c.history):,} of {len(r.history):,} calls" for r, c in zip(records, cuts)
+            )
+        where = f"Replay at t = {t:.2f} s of {end:.2f} s: {calls} · {'playing' if clock.playing else 'paused'}"
+        if compact:
+            _controls(clock, key, label=f"{where} at {speed:g}×", speed_key=speed_key)
+        else:
+            _controls(clock, key)
+            st.caption(f"{where} at {speed:g}×")
         draw(cuts, f"{key}-replay", (0.0, end * 1.02))
 
     st.fragment(frame, run_every=TICK_S if clock.playing else None)()
 
 
-def _controls(clock: Clock, key: str) -> None:
-    """Play or Pause, and the scrubber (disabled while playing)."""
-    c1, c2 = st.columns([1, 6], vertical_alignment="bottom")
+def _controls(clock: Clock, key: str, *, label: str = "Replay time (s)", speed_key: str | None = None) -> None:
+    """Play or Pause, and the scrubber (disabled while playing); with a `speed_key`, a speed picker between them
+    (compact: one row, the scrubber's label saying where the replay stands)."""
+    if speed_key is None:
+        c1, c2 = st.columns([1, 6], vertical_alignment="bottom")
+    else:
+        c1, speed, c2 = st.columns([1, 1, 8], vertical_alignment="bottom")
+        speed.selectbox("Speed", SPEEDS, index=SPEEDS.index(1), format_func=lambda s: f"{s:g}×", key=speed_key)
     if clock.playing:
         if c1.button("Pause", icon=":material/pause:", key=f"{key}-replay-pause", width="stretch"):
             clock.pause()
@@ -226,7 +303,7 @@ def _controls(clock: Clock, key: str) -> None:
         clock.play()
         st.rerun()
     c2.slider(
-        "Replay time (s)",
+        label,
         min_value=0.0,
         max_value=clock.end,
         step=clock.step,

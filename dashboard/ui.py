@@ -12,6 +12,7 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboard import links
 from dashboard.registry import Registry
 from dashboard.settings import (
     DEFAULT_THREADS,
@@ -149,9 +150,12 @@ def profile_control(sb: Any, spec: BackendSpec) -> None:
     if spec.kind is BackendKind.AWS:
         st.session_state[PROFILE_KEY] = ServerProfile.EXACT.value
         return  # on AWS the contention is real
+    links.restore_profile(PROFILE_KEY)
+    profiles = [ServerProfile.EXACT.value, ServerProfile.AWS_LIKE.value]
     sb.radio(
         "Server profile",
-        [ServerProfile.EXACT.value, ServerProfile.AWS_LIKE.value],
+        profiles,
+        index=profiles.index(links.initial(PROFILE_KEY, ServerProfile.EXACT.value)),
         key=PROFILE_KEY,
         horizontal=True,
         help="exact: every request atomic and instant. aws-like: the same atomicity plus SIMULATED transaction "
@@ -237,8 +241,9 @@ def pattern_picker(key: str, label: str = "Pattern") -> type[Pattern]:
     patterns = all_patterns()
     names = list(patterns)
     default = names.index("atomic-counters") if "atomic-counters" in names else 0
+    first = links.initial(f"{key}-pattern", names[default])
     name = st.selectbox(
-        label, names, index=default, key=f"{key}-pattern", format_func=lambda n: pattern_label(patterns[n])
+        label, names, index=names.index(first), key=f"{key}-pattern", format_func=lambda n: pattern_label(patterns[n])
     )
     return patterns[name]
 
@@ -259,7 +264,12 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
     if pick_variant:
         names = list(cls.variants)
         variant = cols[0].radio(
-            "Variant", names, key=f"{k}-variant", horizontal=True, format_func=lambda n: variant_label(cls, n)
+            "Variant",
+            names,
+            index=names.index(links.initial(f"{k}-variant", names[0])),
+            key=f"{k}-variant",
+            horizontal=True,
+            format_func=lambda n: variant_label(cls, n),
         )
         cols[0].caption(cls.variants[variant].description)
         cols = cols[1:]
@@ -268,23 +278,30 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
     # refuses it by the control's name.
     threads = cols[0].number_input(
         "Threads (clients)",
-        value=DEFAULT_THREADS,
+        value=links.initial(f"{k}-threads", DEFAULT_THREADS),
         step=1,
         key=f"{k}-threads",
         help=f"1 to {max_threads} client threads",
     )
-    limit = cols[1].radio("Stop after", [LIMIT_OPS, LIMIT_DURATION], key=f"{k}-limit")
+    limits = [LIMIT_OPS, LIMIT_DURATION]
+    limit = cols[1].radio(
+        "Stop after", limits, index=limits.index(links.initial(f"{k}-limit", LIMIT_OPS)), key=f"{k}-limit"
+    )
     ops = duration = None
     if limit == LIMIT_OPS:
-        ops = cols[2].number_input("Ops per client", value=int(cls.default_ops), step=5, key=f"{k}-ops")
+        ops = cols[2].number_input(
+            "Ops per client", value=links.initial(f"{k}-ops", int(cls.default_ops)), step=5, key=f"{k}-ops"
+        )
     else:
-        duration = cols[2].number_input("Seconds", value=10.0, step=5.0, key=f"{k}-duration")
+        duration = cols[2].number_input(
+            "Seconds", value=links.initial(f"{k}-duration", 10.0), step=5.0, key=f"{k}-duration"
+        )
     options: dict[str, Any] = {}
     if cls.options:
         with st.expander("Contention knobs", expanded=True):
             knob_cols = st.columns(min(4, len(cls.options)))
             for i, (name, opt) in enumerate(cls.options.items()):
-                default = cls.variant_default(variant or cls.safe_variant(), name)
+                default = links.initial(f"{k}-opt-{name}", cls.variant_default(variant or cls.safe_variant(), name))
                 col = knob_cols[i % len(knob_cols)]
                 label = name.replace("_", " ")
                 kind = option_kind(opt)
@@ -308,27 +325,35 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
             "Lost-response share",
             0.0,
             1.0,
-            float(cls.lost_response_default),
+            float(links.initial(f"{k}-lost", cls.lost_response_default)),
             0.01,
             key=f"{k}-lost",
             help="share of writes whose response is lost after the server applied "
             "them (real: the request is sent, the answer thrown away)",
         )
-        latency_ms = c2.number_input("Added latency (ms)", value=0.0, step=5.0, key=f"{k}-latency")
+        latency_ms = c2.number_input(
+            "Added latency (ms)", value=links.initial(f"{k}-latency", 0.0), step=5.0, key=f"{k}-latency"
+        )
+        modes = list(RETRY_MODES)
         mode = c3.selectbox(
-            "Retry mode (botocore)", list(RETRY_MODES), index=list(RETRY_MODES).index("standard"), key=f"{k}-retry"
+            "Retry mode (botocore)",
+            modes,
+            index=modes.index(links.initial(f"{k}-retry", "standard")),
+            key=f"{k}-retry",
         )
         attempts = c4.number_input(
             "Max attempts",
-            value=3,
+            value=links.initial(f"{k}-attempts", 3),
             key=f"{k}-attempts",
             help="1 means no retries; botocore never retries ConditionalCheckFailed",
         )
         c5, c6 = st.columns(2)
-        seed = c5.number_input("Random seed (0: a new one each run)", value=0, key=f"{k}-seed")
+        seed = c5.number_input(
+            "Random seed (0: a new one each run)", value=links.initial(f"{k}-seed", 0), key=f"{k}-seed"
+        )
         processes = c6.number_input(
             "Client processes",
-            value=1,
+            value=links.initial(f"{k}-processes", 1),
             key=f"{k}-processes",
             disabled=not cls.process_pool,
             help=(

@@ -26,41 +26,37 @@ with presenter.tucked(presenting):
     ui.pattern_texts(pattern)
     settings = ui.run_controls(pattern, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
     autostart = links.autostart("compare", problems)
-    links.copy_link(links.remember("compare", links.encode(settings, pick_variant=False)), "compare")
+    profile = ui.current_profile()  # the sidebar's, part of the scenario
+    links.copy_link(
+        links.remember("compare", links.encode(settings, pick_variant=False, profile=profile.name.value)), "compare"
+    )
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
+
+
+def start_pair() -> str:
+    config = replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=profile)
+    return registry.start_pair(config, ui.current_spec())[0].group or ""
+
+
 if autostart and not spent:
-    links.start_now(
-        lambda: (
-            registry.start_pair(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec())[
-                0
-            ].group
-            or ""
-        ),
-        "compare_group",
-        "group",
-    )
+    links.start_now(start_pair, "compare_group", "group")
 group = st.session_state.get("compare_group") or st.query_params.get("group")
 records = registry.group(group)
-if st.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):
-    ui.start_and_remember(
-        lambda: (
-            registry.start_pair(
-                replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=ui.current_profile()),
-                ui.current_spec(),
-            )[0].group
-            or ""
-        ),
-        "compare_group",
-        "group",
-    )
-if records and any(r.running for r in records) and st.button("Stop both", icon=":material/stop:", key="compare-stop"):
+start_col, stop_col, beside = st.columns([1, 1, 4], vertical_alignment="center")
+if start_col.button("Start both", icon=":material/play_arrow:", type="primary", key="compare-start", disabled=spent):
+    ui.start_and_remember(start_pair, "compare_group", "group")
+running = bool(records) and any(r.running for r in records)
+if running and stop_col.button("Stop both", icon=":material/stop:", key="compare-stop"):
     for r in records:
         if r.run is not None:
             r.run.stop()
 
 if records:
     presenter.divider(presenting)
-    (presenter.compare_view if presenting else live.compare_view)(records, f"compare-{group}")
+    if presenting:
+        presenter.compare_view(records, f"compare-{group}", toggle_at=beside)  # the Replay toggle: no row of its own
+    else:
+        live.compare_view(records, f"compare-{group}")
 else:
     st.info("Start both variants to see them race side by side.")

@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard import links, live, presenter, ui
 from dashboard.registry import get_registry
 from dashboard.settings import build_config
+from engine.runner import RunConfig
 
 registry = get_registry()
 presenting = presenter.enabled()
@@ -19,30 +20,24 @@ with presenter.tucked(presenting):
     ui.pattern_texts(pattern)
     settings = ui.run_controls(pattern, "run", max_threads=registry.max_threads_per_run)
     autostart = links.autostart("run", problems)
-    links.copy_link(links.remember("run", links.encode(settings)), "run")
+    profile = ui.current_profile()  # the sidebar's, part of the scenario
+    links.copy_link(links.remember("run", links.encode(settings, profile=profile.name.value)), "run")
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
+
+
+def config() -> RunConfig:
+    return replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=profile)
+
+
 if autostart and not spent:
-    links.start_now(
-        lambda: registry.start(build_config(settings, max_threads=registry.max_threads_per_run), ui.current_spec()).id,
-        "run_id",
-        "run",
-    )
+    links.start_now(lambda: registry.start(config(), ui.current_spec()).id, "run_id", "run")
 record = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))
-start_col, stop_col, _ = st.columns([1, 1, 4])
+start_col, stop_col, beside = st.columns([1, 1, 4], vertical_alignment="center")
 if start_col.button(
     "Start", icon=":material/play_arrow:", type="primary", key="run-start", width="stretch", disabled=spent
 ):
-    ui.start_and_remember(
-        lambda: (
-            registry.start(
-                replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=ui.current_profile()),
-                ui.current_spec(),
-            ).id
-        ),
-        "run_id",
-        "run",
-    )
+    ui.start_and_remember(lambda: registry.start(config(), ui.current_spec()).id, "run_id", "run")
 running = record is not None and record.running
 stop = stop_col.button("Stop", icon=":material/stop:", key="run-stop", disabled=not running, width="stretch")
 if stop and record is not None and record.run is not None:
@@ -60,4 +55,7 @@ if record is None:
 else:
     st.query_params["run"] = record.id  # a refresh (or a bookmark) brings this run back
     presenter.divider(presenting)
-    (presenter.run_view if presenting else live.run_view)(record, f"run-{record.id}")
+    if presenting:
+        presenter.run_view(record, f"run-{record.id}", toggle_at=beside)  # the Replay toggle: no row of its own
+    else:
+        live.run_view(record, f"run-{record.id}")

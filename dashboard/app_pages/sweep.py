@@ -19,13 +19,17 @@ c1, c2, c3 = st.columns([3, 1, 1])
 counts = c1.multiselect(
     "Thread counts",
     choices,
-    default=[1, 2, 4, 8, 16, 32],
+    default=links.initial("sweep-threads", [1, 2, 4, 8, 16, 32]),
     key="sweep-threads",
 )
-ops = c2.number_input("Ops per client", value=10, step=5, key="sweep-ops")  # no bounds: see ui.run_controls
-repeats = c3.number_input("Runs per point", value=3, step=1, key="sweep-repeats", help="their spread is drawn")
+ops = c2.number_input(
+    "Ops per client", value=links.initial("sweep-ops", 10), step=5, key="sweep-ops"
+)  # no bounds: see ui.run_controls
+repeats = c3.number_input(
+    "Runs per point", value=links.initial("sweep-repeats", 3), step=1, key="sweep-repeats", help="their spread is drawn"
+)
 sweep_link = {"pattern": pattern.name, "threads": ",".join(map(str, counts)), "ops": str(ops), "repeats": str(repeats)}
-links.copy_link(links.remember("sweep", sweep_link), "sweep")
+links.copy_link(links.remember("sweep", links.with_profile(sweep_link, ui.current_profile().name.value)), "sweep")
 
 spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
 job = registry.sweep(st.session_state.get("sweep_id") or st.query_params.get("sweep"))

@@ -74,3 +74,26 @@ def test_a_sweep_link_sets_its_controls_and_refuses_a_count_it_does_not_offer() 
     assert bad.values == {}
     assert "The link's threads '3' is not a list of 1, 2, 4" in bad.problems[0]
     assert "The link's repeats '0' is out of range: use 1 to 10" in bad.problems[1]
+
+
+def test_the_server_profile_is_in_the_link_only_when_it_is_not_exact() -> None:
+    settings = RunSettings(pattern="atomic-counters", variant="add", threads=4, ops_per_client=10)
+    assert "profile" not in encode(settings)
+    link = encode(settings, profile="aws-like")
+    assert link["profile"] == "aws-like"
+    restored = parse(link, "run", max_threads=256)  # the sidebar's radio takes it (restore_profile), not the page
+    assert restored.problems == []
+    assert not any("profile" in key for key in restored.values)
+
+
+def test_a_bad_server_profile_is_refused_naming_the_control() -> None:
+    from dashboard.links import parse_sweep
+
+    for restored in (
+        parse({"pattern": "atomic-counters", "profile": "aws"}, "run", max_threads=8),
+        parse({"profile": "aws"}, "compare", max_threads=8, pick_variant=False),
+        parse_sweep({"profile": "aws"}, thread_choices=[1, 2]),
+    ):
+        assert restored.problems == [
+            "The link's Server profile 'aws' is not one of exact, aws-like; that control keeps its default."
+        ]

@@ -55,3 +55,31 @@ def test_before_the_end_the_verdicts_wait_and_only_the_evidence_so_far_shows() -
     end = replay_record(full, total, 10.0)
     assert end.invariants() == full.invariants()  # at the end: the final verdicts
     assert [inv for inv in as_of(full.invariants(), total, total) if "as_of" in inv] == []
+
+
+def test_a_cut_counts_its_calls_as_the_history_does() -> None:
+    from dashboard.replay import HistoryPrefix
+
+    for name in ("atomic-counters-racy", "optimistic-locking-racy"):
+        history, _ = load(name)
+        assert HistoryPrefix(history, len(history)).counts() == history.counts()
+        grown = HistoryPrefix(history, 3)
+        grown.grow(len(history) // 2)
+        half = HistoryPrefix(history, len(history) // 2)
+        assert grown.counts() == half.counts() and half.counts()["calls"] == len(history) // 2
+
+
+def test_a_replay_grown_forward_or_moved_back_shows_what_a_fresh_cut_shows() -> None:
+    from dashboard import live
+    from dashboard.replay import Replayer
+
+    full = record("optimistic-locking-racy")
+    replayer = Replayer(full)
+    for t in (0.25 * replayer.end, 0.6 * replayer.end, 0.3 * replayer.end, replayer.end):
+        shown = replayer.at(t)
+        fresh = replay_record(full, len(shown.history), t)
+        assert shown.progress() == fresh.progress()
+        grown = [f.to_json() for f in live.figures_of(live.run_figures(shown, x_range=(0.0, 1.0)))]
+        built = [f.to_json() for f in live.figures_of(live.run_figures(fresh, x_range=(0.0, 1.0)))]
+        assert grown == built, t
+    assert replayer.at(replayer.end).invariants() == full.invariants()

@@ -103,15 +103,21 @@ def test_a_scenario_link_with_autostart_starts_that_run(dashboard_url: str, brow
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
-    link = "/?pattern=optimistic-locking&variant=blind-write&threads=3&ops=5&k.accounts=1&autostart=1"
+    link = "/?pattern=optimistic-locking&variant=blind-write&threads=3&ops=5&k.accounts=1&profile=aws-like&autostart=1"
     page.goto(f"{dashboard_url}{link}", wait_until="domcontentloaded")
     expect(page.get_by_text("optimistic-locking / blind-write (racy) · 3 threads × 5 ops").first).to_be_visible(
         timeout=60_000
     )
+    expect(page.get_by_text("Server profile aws-like (SIMULATED").first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("of 3 hold").first).to_be_visible(timeout=60_000)  # it ran and was verified
     # The URL is rewritten from the controls on every run of the page: it says they hold the link's values.
-    expect(page).to_have_url(re.compile(r"[?&]threads=3&ops=5&"), timeout=10_000)
-    expect(page.get_by_role("spinbutton", name="Threads (clients)")).to_have_value("3", timeout=15_000)
+    expect(page).to_have_url(re.compile(r"[?&]threads=3&ops=5&.*&profile=aws-like"), timeout=10_000)
+    # Widgets drawn after the run's refreshes (their code loads late on a busy machine) still show the link's
+    # values: wait for the widget to be drawn, then read it.
+    threads = page.get_by_role("spinbutton", name="Threads (clients)")
+    expect(threads).to_be_visible(timeout=60_000)
+    expect(threads).to_have_value("3")
+    expect(page.get_by_role("radio", name="aws-like")).to_be_checked()
     assert "autostart" not in page.url and "run=r" in page.url  # a refresh shows the run, does not start another
     page.close()
 
@@ -128,6 +134,9 @@ def test_a_link_with_a_bad_value_says_which_control(dashboard_url: str, browser:
 
 
 def _inside(page: Any, locator: Any, what: str) -> None:
+    from playwright.sync_api import expect
+
+    expect(locator).to_be_visible(timeout=15_000)  # a redraw (a replay's step) may be replacing it just now
     box = locator.bounding_box()
     assert box is not None, f"{what} is not on the page"
     view = page.viewport_size
@@ -137,11 +146,12 @@ def _inside(page: Any, locator: Any, what: str) -> None:
 
 
 def _presented(page: Any, verdicts: int) -> None:
-    """The verdict(s), counters and timeline(s) are inside the 1280x720 viewport, the page not scrolled."""
+    """The verdict(s), counters and timeline(s) are inside the viewport, the page not scrolled."""
     assert page.evaluate("window.scrollY") == 0
     for i in range(verdicts):
         _inside(page, page.locator("[class*='st-key-verdict-']").nth(i), f"verdict {i}")
     metrics = page.get_by_test_id("stMetric")
+    assert metrics.count() == 4 * verdicts
     for i in range(metrics.count()):
         _inside(page, metrics.nth(i), f"counter {i}")
     charts = page.get_by_test_id("stPlotlyChart")
@@ -150,22 +160,45 @@ def _presented(page: Any, verdicts: int) -> None:
         _inside(page, charts.nth(i), f"timeline {i}")
 
 
-def test_presenter_view_fits_a_run_and_a_pair_in_1280x720(dashboard_url: str, browser: Any) -> None:
+def _replayed(page: Any, verdicts: int, name: str) -> None:
+    """Replay on, scrubbed to shortly before the end: still all on one screen."""
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.get_by_text("Replay", exact=True).first.click()
+    expect(page.get_by_text("Replay at t = 0.00 s").first).to_be_visible(timeout=30_000)
+    thumb = page.get_by_role("slider").first
+    thumb.focus()
+    page.keyboard.press("End")
+    for _ in range(10):  # of its 200 steps: the verdicts not yet given
+        page.keyboard.press("ArrowLeft")
+    expect(page.get_by_text("Replay at t = 0.00 s")).to_have_count(0, timeout=15_000)
+    expect(page.get_by_text("replaying: the verdicts come at the end").first).to_be_visible(timeout=15_000)
+    page.wait_for_timeout(1500)  # the charts' redraw
+    _presented(page, verdicts)
+    page.screenshot(path=f"/tmp/stageui-presenter-{name}-replay.png")
+
+
+@pytest.mark.parametrize("width,height", [(1280, 720), (1920, 1080)])
+def test_presenter_view_fits_a_run_and_a_pair_on_one_screen(
+    dashboard_url: str, browser: Any, width: int, height: int
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": width, "height": height})
     link = "presenter=1&pattern=atomic-counters&variant=read-then-put&threads=3&ops=4&autostart=1"
     page.goto(f"{dashboard_url}/?{link}", wait_until="domcontentloaded")
     expect(page.get_by_text("invariants broken").first).to_be_visible(timeout=60_000)
     page.wait_for_timeout(1500)  # the charts' final redraw
-    expect(page.get_by_test_id("stMetric")).to_have_count(4)
+    expect(page.get_by_test_id("stMetric")).to_have_count(4, timeout=30_000)  # drawn once their code has loaded
     _presented(page, 1)
-    page.screenshot(path="/tmp/stageui-presenter-run.png")
+    page.screenshot(path=f"/tmp/stageui-presenter-run-{width}.png")
+    _replayed(page, 1, f"run-{width}")
 
     page.goto(f"{dashboard_url}/compare?{link}", wait_until="domcontentloaded")
     expect(page.get_by_text("invariants broken").first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("all 4 invariants hold").first).to_be_visible(timeout=60_000)
     page.wait_for_timeout(1500)
     _presented(page, 2)
-    page.screenshot(path="/tmp/stageui-presenter-pair.png")
+    page.screenshot(path=f"/tmp/stageui-presenter-pair-{width}.png")
+    _replayed(page, 2, f"pair-{width}")
     page.close()

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-from tests.dashboard.test_pages import app, text, until
+from streamlit.testing.v1 import AppTest
+
+from tests.dashboard.test_pages import APP, app, text, until
 
 
 def test_a_compare_pair_replays_together_from_the_start() -> None:
@@ -29,3 +31,65 @@ def test_a_recorded_demo_opens_as_an_imported_run() -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert "atomic-counters / read-then-put (racy)" in text(at)
     assert "imported from atomic-counters--read-then-put.jsonl" in "\n".join(c.value for c in at.caption)
+
+
+def _open(link: dict[str, str]) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for name, value in link.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_link_with_the_aws_like_profile_starts_its_run_under_it() -> None:
+    at = _open({"pattern": "atomic-counters", "variant": "add", "threads": "2", "ops": "3", "profile": "aws-like"})
+    assert at.sidebar.radio(key="server_profile").value == "aws-like"
+    at.query_params["autostart"] = "1"  # the same link, now asking to start: the page has seen it, no new values
+    at.query_params["threads"] = "3"  # ...edited by hand: a new link
+    at.run()
+    until(at, lambda a: "of 4 hold" in text(a))  # verified
+    captions = "\n".join(c.value for c in at.caption)
+    assert "Server profile aws-like (SIMULATED" in captions, captions
+    assert "· 3 threads × 3 ops" in text(at)
+    assert at.query_params["profile"] == "aws-like"
+
+    at.sidebar.radio(key="server_profile").set_value("exact").run()  # the user's choice sticks, the link follows
+    at.run()
+    assert at.sidebar.radio(key="server_profile").value == "exact"
+    assert "profile" not in at.query_params
+
+
+def test_a_bad_profile_in_a_link_is_refused_and_the_run_not_started() -> None:
+    at = _open({"pattern": "atomic-counters", "profile": "fast", "autostart": "1"})
+    assert "The link's Server profile 'fast' is not one of exact, aws-like" in text(at)
+    assert any("Not started" in w.value for w in at.warning)
+    assert at.sidebar.radio(key="server_profile").value == "exact"
+
+
+def test_after_an_autostart_link_the_users_edits_stick_at_once() -> None:
+    at = _open({"pattern": "atomic-counters", "variant": "add", "threads": "2", "ops": "3", "autostart": "1"})
+    assert at.number_input(key="run-atomic-counters-threads").value == 2
+    at.number_input(key="run-atomic-counters-threads").set_value(5).run()
+    at.radio(key="run-atomic-counters-variant").set_value("read-then-put").run()
+    at.run()
+    assert at.number_input(key="run-atomic-counters-threads").value == 5
+    assert at.radio(key="run-atomic-counters-variant").value == "read-then-put"
+    assert at.query_params["threads"] == "5" and at.query_params["variant"] == "read-then-put"
+
+
+def test_a_compare_pair_replays_in_presenter_view_too() -> None:
+    at = app("app_pages/compare.py")
+    at.toggle(key="presenter").set_value(True)
+    for name, value in {"pattern": "atomic-counters", "threads": "2", "ops": "3", "autostart": "1"}.items():
+        at.query_params[name] = value
+    at.run()
+    until(at, lambda a: "all 4 invariants hold" in text(a) and "invariants broken" in text(a))
+    next(t for t in at.toggle if t.label == "Replay").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    scrubber = next(s for s in at.slider if s.label.startswith("Replay at t = 0.00 s"))
+    assert re.search(r"add: 0 of [1-9][\d,]* calls · read-then-put: 0 of [1-9][\d,]* calls", scrubber.label)
+    assert {m.value for m in at.metric} == {"0"}  # both sides' counters, at the start
+    scrubber.set_value(scrubber.max).run()  # the end: each side's own verdict again
+    assert "all 4 invariants hold" in text(at) and "invariants broken" in text(at)
+    assert {m.value for m in at.metric if m.label == "calls"} != {"0"}
