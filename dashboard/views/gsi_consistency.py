@@ -111,8 +111,9 @@ def gsi_staleness(
         if rows.empty:
             continue
         y = rows["seen_ms"].fillna(top)
+        # "write ?": an imported file's write that lacks its op number still gets its point
         text = [
-            f"#{s} client {c} write {int(o) + 1}: {r} reads, {st} stale"
+            f"#{s} client {c} write {'?' if np.isnan(o) else int(o) + 1}: {r} reads, {st} stale"
             for s, c, o, r, st in zip(rows["seq"], rows["client"], rows["op"], rows["reads"], rows["stale_reads"])
         ]
         fig.add_trace(

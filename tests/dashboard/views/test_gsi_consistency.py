@@ -64,3 +64,12 @@ def test_gsi_staleness_from_write_to_first_visible_read() -> None:
 def test_gsi_reads_match_the_oracle() -> None:
     f, _ = frame("gsi-consistency-racy")
     pd.testing.assert_frame_equal(GsiReads.of(f).table(), staleness(f), check_dtype=False)
+
+
+def test_an_imported_write_without_its_op_number_is_drawn_not_a_crash() -> None:
+    f, summary = frame("gsi-consistency-racy")
+    first_write = f.index[f["action"] == "write"][0]
+    f.at[first_write, "detail"] = {**f.at[first_write, "detail"], "op": None}  # as a hand-edited file may hold
+    fig = valid(gsi_staleness(f, summary["invariants"], summary["options"]))
+    hover = [text for trace in fig.data for text in (trace.text or ())]
+    assert any(" write ?: " in text for text in hover) and len(hover) == 12
