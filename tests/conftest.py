@@ -33,3 +33,14 @@ def embedded(backend: Backend) -> Backend:
 @pytest.fixture(scope="session")
 def client(backend: Backend):
     return backend.client(threads=64, retry=RetryPolicy("standard", 3))
+
+
+@pytest.fixture(scope="session")
+def two_workers() -> Iterator[object]:
+    """A real two-worker Dask LocalCluster on 127.0.0.1 (worker processes under nannies, no dashboard), started
+    once for the session: the cluster tests of the engine and of the dashboard share it (a start takes 10-20 s)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
+    ) as local:  # port 0: the scheduler's HTTP server (no dashboard without bokeh) never meets another's port
+        yield local

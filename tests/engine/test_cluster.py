@@ -1,7 +1,7 @@
 """A run's clients on a Dask cluster's workers: one run, one History, the same invariants; a lost worker fails it.
 
-The cluster is a real two-worker LocalCluster on 127.0.0.1 (worker processes, no dashboard), started once for
-the module; the workers call the session's embedded DynamoDB over HTTP like any client.
+The cluster is a real two-worker LocalCluster on 127.0.0.1 (worker processes, no dashboard; `two_workers` in
+tests/conftest.py, started once for the session); the workers call the session's embedded DynamoDB over HTTP like any client.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -24,14 +23,6 @@ from engine.errors import BadInput, LabError
 from engine.runner import Run, RunConfig, RunState, run_pattern
 
 distributed = pytest.importorskip("distributed")
-
-
-@pytest.fixture(scope="module")
-def two_workers() -> Iterator[Any]:
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
-    ) as local:  # port 0: the scheduler's HTTP server (no dashboard without bokeh) never meets another's port
-        yield local
 
 
 def worker_pids(address: str) -> dict[str, int]:
