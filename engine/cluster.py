@@ -53,6 +53,7 @@ SILENT_S = 20.0  # a share that sent nothing for this long is lost (a partitione
 WATCH_S = 0.25  # how often the home asks the scheduler which workers are still there
 LISTEN_S = 1.0  # a share's long poll for stop; between polls it looks whether the home released its task
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+FIX_INSTALL = "install the lab on every worker (pip install the same version as here), restart them, and run again"
 FIX_UNREACHABLE = (
     "start a scheduler and its workers (`dask scheduler`, then `dask worker ADDRESS` on each machine, or "
     "`docker compose --profile cluster up`), check the address, or leave out --cluster to run here"
@@ -179,12 +180,17 @@ def _workers(client: Any) -> list[WorkerInfo]:
             "start some (`dask worker SCHEDULER-ADDRESS`) and run again",
         )
     sent = time.monotonic_ns()
-    probes = client.run(_probe_worker, on_error="ignore")  # a worker that leaves meanwhile is left out
+    probes = client.run(_probe_worker, on_error="return")
     back = time.monotonic_ns()
     here = _probe()
     found = []
     for address in sorted(probes):
-        boot, host, mono, worker_id = probes[address]
+        probe = probes[address]
+        if _cannot_import(probe):  # the probe is the lab's own function: it cannot load without the lab
+            raise LabError(f"cluster worker {address} cannot load the lab ({_one_line(probe)})", FIX_INSTALL)
+        if isinstance(probe, BaseException):
+            continue  # a worker that left meanwhile is left out
+        boot, host, mono, worker_id = probe
         # One kernel, one monotonic clock (containers included): nothing to estimate. Another machine's clock
         # has another origin: estimated from the round trip, to within half of it (milliseconds).
         offset = 0 if boot and boot == here[0] else mono - (sent + back) // 2
@@ -192,6 +198,16 @@ def _workers(client: Any) -> list[WorkerInfo]:
     if not found:
         raise LabError(f"no worker of the Dask scheduler at {client.scheduler.address} answered", FIX_UNREACHABLE)
     return found
+
+
+def _cannot_import(result: Any) -> bool:
+    """A worker's answer is an import failure: raised as such, or (a function that would not unpickle) wrapped by
+    Dask in a plain Exception that names it."""
+    if isinstance(result, ImportError):
+        return True
+    return isinstance(result, Exception) and any(
+        name in str(result) for name in ("ModuleNotFoundError", "ImportError", "No module named")
+    )
 
 
 def _present(client: Any) -> set[str]:
@@ -422,13 +438,10 @@ class _Home:
             if share.finished:
                 continue
             if share.failure is not None:
-                raise LabError(share.failure, "check the cluster's workers: each needs the lab installed")
+                raise LabError(share.failure, "check the worker's log and its access to the backend, then run again")
             if share.future is not None and share.future.status == "error":
                 why = _one_line(share.future.exception())
-                raise LabError(
-                    f"a client share failed on cluster worker {share.worker.address}: {why}",
-                    "every worker needs the lab installed (pip install the same version as here)",
-                )
+                raise LabError(f"a client share failed on cluster worker {share.worker.address}: {why}", FIX_INSTALL)
             gone = share.worker.address not in present
             silent = started and now - share.heard_ns > SILENT_S * 1e9
             if gone or silent:
