@@ -46,11 +46,15 @@ class Run(pool.Run, Protocol):
     def config(self) -> RunConfig: ...
 
 
-SHIP_S = 0.05  # how often a share sends its calls home: the live view's lag, and the call budget's overshoot
+# How often a share sends its calls home, and the home reads them: the live view's lag (well under the dashboard's
+# one-second refresh). Every batch crosses the scheduler twice (put, get) at a fixed rate whatever the calls,
+# so this is also the cluster's fixed cost; twice the pool's 50 ms halves it. The call budget does not depend
+# on it: each share stops at its own part of the budget.
+SHIP_S = 0.1
 CONNECT_TIMEOUT_S = 5.0  # reaching the scheduler (Dask retries a refused connection until then)
 START_TIMEOUT_S = 120.0  # a share builds its boto3 client and threads: seconds on a loaded machine
 SILENT_S = 20.0  # a share that sent nothing for this long is lost (a partitioned machine, a frozen process)
-WATCH_S = 0.25  # how often the home asks the scheduler which workers are still there
+WATCH_S = 0.5  # how often the home asks the scheduler which workers are still there
 LISTEN_S = 1.0  # a share's long poll for stop; between polls it looks whether the home released its task
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 FIX_INSTALL = "install the lab on every worker (pip install the same version as here), restart them, and run again"
@@ -370,8 +374,8 @@ class _Home:
         run, cfg = self.run, self.run.config
         next_look = 0.0
         while not all(s.finished for s in self.shares):
-            if not self._receive():
-                time.sleep(SHIP_S)
+            self._receive()
+            time.sleep(SHIP_S)  # one read per batch interval takes whatever batches came meanwhile
             self._publish()
             if time.monotonic() >= next_look:
                 next_look = time.monotonic() + WATCH_S
@@ -512,13 +516,7 @@ def _one_line(e: BaseException | None) -> str:
 
 def run_share(plan_bytes: bytes) -> int:
     """A Dask task: make this share's clients, wait for go, run, ship every call home. Returns batches sent."""
-    from distributed import Event, Queue, get_worker, secede
-
-    from engine.calls import ClientContext
-    from engine.clientwork import Outbox, client_failure
-    from engine.faults import FaultInjector, FaultPlan
-    from engine.patterns import get_pattern
-    from engine.tables import Table
+    from distributed import get_worker, secede
 
     plan: SharePlan = pickle.loads(plan_bytes)
     worker = get_worker()
@@ -526,6 +524,44 @@ def run_share(plan_bytes: bytes) -> int:
         return 0  # rescheduled onto another worker after its own was lost: the home has already given up on it
     key = worker.get_current_task()
     secede()  # leave the worker's task slot: a share runs for the whole run, and other runs may share the worker
+    _quiet(worker, True)
+    try:
+        return _run_share(plan, worker, key)
+    finally:
+        _quiet(worker, False)
+
+
+# A worker's event loop wakes about 160 times a second by default: its sampling profiler every 10 ms (it walks
+# the stacks of the running threads), its loop-health tick every 20 ms, its memory monitor every 100 ms. Each
+# wake-up takes the GIL from the share's client threads; the first two only feed Dask's diagnostics, so they are
+# paused while the worker runs a share (the memory monitor, which protects the worker, stays).
+QUIET_CALLBACKS = ("profile", "profile-cycle", "tick")
+_quiet_lock = threading.Lock()
+_quiet_shares = 0  # shares running in this worker process
+
+
+def _quiet(worker: Any, share_starts: bool) -> None:
+    """Pause the worker's diagnostics when its first share starts; resume them when its last share ends."""
+    global _quiet_shares
+    with _quiet_lock:
+        _quiet_shares += 1 if share_starts else -1
+        if _quiet_shares != (1 if share_starts else 0):
+            return
+        for name in QUIET_CALLBACKS:
+            callback = worker.periodic_callbacks.get(name)
+            if callback is not None:  # PeriodicCallbacks belong to the event loop: stopped and started on it
+                worker.loop.add_callback(callback.stop if share_starts else callback.start)
+
+
+def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
+    from distributed import Event, Queue
+
+    from engine.calls import ClientContext
+    from engine.clientwork import Outbox, client_failure
+    from engine.faults import FaultInjector, FaultPlan
+    from engine.patterns import get_pattern
+    from engine.tables import Table
+
     queue, go, stop_event = Queue(plan.queue), Event(plan.go), Event(plan.stop)
     cfg = plan.config
     try:

@@ -188,3 +188,26 @@ def test_a_worker_lost_mid_run_ends_the_run_failed_with_one_line_and_keeps_the_c
     assert run.invariants == []  # never a verdict on partial data
     assert len(run.history) >= 50  # what arrived is kept
     assert {e["client"] for e in run.worker_errors if e["kind"] == "lost"} == {0, 2, 4, 6}
+
+
+def _diagnostics_running(dask_worker: Any) -> dict[str, bool]:
+    return {name: dask_worker.periodic_callbacks[name].is_running() for name in cluster.QUIET_CALLBACKS}
+
+
+def test_a_worker_pauses_its_profiler_and_tick_while_it_runs_a_share_and_resumes_them_after(
+    backend: Backend, two_workers: Any
+) -> None:
+    address = two_workers.scheduler_address
+    worker_pids(address)
+    with distributed.Client(address, set_as_default=False, timeout=30) as client:
+        assert all(all(v.values()) for v in client.run(_diagnostics_running).values())  # Dask's defaults
+        run = Run(RunConfig(pattern="atomic-counters", threads=4, duration_s=600, cluster=address), backend).start()
+        wait_for_calls(run, 20)
+        during = client.run(_diagnostics_running)
+        run.stop()
+        assert run.wait(30) and run.state is RunState.STOPPED, run.error
+        deadline = time.monotonic() + 10
+        while not all(all(v.values()) for v in client.run(_diagnostics_running).values()):
+            assert time.monotonic() < deadline, "the workers' diagnostics did not resume after the run"
+            time.sleep(0.1)
+    assert len(during) == 2 and not any(any(v.values()) for v in during.values()), during
