@@ -58,9 +58,7 @@ def _client_side_cpu_s(server_pid: int | None, idle: frozenset[int] = frozenset(
     return total
 
 
-def _sample(
-    run: Run, server_pid: int | None, idle: frozenset[int], stop: threading.Event, out: dict[str, Any]
-) -> None:
+def _sample(run: Run, server_pid: int | None, idle: frozenset[int], stop: threading.Event, out: dict[str, Any]) -> None:
     """Every 50 ms while the clients run: how old the newest call in the History is, and the client side's CPU
     at their release and at their end (start-up, a pool's spawning, verify and table work are left out)."""
     stale: list[float] = out["stale"]
