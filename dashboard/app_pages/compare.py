@@ -61,6 +61,8 @@ if records and any(r.running for r in records) and st.button("Stop both", icon="
 
 if records:
     presenter.divider(presenting)
+    if not presenting:  # where the pair runs: the backend, and "on cluster ADDRESS, N workers" when spread
+        st.caption(ui.plain(f"pair {group} · {records[0].backend_label}"))
     (presenter.compare_view if presenting else live.compare_view)(records, f"compare-{group}")
 else:
     st.info("Start both variants to see them race side by side.")
