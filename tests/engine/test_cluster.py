@@ -79,18 +79,31 @@ def test_a_racy_read_then_put_on_two_workers_still_loses_increments(backend: Bac
     assert not count.holds and count.observed < count.expected
 
 
-def test_stop_reaches_every_worker_within_two_seconds(backend: Backend, two_workers: Any) -> None:
-    run = Run(
-        RunConfig(pattern="optimistic-locking", threads=8, duration_s=600, cluster=two_workers.scheduler_address),
-        backend,
-    ).start()
-    wait_for_calls(run, 50)
-    asked = time.monotonic()
-    run.stop()
-    assert run.wait(30)
-    assert run.t_end_ns is not None and run.t_end_ns / 1e9 - asked < 2.0
-    assert run.state is RunState.STOPPED, run.error
-    assert all(inv.holds for inv in run.invariants)
+def test_stop_reaches_every_worker_within_two_seconds_and_their_diagnostics_resume(
+    backend: Backend, two_workers: Any
+) -> None:
+    address = two_workers.scheduler_address
+    worker_pids(address)
+    with distributed.Client(address, set_as_default=False, timeout=30) as client:
+        assert all(all(v.values()) for v in client.run(_diagnostics_running).values())  # Dask's defaults
+        run = Run(RunConfig(pattern="optimistic-locking", threads=8, duration_s=600, cluster=address), backend).start()
+        wait_for_calls(run, 50)
+        during = client.run(_diagnostics_running)  # paused while the workers run their shares
+        asked = time.monotonic()
+        run.stop()
+        assert run.wait(30)
+        assert run.t_end_ns is not None and run.t_end_ns / 1e9 - asked < 2.0
+        assert run.state is RunState.STOPPED, run.error
+        assert all(inv.holds for inv in run.invariants)
+        deadline = time.monotonic() + 10
+        while not all(all(v.values()) for v in client.run(_diagnostics_running).values()):
+            assert time.monotonic() < deadline, "the workers' profiler and tick did not resume after the run"
+            time.sleep(0.1)
+    assert len(during) == 2 and not any(any(v.values()) for v in during.values()), during
+
+
+def _diagnostics_running(dask_worker: Any) -> dict[str, bool]:
+    return {name: dask_worker.periodic_callbacks[name].is_running() for name in cluster.QUIET_CALLBACKS}
 
 
 def test_an_unreachable_cluster_fails_the_run_with_one_line_and_the_fix(
@@ -188,26 +201,3 @@ def test_a_worker_lost_mid_run_ends_the_run_failed_with_one_line_and_keeps_the_c
     assert run.invariants == []  # never a verdict on partial data
     assert len(run.history) >= 50  # what arrived is kept
     assert {e["client"] for e in run.worker_errors if e["kind"] == "lost"} == {0, 2, 4, 6}
-
-
-def _diagnostics_running(dask_worker: Any) -> dict[str, bool]:
-    return {name: dask_worker.periodic_callbacks[name].is_running() for name in cluster.QUIET_CALLBACKS}
-
-
-def test_a_worker_pauses_its_profiler_and_tick_while_it_runs_a_share_and_resumes_them_after(
-    backend: Backend, two_workers: Any
-) -> None:
-    address = two_workers.scheduler_address
-    worker_pids(address)
-    with distributed.Client(address, set_as_default=False, timeout=30) as client:
-        assert all(all(v.values()) for v in client.run(_diagnostics_running).values())  # Dask's defaults
-        run = Run(RunConfig(pattern="atomic-counters", threads=4, duration_s=600, cluster=address), backend).start()
-        wait_for_calls(run, 20)
-        during = client.run(_diagnostics_running)
-        run.stop()
-        assert run.wait(30) and run.state is RunState.STOPPED, run.error
-        deadline = time.monotonic() + 10
-        while not all(all(v.values()) for v in client.run(_diagnostics_running).values()):
-            assert time.monotonic() < deadline, "the workers' diagnostics did not resume after the run"
-            time.sleep(0.1)
-    assert len(during) == 2 and not any(any(v.values()) for v in during.values()), during
