@@ -1,5 +1,5 @@
 """The sidebar's Cluster setting: checked when set, used by Run, Compare and Sweep, refused for patterns whose clients
-meet in memory. Against the session's real two-worker Dask LocalCluster (`two_workers` in tests/conftest.py) and
+meet in memory. Against a real two-worker Dask LocalCluster (`two_workers` in tests/conftest.py) and
 the embedded DynamoDB, as a user would click it (AppTest), and through the registry for the pair and the sweep."""
 
 from __future__ import annotations
