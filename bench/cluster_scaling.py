@@ -5,8 +5,9 @@ Each is a whole lab run (atomic-counters/add against the embedded server, 10 ms 
 call, as latency_scaling's engine runs). Per mode:
 - calls/s from the clients' release to their end (a cluster's or a pool's start-up is not in it);
 - CPU per call of every client-side process while the clients run (psutil): this one (the run's home; its
-  local cluster's scheduler and nannies too) and every process under it but the DynamoDB server (the pool's
-  children, the cluster's workers): what spreading costs on top of the calls themselves;
+  local cluster's scheduler too) and every process under it but the DynamoDB server (the pool's children; the
+  cluster's nannies and workers, counted only in the cluster's mode: idle, they are not the pool's cost): what
+  spreading costs on top of the calls themselves;
 - staleness of the live History: sampled every 50 ms, how old the newest call in it is (how far behind the
   live charts are).
 Modes alternate within each pass and the order flips from pass to pass; figures are medians over passes.
@@ -42,13 +43,14 @@ def _config(mode: str, seconds: float, address: str) -> RunConfig:
     )
 
 
-def _client_side_cpu_s(server_pid: int | None) -> float:
-    """CPU used so far by this process (the run's home; with the cluster, its scheduler and nannies too) and every
-    process under it but the DynamoDB server: the pool's children, the cluster's workers."""
+def _client_side_cpu_s(server_pid: int | None, idle: frozenset[int] = frozenset()) -> float:
+    """CPU used so far by this process (the run's home; with the cluster, its scheduler too) and every process
+    under it but the DynamoDB server and `idle` (the cluster's nannies and workers while a mode that does not use
+    them runs: their background work is not the pool's): the pool's children, the cluster's workers."""
     me = psutil.Process()
     total = sum(me.cpu_times()[:2])
     for child in me.children(recursive=True):
-        if child.pid != server_pid:
+        if child.pid != server_pid and child.pid not in idle:
             try:
                 total += sum(child.cpu_times()[:2])
             except psutil.Error:
@@ -56,7 +58,7 @@ def _client_side_cpu_s(server_pid: int | None) -> float:
     return total
 
 
-def _sample(run: Run, server_pid: int | None, stop: threading.Event, out: dict[str, Any]) -> None:
+def _sample(run: Run, server_pid: int | None, idle: frozenset[int], stop: threading.Event, out: dict[str, Any]) -> None:
     """Every 50 ms while the clients run: how old the newest call in the History is, and the client side's CPU
     at their release and at their end (start-up, a pool's spawning, verify and table work are left out)."""
     stale: list[float] = out["stale"]
@@ -64,9 +66,9 @@ def _sample(run: Run, server_pid: int | None, stop: threading.Event, out: dict[s
         if run.t_start_ns is None:
             continue
         if "cpu_from" not in out:
-            out["cpu_from"] = _client_side_cpu_s(server_pid)
+            out["cpu_from"] = _client_side_cpu_s(server_pid, idle)
         if run.t_end_ns is not None:
-            out.setdefault("cpu_to", _client_side_cpu_s(server_pid))
+            out.setdefault("cpu_to", _client_side_cpu_s(server_pid, idle))
             continue
         n = len(run.history)
         if n:
@@ -74,12 +76,15 @@ def _sample(run: Run, server_pid: int | None, stop: threading.Event, out: dict[s
             stale.append((time.monotonic_ns() - newest) / 1e6)
 
 
-def one_run(backend: Backend, mode: str, seconds: float, address: str) -> dict[str, Any]:
+def one_run(
+    backend: Backend, mode: str, seconds: float, address: str, cluster_pids: frozenset[int] = frozenset()
+) -> dict[str, Any]:
     server_pid = backend.server.pid if backend.server is not None else None
     run = Run(_config(mode, seconds, address), backend)
     seen: dict[str, Any] = {"stale": []}
     stop = threading.Event()
-    sampler = threading.Thread(target=_sample, args=(run, server_pid, stop, seen), daemon=True)
+    idle = frozenset() if mode == "2 cluster workers" else cluster_pids
+    sampler = threading.Thread(target=_sample, args=(run, server_pid, idle, stop, seen), daemon=True)
     sampler.start()
     run.run_to_end()
     time.sleep(0.1)  # one more sample after the end
@@ -104,13 +109,14 @@ def measure(seconds: float = 3.0, passes: int = 2) -> dict[str, Any]:
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
     ) as local:  # port 0: the scheduler's HTTP server (no dashboard without bokeh) never meets another's port
         start_s = time.perf_counter() - started
+        cluster_pids = frozenset(p.pid for p in psutil.Process().children(recursive=True))  # nannies, workers
         with Backend() as backend:
             for mode in MODES:  # warm-up: the workers import boto3 and the lab on their first share
                 one_run(backend, mode, 0.5, local.scheduler_address)
             samples: dict[str, list[dict[str, Any]]] = {mode: [] for mode in MODES}
             for k in range(passes):
                 for mode in MODES if k % 2 == 0 else tuple(reversed(MODES)):
-                    samples[mode].append(one_run(backend, mode, seconds, local.scheduler_address))
+                    samples[mode].append(one_run(backend, mode, seconds, local.scheduler_address, cluster_pids))
     rows = {
         mode: {field: statistics.median(s[field] for s in runs) for field in runs[0]} for mode, runs in samples.items()
     }

@@ -166,6 +166,19 @@ class Registry:
         config.validated()  # BadInput with a fix: 0 threads, unknown option, out of range...
         return config
 
+    def _check_cluster(self, address: str | None, spec: BackendSpec) -> int | None:
+        """How many workers the cluster at `address` has, checked as the CLI checks --cluster before a run (the
+        scheduler answers, has workers, and they reach the backend): LabError with the fix otherwise. Outside the
+        lock: an unreachable scheduler takes seconds to give up, and other sessions must not wait for it."""
+        if address is None:
+            return None
+        from engine.cluster import check_cluster
+
+        try:
+            return check_cluster(address, self.backend(spec))
+        except LabError as e:
+            raise _in_dashboard_words(e) from None
+
     def budgets(self, spec: BackendSpec) -> tuple[CallBudget, ...]:
         """The call budgets a run on `spec` draws from: every run the total one, a run on AWS the AWS one too."""
         return (self.calls, self.aws_calls) if spec.kind is BackendKind.AWS else (self.calls,)
@@ -202,10 +215,19 @@ class Registry:
         return f"{prefix}{next(self._ids)}"
 
     def _record(
-        self, run: Run, backend: Backend, spec: BackendSpec, group: str | None, budget_cap: int | None
+        self,
+        run: Run,
+        backend: Backend,
+        spec: BackendSpec,
+        group: str | None,
+        budget_cap: int | None,
+        workers: int | None = None,
     ) -> RunRecord:
         """The run's record, its calls charged to the budgets from now on (so: right before it starts)."""
         cfg = run.config
+        where = backend_label(backend)
+        if cfg.cluster is not None:
+            where += f" · on cluster {cfg.cluster}, {workers} workers"
         return RunRecord(
             id=self._new_id(),
             source=Source.LIVE,
@@ -217,7 +239,7 @@ class Registry:
             history=run.history,
             run=run,
             group=group,
-            backend_label=backend_label(backend),
+            backend_label=where,
             budgets=self._charge(run, spec),
             budget_cap=budget_cap,
         )
@@ -225,12 +247,13 @@ class Registry:
     def start(self, config: RunConfig, spec: BackendSpec) -> RunRecord:
         """Validate, check capacity and the call budgets, start the run in the background and register it."""
         config = self._validated(config, spec)
+        workers = self._check_cluster(config.cluster, spec)
         with self._lock:
             self._check_capacity(config.threads, _children(config))
             config, cap = self._budgeted(config, spec)
             backend = self.backend(spec)
             run = Run(config, backend)
-            record = self._record(run, backend, spec, None, cap)
+            record = self._record(run, backend, spec, None, cap, workers)
             self._add(record)
             run.start()
         return record
@@ -249,6 +272,7 @@ class Registry:
         }
         safe = self._validated(dataclasses.replace(config, variant=safe_name), spec)
         racy = self._validated(dataclasses.replace(config, variant=racy_name, options=racy_options), spec)
+        workers = self._check_cluster(config.cluster, spec)
         with self._lock:
             self._check_capacity(safe.threads + racy.threads, _children(safe) + _children(racy))
             safe, cap = self._budgeted(safe, spec, share=2)
@@ -256,7 +280,7 @@ class Registry:
             backend = self.backend(spec)
             group = self._new_id("c")
             runs = (Run(safe, backend), Run(racy, backend))
-            records = tuple(self._record(run, backend, spec, group, cap) for run in runs)
+            records = tuple(self._record(run, backend, spec, group, cap, workers) for run in runs)
             for record in records:
                 self._add(record)
             started: list[Run] = []
@@ -363,7 +387,10 @@ class Registry:
         spec: BackendSpec,
         repeats: int = 1,
         profile: ProfileSpec = EXACT,
+        cluster: str | None = None,
     ) -> SweepJob:
+        """Both variants at each thread count, `repeats` times, one run after another; on the workers of the Dask
+        cluster at `cluster` when one is given (checked first, as a run's)."""
         cls = get_pattern(pattern)
         counts = tuple(sorted({int(t) for t in thread_counts}))
         if not counts:
@@ -377,6 +404,12 @@ class Registry:
         if not 1 <= repeats <= MAX_REPEATS:
             raise BadInput(f"Runs per point must be from 1 to {MAX_REPEATS}, got {repeats}", "use e.g. 3")
         next(plan(counts, ["-"], repeats))
+        if cluster is not None:  # a pattern that cannot be spread says why now, not at its first run
+            try:
+                RunConfig(pattern=cls.name, threads=counts[-1], cluster=cluster).validated()
+            except BadInput as e:
+                raise _in_dashboard_words(e) from None
+        self._check_cluster(cluster, spec)
         with self._lock:
             self._check_capacity(counts[-1])
             self._check_budgets(spec)
@@ -387,16 +420,16 @@ class Registry:
                 thread_counts=counts,
                 ops_per_client=ops_per_client,
                 variants=(cls.safe_variant(), cls.racy_variant()),
-                new_run=functools.partial(self._sweep_run, spec, backend),
+                new_run=functools.partial(self._sweep_run, spec, backend, cluster),
                 repeats=repeats,
                 profile=profile,
             )
             self._sweeps[job.id] = job
         return job.start()
 
-    def _sweep_run(self, spec: BackendSpec, backend: Backend, config: RunConfig) -> Run:
+    def _sweep_run(self, spec: BackendSpec, backend: Backend, cluster: str | None, config: RunConfig) -> Run:
         """One run of a sweep (called from the sweep's thread): the caps and call budgets of any run."""
-        config = self._validated(config, spec)
+        config = self._validated(dataclasses.replace(config, cluster=cluster), spec)
         with self._lock:
             config, _ = self._budgeted(config, spec)
             run = Run(config, backend)
@@ -416,6 +449,14 @@ class Registry:
 def get_registry() -> Registry:
     """The process-wide registry (a Streamlit resource: shared by sessions, kept across reruns and refreshes)."""
     return Registry()
+
+
+def _in_dashboard_words(e: LabError) -> LabError:
+    """The engine's refusal with its CLI flags named as the page's controls (the Cluster setting, not --cluster)."""
+    from dashboard.settings import in_dashboard_words
+
+    kind = BadInput if isinstance(e, BadInput) else LabError
+    return kind(in_dashboard_words(e.problem), in_dashboard_words(e.fix))
 
 
 def _children(config: RunConfig) -> int:

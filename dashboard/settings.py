@@ -39,6 +39,7 @@ class RunSettings:
     max_attempts: int = 3
     seed: int | None = None
     processes: int = 1
+    cluster: str | None = None  # the sidebar's Cluster setting: a Dask scheduler whose workers run the clients
 
 
 def option_kind(option: Any) -> str:
@@ -61,6 +62,15 @@ CONTROLS = {
     "--seed": "Random seed",
     "--max-threads": "DDBLAB_MAX_THREADS_PER_RUN (set before starting the dashboard)",
 }
+# Whole phrases first: the sidebar's Cluster setting is not a flag to leave out but a setting to clear.
+PHRASES = {
+    "leave out --cluster": "click “Run here” under Cluster in the sidebar",
+    "pass --endpoint-url http://THIS-HOST:8000, or use --aws": "switch the backend (sidebar) to its endpoint URL, "
+    "e.g. http://THIS-HOST:8000, or to AWS",
+    "e.g. --cluster tcp://scheduler:8786": "e.g. tcp://scheduler:8786",
+    "--cluster ADDRESS": "the sidebar's Cluster setting",
+    "--cluster": "the sidebar's Cluster setting",
+}
 _FLAG = re.compile(r"--[a-z][a-z-]+")
 _USE = re.compile(r"\buse (e\.g\. )?(--[a-z][a-z-]+) ")
 _KNOB = re.compile(r"--set ([A-Za-z_]+)=\S*")
@@ -69,6 +79,8 @@ _KNOB = re.compile(r"--set ([A-Za-z_]+)=\S*")
 def in_dashboard_words(text: str) -> str:
     """`text` with each CLI flag replaced by the control that sets it: "use --threads 1 or more" becomes
     "set “Threads (clients)” to 1 or more"; a knob's `--set name=<int>` becomes the knob's label."""
+    for phrase, words in PHRASES.items():
+        text = text.replace(phrase, words)
     text = _KNOB.sub(lambda m: f"“{m.group(1).replace('_', ' ')}”", text)
     text = _USE.sub(
         lambda m: f"set “{CONTROLS[m.group(2)]}” to {m.group(1) or ''}" if m.group(2) in CONTROLS else m.group(), text
@@ -116,6 +128,7 @@ def _build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
         max_threads=max_threads,
         seed=settings.seed,
         processes=int(settings.processes or 1),
+        cluster=settings.cluster or None,
     )
     config.validated()
     return config

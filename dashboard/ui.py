@@ -134,6 +134,7 @@ def backend_sidebar(registry: Registry) -> BackendSpec:
             st.session_state[BACKEND_KEY] = BackendSpec()
             st.rerun()
     profile_control(sb, current_spec())
+    cluster_control(sb, registry)
     busy = registry.threads_in_use()
     sb.caption(
         f"client threads busy: {busy} of {registry.max_total_threads} · at most {registry.max_threads_per_run} per run"
@@ -168,6 +169,64 @@ def profile_control(sb: Any, spec: BackendSpec) -> None:
 
 def current_profile() -> ProfileSpec:
     return ProfileSpec.parse(str(st.session_state.get(PROFILE_KEY) or ServerProfile.EXACT.value))
+
+
+CLUSTER_KEY = "cluster_address"
+CLUSTER_WORKERS_KEY = "cluster_workers"
+
+
+def cluster_control(sb: Any, registry: Registry) -> None:
+    """Where new runs' clients run: in this dashboard's process (default), or on the workers of a Dask cluster.
+    An address is checked when it is set (the scheduler answers, has workers, and they reach the backend), as
+    `--cluster` is in the CLI; on AWS the backend's confirmation and the call budgets apply as to any run."""
+    address = current_cluster()
+    with sb.expander("Cluster", expanded=address is not None):
+        if address is not None:
+            workers = st.session_state.get(CLUSTER_WORKERS_KEY)
+            st.success(f"**Cluster** {plain(address)}  \n{workers} workers run the clients", icon=":material/hub:")
+            st.caption(
+                "Run, Compare and Sweep run their clients on the cluster's workers (“Client processes” is "
+                "off); patterns whose clients meet in memory are refused, with the reason."
+            )
+            if current_spec().kind is BackendKind.AWS:
+                st.caption(
+                    "On AWS each worker uses its own credentials; the run's call budget is shared by its workers."
+                )
+            if st.button("Run here", key="cluster_clear", help="run the clients in this dashboard's process again"):
+                st.session_state.pop(CLUSTER_KEY, None)
+                st.session_state.pop(CLUSTER_WORKERS_KEY, None)
+                st.rerun()
+        typed = st.text_input(
+            "Dask scheduler address",
+            placeholder="tcp://127.0.0.1:8786",
+            key="cluster_input",
+            help="a Dask scheduler whose workers have the lab installed (README: When one machine is not enough)",
+        )
+        if st.button("Use this cluster", key="cluster_use"):
+            _use_cluster(registry, typed or "")
+
+
+def _use_cluster(registry: Registry, typed: str) -> None:
+    from dashboard.settings import in_dashboard_words
+    from engine import cluster
+
+    try:
+        if not typed.strip():
+            raise BadInput("no cluster address was given", "type a Dask scheduler's address like tcp://127.0.0.1:8786")
+        address = cluster.normalize_address(typed)
+        with st.spinner(f"Asking the Dask scheduler at {address}…"):
+            workers = cluster.check_cluster(address, registry.backend(current_spec()))
+    except LabError as e:
+        show_error(LabError(in_dashboard_words(e.problem), in_dashboard_words(e.fix)))
+        return
+    st.session_state[CLUSTER_KEY] = address
+    st.session_state[CLUSTER_WORKERS_KEY] = workers
+    st.rerun()
+
+
+def current_cluster() -> str | None:
+    """The cluster address new runs of this session spread their clients over, or None (this process)."""
+    return st.session_state.get(CLUSTER_KEY) or None
 
 
 def budget_caption(registry: Registry, spec: BackendSpec) -> str:
@@ -351,18 +410,24 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
         seed = c5.number_input(
             "Random seed (0: a new one each run)", value=links.initial(f"{k}-seed", 0), key=f"{k}-seed"
         )
+        on_cluster = current_cluster()
         processes = c6.number_input(
             "Client processes",
             value=links.initial(f"{k}-processes", 1),
             key=f"{k}-processes",
-            disabled=not cls.process_pool,
+            disabled=not cls.process_pool or on_cluster is not None,
             help=(
-                "the threads spread over this many processes, each with its own CPU core: one process makes "
+                f"off: the clients run on the workers of the cluster {on_cluster} (sidebar)"
+                if on_cluster is not None
+                else "the threads spread over this many processes, each with its own CPU core: one process makes "
                 "about 500 calls/s, so against AWS (~10 ms a call) many threads need several"
                 if cls.process_pool
                 else "this pattern's clients share memory, so they run in one process"
             ),
         )
+        if on_cluster is not None:
+            c6.caption("Off while a cluster is set in the sidebar: its workers run the clients.")
+    cluster_notice(cls)
     return RunSettings(
         pattern=cls.name,
         variant=variant,
@@ -376,5 +441,17 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
         retry_mode=mode,
         max_attempts=int(attempts),
         seed=int(seed) or None,
-        processes=int(processes) if cls.process_pool else 1,
+        processes=int(processes) if cls.process_pool and on_cluster is None else 1,
+        cluster=on_cluster,
     )
+
+
+def cluster_notice(cls: type[Pattern]) -> None:
+    """With a cluster set, a pattern whose clients meet in memory says why it will not start (before Start)."""
+    if current_cluster() is not None and not cls.process_pool:
+        st.warning(
+            f"**{cls.name}'s clients meet in memory (shared state), so they cannot be spread over the cluster's "
+            "workers.** Start is refused; click “Run here” under Cluster in the sidebar to run it in this "
+            "process.",
+            icon=":material/block:",
+        )

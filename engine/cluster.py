@@ -46,13 +46,18 @@ class Run(pool.Run, Protocol):
     def config(self) -> RunConfig: ...
 
 
-SHIP_S = 0.05  # how often a share sends its calls home: the live view's lag, and the call budget's overshoot
+# How often a share sends its calls home, and the home reads them: the live view's lag (well under the dashboard's
+# one-second refresh). Every batch crosses the scheduler twice (put, get) at a fixed rate whatever the calls,
+# so this is also the cluster's fixed cost; twice the pool's 50 ms halves it. The call budget does not depend
+# on it: each share stops at its own part of the budget.
+SHIP_S = 0.1
 CONNECT_TIMEOUT_S = 5.0  # reaching the scheduler (Dask retries a refused connection until then)
 START_TIMEOUT_S = 120.0  # a share builds its boto3 client and threads: seconds on a loaded machine
 SILENT_S = 20.0  # a share that sent nothing for this long is lost (a partitioned machine, a frozen process)
-WATCH_S = 0.25  # how often the home asks the scheduler which workers are still there
+WATCH_S = 0.5  # how often the home asks the scheduler which workers are still there
 LISTEN_S = 1.0  # a share's long poll for stop; between polls it looks whether the home released its task
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
+FIX_INSTALL = "install the lab on every worker (pip install the same version as here), restart them, and run again"
 FIX_UNREACHABLE = (
     "start a scheduler and its workers (`dask scheduler`, then `dask worker ADDRESS` on each machine, or "
     "`docker compose --profile cluster up`), check the address, or leave out --cluster to run here"
@@ -179,12 +184,17 @@ def _workers(client: Any) -> list[WorkerInfo]:
             "start some (`dask worker SCHEDULER-ADDRESS`) and run again",
         )
     sent = time.monotonic_ns()
-    probes = client.run(_probe_worker, on_error="ignore")  # a worker that leaves meanwhile is left out
+    probes = client.run(_probe_worker, on_error="return")
     back = time.monotonic_ns()
     here = _probe()
     found = []
     for address in sorted(probes):
-        boot, host, mono, worker_id = probes[address]
+        probe = probes[address]
+        if _cannot_import(probe):  # the probe is the lab's own function: it cannot load without the lab
+            raise LabError(f"cluster worker {address} cannot load the lab ({_one_line(probe)})", FIX_INSTALL)
+        if isinstance(probe, BaseException):
+            continue  # a worker that left meanwhile is left out
+        boot, host, mono, worker_id = probe
         # One kernel, one monotonic clock (containers included): nothing to estimate. Another machine's clock
         # has another origin: estimated from the round trip, to within half of it (milliseconds).
         offset = 0 if boot and boot == here[0] else mono - (sent + back) // 2
@@ -192,6 +202,16 @@ def _workers(client: Any) -> list[WorkerInfo]:
     if not found:
         raise LabError(f"no worker of the Dask scheduler at {client.scheduler.address} answered", FIX_UNREACHABLE)
     return found
+
+
+def _cannot_import(result: Any) -> bool:
+    """A worker's answer is an import failure: raised as such, or (a function that would not unpickle) wrapped by
+    Dask in a plain Exception that names it."""
+    if isinstance(result, ImportError):
+        return True
+    return isinstance(result, Exception) and any(
+        name in str(result) for name in ("ModuleNotFoundError", "ImportError", "No module named")
+    )
 
 
 def _present(client: Any) -> set[str]:
@@ -354,8 +374,8 @@ class _Home:
         run, cfg = self.run, self.run.config
         next_look = 0.0
         while not all(s.finished for s in self.shares):
-            if not self._receive():
-                time.sleep(SHIP_S)
+            self._receive()
+            time.sleep(SHIP_S)  # one read per batch interval takes whatever batches came meanwhile
             self._publish()
             if time.monotonic() >= next_look:
                 next_look = time.monotonic() + WATCH_S
@@ -422,13 +442,10 @@ class _Home:
             if share.finished:
                 continue
             if share.failure is not None:
-                raise LabError(share.failure, "check the cluster's workers: each needs the lab installed")
+                raise LabError(share.failure, "check the worker's log and its access to the backend, then run again")
             if share.future is not None and share.future.status == "error":
                 why = _one_line(share.future.exception())
-                raise LabError(
-                    f"a client share failed on cluster worker {share.worker.address}: {why}",
-                    "every worker needs the lab installed (pip install the same version as here)",
-                )
+                raise LabError(f"a client share failed on cluster worker {share.worker.address}: {why}", FIX_INSTALL)
             gone = share.worker.address not in present
             silent = started and now - share.heard_ns > SILENT_S * 1e9
             if gone or silent:
@@ -499,13 +516,7 @@ def _one_line(e: BaseException | None) -> str:
 
 def run_share(plan_bytes: bytes) -> int:
     """A Dask task: make this share's clients, wait for go, run, ship every call home. Returns batches sent."""
-    from distributed import Event, Queue, get_worker, secede
-
-    from engine.calls import ClientContext
-    from engine.clientwork import Outbox, client_failure
-    from engine.faults import FaultInjector, FaultPlan
-    from engine.patterns import get_pattern
-    from engine.tables import Table
+    from distributed import get_worker, secede
 
     plan: SharePlan = pickle.loads(plan_bytes)
     worker = get_worker()
@@ -513,6 +524,44 @@ def run_share(plan_bytes: bytes) -> int:
         return 0  # rescheduled onto another worker after its own was lost: the home has already given up on it
     key = worker.get_current_task()
     secede()  # leave the worker's task slot: a share runs for the whole run, and other runs may share the worker
+    _quiet(worker, True)
+    try:
+        return _run_share(plan, worker, key)
+    finally:
+        _quiet(worker, False)
+
+
+# A worker's event loop wakes about 160 times a second by default: its sampling profiler every 10 ms (it walks
+# the stacks of the running threads), its loop-health tick every 20 ms, its memory monitor every 100 ms. Each
+# wake-up takes the GIL from the share's client threads; the first two only feed Dask's diagnostics, so they are
+# paused while the worker runs a share (the memory monitor, which protects the worker, stays).
+QUIET_CALLBACKS = ("profile", "profile-cycle", "tick")
+_quiet_lock = threading.Lock()
+_quiet_shares = 0  # shares running in this worker process
+
+
+def _quiet(worker: Any, share_starts: bool) -> None:
+    """Pause the worker's diagnostics when its first share starts; resume them when its last share ends."""
+    global _quiet_shares
+    with _quiet_lock:
+        _quiet_shares += 1 if share_starts else -1
+        if _quiet_shares != (1 if share_starts else 0):
+            return
+        for name in QUIET_CALLBACKS:
+            callback = worker.periodic_callbacks.get(name)
+            if callback is not None:  # PeriodicCallbacks belong to the event loop: stopped and started on it
+                worker.loop.add_callback(callback.stop if share_starts else callback.start)
+
+
+def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
+    from distributed import Event, Queue
+
+    from engine.calls import ClientContext
+    from engine.clientwork import Outbox, client_failure
+    from engine.faults import FaultInjector, FaultPlan
+    from engine.patterns import get_pattern
+    from engine.tables import Table
+
     queue, go, stop_event = Queue(plan.queue), Event(plan.go), Event(plan.stop)
     cfg = plan.config
     try:

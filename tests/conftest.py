@@ -33,3 +33,15 @@ def embedded(backend: Backend) -> Backend:
 @pytest.fixture(scope="session")
 def client(backend: Backend):
     return backend.client(threads=64, retry=RetryPolicy("standard", 3))
+
+
+@pytest.fixture(scope="module")
+def two_workers() -> Iterator[object]:
+    """A real two-worker Dask LocalCluster on 127.0.0.1 (worker processes under nannies, no dashboard), for the
+    cluster tests of one module: a start takes 3-10 s, but an idle cluster left up for the rest of the session
+    would take about a tenth of a core from every later test (its heartbeats and monitors)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
+    ) as local:  # port 0: the scheduler's HTTP server (no dashboard without bokeh) never meets another's port
+        yield local

@@ -57,6 +57,7 @@ if records:
     if presenting:
         presenter.compare_view(records, f"compare-{group}", toggle_at=beside)  # the Replay toggle: no row of its own
     else:
+        st.caption(ui.plain(f"pair {group} · {records[0].backend_label}"))  # the backend, "on cluster …" when spread
         live.compare_view(records, f"compare-{group}")
 else:
     st.info("Start both variants to see them race side by side.")

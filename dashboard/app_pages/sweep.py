@@ -15,6 +15,7 @@ st.caption("One run per variant and thread count, one after another, on the curr
 choices = [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run]
 links.show_problems(links.restore("sweep", lambda p: links.parse_sweep(p, thread_choices=choices)))
 pattern = ui.pattern_picker("sweep")
+ui.cluster_notice(pattern)
 c1, c2, c3 = st.columns([3, 1, 1])
 counts = c1.multiselect(
     "Thread counts",
@@ -40,7 +41,13 @@ if b1.button(
     ui.start_and_remember(
         lambda: (
             registry.start_sweep(
-                pattern.name, counts, int(ops), ui.current_spec(), int(repeats), ui.current_profile()
+                pattern.name,
+                counts,
+                int(ops),
+                ui.current_spec(),
+                int(repeats),
+                ui.current_profile(),
+                cluster=ui.current_cluster(),
             ).id
         ),
         "sweep_id",

@@ -1,7 +1,8 @@
-"""A run's clients on a Dask cluster's workers: one run, one History, the same invariants; a lost worker fails it.
+"""A run's clients on a Dask cluster's workers: one run, one History, the same invariants; a lost worker, a lost
+batch or a worker without the lab fails it in one line.
 
-The cluster is a real two-worker LocalCluster on 127.0.0.1 (worker processes, no dashboard), started once for
-the module; the workers call the session's embedded DynamoDB over HTTP like any client.
+The cluster is a real two-worker LocalCluster on 127.0.0.1 (worker processes, no dashboard; `two_workers` in
+tests/conftest.py, one for this module); the workers call the session's embedded DynamoDB over HTTP like any client.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ import dataclasses
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,14 +28,6 @@ from engine.errors import BadInput, LabError
 from engine.runner import Run, RunConfig, RunState, run_pattern
 
 distributed = pytest.importorskip("distributed")
-
-
-@pytest.fixture(scope="module")
-def two_workers() -> Iterator[Any]:
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
-    ) as local:  # port 0: the scheduler's HTTP server (no dashboard without bokeh) never meets another's port
-        yield local
 
 
 def worker_pids(address: str) -> dict[str, int]:
@@ -88,18 +84,31 @@ def test_a_racy_read_then_put_on_two_workers_still_loses_increments(backend: Bac
     assert not count.holds and count.observed < count.expected
 
 
-def test_stop_reaches_every_worker_within_two_seconds(backend: Backend, two_workers: Any) -> None:
-    run = Run(
-        RunConfig(pattern="optimistic-locking", threads=8, duration_s=600, cluster=two_workers.scheduler_address),
-        backend,
-    ).start()
-    wait_for_calls(run, 50)
-    asked = time.monotonic()
-    run.stop()
-    assert run.wait(30)
-    assert run.t_end_ns is not None and run.t_end_ns / 1e9 - asked < 2.0
-    assert run.state is RunState.STOPPED, run.error
-    assert all(inv.holds for inv in run.invariants)
+def test_stop_reaches_every_worker_within_two_seconds_and_their_diagnostics_resume(
+    backend: Backend, two_workers: Any
+) -> None:
+    address = two_workers.scheduler_address
+    worker_pids(address)
+    with distributed.Client(address, set_as_default=False, timeout=30) as client:
+        assert all(all(v.values()) for v in client.run(_diagnostics_running).values())  # Dask's defaults
+        run = Run(RunConfig(pattern="optimistic-locking", threads=8, duration_s=600, cluster=address), backend).start()
+        wait_for_calls(run, 50)
+        during = client.run(_diagnostics_running)  # paused while the workers run their shares
+        asked = time.monotonic()
+        run.stop()
+        assert run.wait(30)
+        assert run.t_end_ns is not None and run.t_end_ns / 1e9 - asked < 2.0
+        assert run.state is RunState.STOPPED, run.error
+        assert all(inv.holds for inv in run.invariants)
+        deadline = time.monotonic() + 10
+        while not all(all(v.values()) for v in client.run(_diagnostics_running).values()):
+            assert time.monotonic() < deadline, "the workers' profiler and tick did not resume after the run"
+            time.sleep(0.1)
+    assert len(during) == 2 and not any(any(v.values()) for v in during.values()), during
+
+
+def _diagnostics_running(dask_worker: Any) -> dict[str, bool]:
+    return {name: dask_worker.periodic_callbacks[name].is_running() for name in cluster.QUIET_CALLBACKS}
 
 
 def test_an_unreachable_cluster_fails_the_run_with_one_line_and_the_fix(
@@ -197,3 +206,87 @@ def test_a_worker_lost_mid_run_ends_the_run_failed_with_one_line_and_keeps_the_c
     assert run.invariants == []  # never a verdict on partial data
     assert len(run.history) >= 50  # what arrived is kept
     assert {e["client"] for e in run.worker_errors if e["kind"] == "lost"} == {0, 2, 4, 6}
+
+
+# Loaded by the worker before it joins: the lab's package cannot be imported there, as on a machine without it.
+WITHOUT_THE_LAB = """
+import sys
+
+class NoLab:
+    def find_spec(self, name, path=None, target=None):
+        if name == "engine" or name.startswith("engine."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, NoLab())
+"""
+
+
+def workers(address: str, n: int) -> None:
+    with distributed.Client(address, set_as_default=False, timeout=30) as client:
+        deadline = time.monotonic() + 60
+        while len(client.sync(client.scheduler.ncores)) != n:
+            assert time.monotonic() < deadline, f"the scheduler never had {n} workers"
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def a_worker_without_the_lab(two_workers: Any, tmp_path: Path) -> Iterator[str]:
+    """A third worker of the module's cluster, on which `engine` does not import; gone again afterwards."""
+    address = str(two_workers.scheduler_address)
+    workers(address, 2)
+    preload = tmp_path / "without_the_lab.py"
+    preload.write_text(WITHOUT_THE_LAB)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny"]
+        + ["--no-dashboard", "--preload", str(preload), "--name", "without-the-lab"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        workers(address, 3)
+        yield address
+    finally:
+        worker.terminate()
+        worker.wait(30)
+        workers(address, 2)  # the other tests find the cluster as it was
+
+
+def test_a_worker_without_the_lab_is_named_in_one_line_with_the_fix_before_any_table(
+    backend: Backend, a_worker_without_the_lab: str
+) -> None:
+    with pytest.raises(LabError) as e:
+        cluster.check_cluster(a_worker_without_the_lab, backend)  # what the CLI and the sidebar ask first
+    assert "cannot load the lab" in e.value.problem and "No module named" in e.value.problem
+    assert "install the lab on every worker" in e.value.fix and "\n" not in str(e.value)
+    run = run_pattern(
+        RunConfig(pattern="atomic-counters", threads=6, ops_per_client=2, cluster=a_worker_without_the_lab), backend
+    )
+    assert run.state is RunState.FAILED and len(run.history) == 0 and run.invariants == []
+    assert run.error is not None and str(run.error) == str(e.value)
+
+
+def test_a_batch_lost_on_its_way_home_ends_the_run_failed_with_no_verdict(
+    backend: Backend, two_workers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workers(str(two_workers.scheduler_address), 2)
+    handle = cluster._Home._handle
+    dropped: list[Any] = []
+
+    def lose_share_0s_second_batch(home: Any, message: Any) -> None:
+        if message[:3] == ("calls", 0, 1) and not dropped:
+            dropped.append(message)  # as if the scheduler had lost it: the next batch's number shows the gap
+            return
+        handle(home, message)
+
+    monkeypatch.setattr(cluster._Home, "_handle", lose_share_0s_second_batch)
+    run = run_pattern(
+        RunConfig(pattern="atomic-counters", threads=4, duration_s=1.0, cluster=two_workers.scheduler_address),
+        backend,
+    )
+    assert dropped, "the run sent fewer than two batches from share 0"
+    assert run.state is RunState.FAILED and run.invariants == []  # never a verdict on partial data
+    assert run.error is not None and "\n" not in str(run.error)
+    assert "batch 2 arrived where 1 was due" in str(run.error) and "no verdict" in str(run.error)
+    assert {e["client"] for e in run.worker_errors if e["kind"] == "lost"} == {0, 2}
+    assert len(run.history) > 0  # what arrived is kept
