@@ -398,6 +398,23 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
         update(k("a"), "SET ss = ss + :one", one),
         update(k("new"), "ADD n :one", one, ReturnValues="ALL_NEW"),
         update(k("new"), "SET pk = :one", {":one": {"S": "1"}}),
+        # the validator's walks (fastpath._traverse) on each kind of node, and its refusals
+        update(k("a"), "SET n = :one, n = :one", one),
+        update(k("a"), "SET x = nosuch + :one", one),
+        # binary values through the request parser and the response serializer
+        put(
+            {
+                **k("bin"),
+                "b": {"B": b"\x00\xffab"},
+                "bs": {"BS": [b"x", b"\x01"]},
+                "m": {"M": {"y": n(1)}},
+                "l": {"L": [n(1), {"S": "x"}]},
+            }
+        ),
+        update(k("bin"), "SET m.z = :one, l[0] = :one REMOVE l[1]", one, ReturnValues="ALL_NEW"),
+        update(k("bin"), "SET m.q.r = :one", one),
+        call("get_item", TableName=t, Key=k("bin")),
+        update(k("bin"), "ADD bs :b", {":b": {"BS": [b"z"]}}, ReturnValues="UPDATED_NEW"),
         call("delete_item", TableName=t, Key=k("new"), ReturnValues="ALL_OLD"),
         call("delete_item", TableName=t, Key=k("new"), ConditionExpression="attribute_exists(pk)"),
         call("query", TableName=t, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}}),

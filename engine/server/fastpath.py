@@ -146,9 +146,15 @@ def tune_moto() -> None:
       random source.
     - JSON errors (every DynamoDB error, e.g. ConditionalCheckFailedException) first built an XML body with
       xmltodict, then overwrote it with the JSON one; now only the JSON one is built.
+    - The validator's tree walks: at every node of every walk, isinstance against abstract classes (slow) and a
+      fresh `_processing_map()` to find the node's processor; now looked up once per (walker, node class).
+    - The response serializer's value picker: for every member of every structure (each attribute value of an
+      item is one), six alias providers were built to list the keys the value might be stored under; for a
+      plain dict those keys depend only on the member's name and shape, so they are listed once per shape.
     """
     import moto.core.exceptions as core_exceptions
     import moto.core.responses as core_responses
+    import moto.core.serialize as serialize
     import moto.dynamodb.comparisons as comparisons
     import moto.dynamodb.models as models
     import moto.dynamodb.parsing.validators as validators
@@ -169,6 +175,8 @@ def tune_moto() -> None:
     validators.deepcopy = _copy_ast  # type: ignore[assignment]
 
     DepthFirstTraverser.nodes_to_be_processed = _node_types  # type: ignore[method-assign, unused-ignore]
+    DepthFirstTraverser.traverse_node_recursively = _traverse  # type: ignore[method-assign, unused-ignore]
+    serialize.ResponseSerializer.get_value = _picked(serialize.ResponseSerializer.get_value)  # type: ignore[method-assign]
 
     lex = comparisons.ConditionExpressionParser._lex_condition_expression
     tokens = functools.lru_cache(maxsize=1024)(
@@ -207,6 +215,90 @@ def _node_types(walker: Any) -> tuple[type, ...]:
     if types is None:
         types = _NODE_TYPES[type(walker)] = tuple(walker._processing_map())
     return types
+
+
+_NOT_A_NODE = object()
+# (walker class, node class) -> the walker's function for that node (None: not processed, _NOT_A_NODE: a leaf)
+_ROUTES: dict[tuple[type, type], Any] = {}
+
+
+def _route(walker: Any, node: Any) -> Any:
+    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
+
+    if not isinstance(node, Node):
+        return _NOT_A_NODE
+    if not isinstance(node, walker.nodes_to_be_processed()):
+        return None
+    plain_process = type(walker).process is DepthFirstTraverser.process
+    for node_type, processor in walker._processing_map().items():
+        if isinstance(node, node_type):
+            if plain_process and getattr(processor, "__self__", None) is walker:
+                return processor.__func__  # a method of the walker: the same one for every walker of its class
+            break
+    return lambda walker, node: walker.process(node)
+
+
+def _traverse(self: Any, node: Any, child_id: int = -1) -> Any:
+    """DepthFirstTraverser.traverse_node_recursively, with its class tests done once per (walker, node class)."""
+    key = (type(self), type(node))
+    route = _ROUTES.get(key)
+    if route is None and key not in _ROUTES:
+        route = _ROUTES[key] = _route(self, node)
+    if route is _NOT_A_NODE:
+        return node
+    parent_node = node.parent
+    if node.children is not None:
+        for i, child_node in enumerate(node.children):
+            self.pre_processing_of_child(node, i)
+            self.traverse_node_recursively(child_node, i)
+    if route is not None:
+        node = route(self, node)
+        node.parent = parent_node
+        if parent_node:
+            parent_node.children[child_id] = node
+    return node
+
+
+# (member name, member shape, its parent shape) -> the keys a plain dict may hold that member's value under
+_KEYS: dict[tuple[Any, ...], tuple[str, ...]] = {}
+
+
+def _picked(get_value: Callable[..., Any]) -> Callable[..., Any]:
+    """ResponseSerializer.get_value, with the possible keys of a member of a plain dict listed once per shape."""
+    from moto.core import serialize
+    from moto.core.utils import MISSING
+    from moto.core.utils import get_value as value_at
+
+    def picked(self: Any, value: Any, key: str, shape: Any) -> Any:
+        picker = self._value_picker
+        if (
+            type(value) is not dict
+            or type(picker) is not serialize.XFormedAttributePicker
+            or picker.response_transformers
+            or picker.alias_providers is not serialize.DEFAULT_ALIAS_PROVIDERS
+        ):
+            return get_value(self, value, key, shape)
+        cache_key = (key, shape, getattr(shape, "parent", None))
+        keys = _KEYS.get(cache_key)
+        if keys is None:
+            context = serialize.AttributePickerContext(
+                obj=value,
+                key=key,
+                shape=shape,
+                operation_model=self.operation_model,
+                service_model=self.operation_model.service_model,
+                key_path=".".join(self.path),
+            )
+            keys = tuple(picker.get_possible_keys(context))
+            if len(_KEYS) < 4096:
+                _KEYS[cache_key] = keys
+        for possible in keys:
+            found = value_at(value, possible, MISSING)
+            if found is not MISSING:
+                return found
+        return None
+
+    return picked
 
 
 _SNAPSHOT = "_ddblab_pickled"  # attribute of a cached AST: its pickled form, for fast copies
