@@ -151,8 +151,15 @@ def tune_moto() -> None:
     - The response serializer's value picker: for every member of every structure (each attribute value of an
       item is one), six alias providers were built to list the keys the value might be stored under; for a
       plain dict those keys depend only on the member's name and shape, so they are listed once per shape.
+    - The request parser: per node of the request, a handler looked up by formatting its name, and per
+      structure (each attribute value is one) every member of the shape with its JSON name; now both once per
+      shape. Pure functions of a string on every request (the URL's parse, a region's partition, the action's
+      snake_case name) are cached.
+    - The request id was searched for in every body with a regex (for moto's XML services); a JSON body
+      without "<RequestId>" comes out of that search unchanged, so it is no longer searched.
     """
     import moto.core.exceptions as core_exceptions
+    import moto.core.parse as parse
     import moto.core.responses as core_responses
     import moto.core.serialize as serialize
     import moto.dynamodb.comparisons as comparisons
@@ -195,6 +202,12 @@ def tune_moto() -> None:
         return req_id
 
     core_responses.gen_amzn_requestid_long = request_id  # type: ignore[attr-defined, unused-ignore]
+    core_responses.BaseResponse._enrich_response = staticmethod(_enrich_response)  # type: ignore[method-assign]
+    core_responses.urlparse = functools.lru_cache(maxsize=256)(core_responses.urlparse)  # type: ignore[assignment]
+    core_responses.get_partition = functools.lru_cache(maxsize=256)(core_responses.get_partition)
+    core_responses.camelcase_to_underscores = functools.lru_cache(maxsize=1024)(core_responses.camelcase_to_underscores)
+    parse.JSONParser._parse_shape = _parse_shape  # type: ignore[method-assign]
+    parse.JSONParser._parse_structure = _parse_structure  # type: ignore[method-assign]
 
     def json_error_init(self: Any, error_type: str, message: str, _: str = "", **__: Any) -> None:
         super(core_exceptions._RESTError, self).__init__()  # werkzeug's HTTPException
@@ -215,6 +228,54 @@ def _node_types(walker: Any) -> tuple[type, ...]:
     if types is None:
         types = _NODE_TYPES[type(walker)] = tuple(walker._processing_map())
     return types
+
+
+def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str], Any]:
+    """BaseResponse._enrich_response, without the regex search of a body that cannot hold a <RequestId>."""
+    import re
+
+    from moto.core import responses as core_responses
+
+    if "status" in headers:
+        headers["status"] = str(headers["status"])
+    request_id = core_responses.gen_amzn_requestid_long(headers)
+    if isinstance(body, str) and "<RequestId>" in body:  # moto's re.sub raises (ignored) on any other body
+        body = re.sub(r"(?<=<RequestId>).*(?=<\/RequestId>)", request_id, body)
+    return headers, body
+
+
+_PARSERS: dict[tuple[type, str], Callable[..., Any]] = {}
+_MEMBERS: dict[Any, tuple[tuple[str, str, Any], ...]] = {}  # structure shape -> (name, JSON name, shape)
+
+
+def _parse_shape(self: Any, shape: Any, node: Any) -> Any:
+    """RequestParser._parse_shape, with the handler found once per (parser class, shape type)."""
+    key = (type(self), shape.type_name)
+    handler = _PARSERS.get(key)
+    if handler is None:
+        handler = _PARSERS[key] = getattr(type(self), f"_parse_{shape.type_name}", type(self)._default_handle)
+    return handler(self, shape, node)
+
+
+def _parse_structure(self: Any, shape: Any, value: Any) -> Any:
+    """BaseJSONParser._parse_structure, with each shape's members and their JSON names listed once."""
+    if shape.is_document_type:
+        return value
+    if value is None:
+        return None
+    members = _MEMBERS.get(shape)
+    if members is None:
+        members = tuple(
+            (name, member.serialization.get("name", name), member) for name, member in shape.members.items()
+        )
+        if len(_MEMBERS) < 4096:
+            _MEMBERS[shape] = members
+    final_parsed = self.MAP_TYPE()
+    for name, json_name, member in members:
+        raw_value = value.get(json_name)
+        if raw_value is not None:
+            final_parsed[name] = self._parse_shape(member, raw_value)
+    return final_parsed
 
 
 _NOT_A_NODE = object()
