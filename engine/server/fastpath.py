@@ -157,6 +157,9 @@ def tune_moto() -> None:
       snake_case name) are cached.
     - The request id was searched for in every body with a regex (for moto's XML services); a JSON body
       without "<RequestId>" comes out of that search unchanged, so it is no longer searched.
+    - ConditionExpressions: parsed twice per conditional write (the handler, then the table), each time into
+      the same tree of conditions; now once per (expression, names, values), from private copies of them.
+      The tree is only read when evaluated against an item.
     """
     import moto.core.exceptions as core_exceptions
     import moto.core.parse as parse
@@ -188,6 +191,9 @@ def tune_moto() -> None:
     lex = comparisons.ConditionExpressionParser._lex_condition_expression
     tokens = functools.lru_cache(maxsize=1024)(
         lambda expression: tuple(lex(comparisons.ConditionExpressionParser(expression, None, None)))
+    )
+    comparisons.ConditionExpressionParser.parse = _cached_condition(  # type: ignore[method-assign, assignment]
+        comparisons.ConditionExpressionParser.parse
     )
     comparisons.ConditionExpressionParser._lex_condition_expression = (  # type: ignore[method-assign]
         lambda self: deque(tokens(self.condition_expression))
@@ -242,6 +248,36 @@ def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str]
     if isinstance(body, str) and "<RequestId>" in body:  # moto's re.sub raises (ignored) on any other body
         body = re.sub(r"(?<=<RequestId>).*(?=<\/RequestId>)", request_id, body)
     return headers, body
+
+
+def _cached_condition(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """ConditionExpressionParser.parse, once per (expression, names, values); see tune_moto."""
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    @functools.lru_cache(maxsize=1024)
+    def parsed(expression: str, names: str, values: str) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
+        # From copies no request holds: nothing outside can change the cached tree's values later.
+        private = ConditionExpressionParser(expression, json.loads(names), json.loads(values))
+        op = parse(private)
+        return op, tuple(private.expr_attr_names_found), tuple(private.expr_attr_values_found)
+
+    def cached(self: Any) -> Any:
+        expression = self.condition_expression
+        if not expression:
+            return parse(self)
+        try:
+            names = json.dumps(self.expression_attribute_names)
+            values = json.dumps(self.expression_attribute_values)
+        except (TypeError, ValueError):  # e.g. binary values (bytes): not cached
+            return parse(self)
+        if len(values) > 4096:
+            return parse(self)
+        op, names_found, values_found = parsed(expression, names, values)
+        self.expr_attr_names_found.extend(names_found)
+        self.expr_attr_values_found.extend(values_found)
+        return op
+
+    return cached
 
 
 _PARSERS: dict[tuple[type, str], Callable[..., Any]] = {}
