@@ -18,11 +18,13 @@ from __future__ import annotations
 import functools
 import json
 import pickle
+import re as _re
 import string
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
+import moto.core.responses as _core_responses
 from botocore.exceptions import ClientError
 from moto import settings
 from moto.core.request import Request
@@ -31,6 +33,7 @@ from werkzeug.http import HTTP_STATUS_CODES
 
 VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
 _TARGET_PREFIX = "DynamoDB_20120810."
+_JSON_TYPE = "application/x-amz-json-1.0"  # botocore's Content-Type for DynamoDB
 # The parts of the WSGI environ that werkzeug builds a request's URL from.
 _URL_KEYS = (
     "wsgi.url_scheme",
@@ -105,6 +108,11 @@ class DirectDynamo:
         ):
             return self._flask(environ, start_response)
         request = _ServerRequest(environ)
+        length = environ.get("CONTENT_LENGTH", "")
+        if environ.get("CONTENT_TYPE") == _JSON_TYPE and "HTTP_CONTENT_ENCODING" not in environ and length.isdigit():
+            # What werkzeug's request.data would read through its stream wrappers and form parser (which takes
+            # nothing from a JSON body): the body's Content-Length bytes.
+            request._cached_data = environ["wsgi.input"].read(int(length))
         try:
             status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers))
         except ClientError as exc:  # as moto's convert_to_flask_response
@@ -238,15 +246,11 @@ def _node_types(walker: Any) -> tuple[type, ...]:
 
 def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str], Any]:
     """BaseResponse._enrich_response, without the regex search of a body that cannot hold a <RequestId>."""
-    import re
-
-    from moto.core import responses as core_responses
-
     if "status" in headers:
         headers["status"] = str(headers["status"])
-    request_id = core_responses.gen_amzn_requestid_long(headers)
+    request_id = _core_responses.gen_amzn_requestid_long(headers)
     if isinstance(body, str) and "<RequestId>" in body:  # moto's re.sub raises (ignored) on any other body
-        body = re.sub(r"(?<=<RequestId>).*(?=<\/RequestId>)", request_id, body)
+        body = _re.sub(r"(?<=<RequestId>).*(?=<\/RequestId>)", request_id, body)
     return headers, body
 
 
