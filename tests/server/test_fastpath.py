@@ -65,3 +65,26 @@ def test_one_update_text_with_other_values_adds_its_own_values(table: Any) -> No
             ExpressionAttributeValues={":a": amount, ":l": f"added {amount}"},
         )
     assert table.get("counter", "c") == {"PK": "counter", "SK": "c", "n": 4, "label": "added -2"}
+
+
+def test_the_access_key_shortcut_finds_what_motos_regex_finds() -> None:
+    from moto.core.responses import BaseResponse
+
+    fastpath.tune_moto()
+    shortcut = BaseResponse.access_key_regex
+    regex = shortcut._pattern  # type: ignore[attr-defined]
+    signature = "SignedHeaders=host;x-amz-date, Signature=" + "0f3a9c1e5b7d2f4a" * 4
+    headers = [
+        f"AWS4-HMAC-SHA256 Credential={key}/20261201/us-east-1/dynamodb/aws4_request, {signature}"
+        for key in ("ddblab", "AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLEX", "AKIA0123456789ABCDE", "x")
+    ]
+    headers += [
+        "AWS AKIAIOSFODNN7EXAMPLE:c2lnbmF0dXJl",
+        "Bearer AKIAIOSFODNN7EXAMPLE/",
+        "",
+        "AWS ÄKIAIOSFODNN7EXAMPLE/",
+    ]
+    assert sum(regex.search(header) is not None for header in headers) >= 2  # both outcomes are compared
+    for header in headers:
+        found, expected = shortcut.search(header), regex.search(header)
+        assert (found and found.group(1)) == (expected and expected.group(1)), header
