@@ -5,6 +5,7 @@
     python -m bench.server_profile --only embedded --only plain --rounds 1   # what the fast path is worth
     python -m bench.server_profile --profile update_add --threads 16   # cProfile of the server process
     python -m bench.server_profile --equivalence   # fast path vs moto's Flask app: the same bytes?
+    python -m bench.server_profile --baseline /tmp/base   # also another checkout's server (before vs after)
 
 The machine is small and shared, so servers are measured alternately, round after round, and the report
 gives medians and the embedded/dynalite ratio rather than single runs. One boto3 client is shared by all
@@ -115,6 +116,29 @@ def dynalite() -> Iterator[tuple[str, int]]:
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+@contextmanager
+def baseline(checkout: Path) -> Iterator[tuple[str, int]]:
+    """The embedded server of another checkout of the lab (e.g. `git worktree add /tmp/base main`), run by this
+    Python: what a change to the server is worth, measured in the same run as the change."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.server", "--port", "0", "--parent-pid", str(os.getpid())],
+        cwd=checkout,  # `python -m` puts the checkout first on sys.path: its engine, not this one
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().split()
+        if line[:1] != ["LISTENING"]:
+            raise SystemExit(f"the baseline server in {checkout} did not start: use a checkout of the lab")
+        yield f"http://127.0.0.1:{line[1]}", proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 SERVERS: dict[str, Callable[[], Any]] = {"embedded": embedded, "dynalite": dynalite, "plain": plain}
@@ -651,7 +675,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--profile", choices=WORKLOADS, help="run one workload against a server under cProfile")
     parser.add_argument("--equivalence", action="store_true", help="compare the fast path's answers with plain moto's")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also measure the embedded server of this other checkout (e.g. main's), as the server 'baseline'",
+    )
     args = parser.parse_args(argv)
+    names = args.only
+    if args.baseline:
+        SERVERS["baseline"] = lambda: baseline(args.baseline.resolve())
+        names = [*(names or ["embedded", *(["dynalite"] if shutil.which("node") else [])]), "baseline"]
 
     if args.profile:
         profile_server(args.profile, args.threads[-1], args.seconds)
@@ -672,16 +706,19 @@ def main(argv: list[str] | None = None) -> int:
         seconds=args.seconds,
         threads=args.threads,
         workloads=args.workloads,
-        names=args.only,
+        names=names,
         progress=print,
     )
     names = result["servers"]
+    # Each server's ops/s over dynalite's, when dynalite ran: "ratio" is the embedded server's (the bench's figure).
+    ratios = [n for n in names if n != "dynalite"] if "dynalite" in names else []
     print(f"\nmedians over {args.rounds} rounds: ops/s (server CPU ms per op); cond_put: GetItem + conditional PutItem")
-    print(f"{'workload':13} {'thr':>3} " + "".join(f"{n:>18}" for n in names) + ("   ratio" if len(names) == 2 else ""))
+    heads = "".join(f"{'ratio' if n == 'embedded' else n + '/dyn':>14}" for n in ratios)
+    print(f"{'workload':13} {'thr':>3} " + "".join(f"{n:>18}" for n in names) + heads)
     for row in result["rows"]:
-        ratio = f"  {row['ratio']:6.2f}" if row.get("ratio") is not None else ""
         cells = "".join(f"{row[n]:10.0f} ({row[n + '_cpu_ms']:4.2f})" for n in names)
-        print(f"{row['workload']:13} {row['threads']:3} {cells}{ratio}")
+        shown = "".join(f"{row[n] / row['dynalite']:14.2f}" if row["dynalite"] else f"{'n/a':>14}" for n in ratios)
+        print(f"{row['workload']:13} {row['threads']:3} {cells}{shown}")
     return 1 if failures else 0
 
 
