@@ -6,6 +6,7 @@
     python -m bench.server_profile --profile update_add --threads 16   # cProfile of the server process
     python -m bench.server_profile --equivalence   # fast path vs moto's Flask app: the same bytes?
     python -m bench.server_profile --baseline /tmp/base   # also another checkout's server (before vs after)
+    python -m bench.server_profile --app-cpu --baseline /tmp/base   # the app's CPU per request, no wire
 
 The machine is small and shared, so servers are measured alternately, round after round, and the report
 gives medians and the embedded/dynalite ratio rather than single runs. One boto3 client is shared by all
@@ -576,6 +577,119 @@ def equivalence() -> list[str]:
     return differences
 
 
+def app_cpu(batches: int = 7, per_batch: int = 150) -> dict[str, float]:
+    """The server's CPU per request without the wire: the embedded server's WSGI app (build_app) called in this
+    process on captured botocore requests, ms per request, the least of `batches` batches (the machine is shared:
+    the least-disturbed batch is the figure). Imports `engine` when called (see --baseline)."""
+    from engine.server import serve
+
+    ddb = client("http://127.0.0.1:9")
+    sent: list[Any] = []
+
+    class _Empty:
+        def stream(self, **_: Any) -> Iterator[bytes]:
+            yield b"{}"
+
+    def capture(request: Any, **_: Any) -> Any:
+        from botocore.awsrequest import AWSResponse
+
+        sent.append(request)
+        return AWSResponse(request.url, 200, {}, _Empty())
+
+    ddb.meta.events.register("before-send", capture)
+
+    def captured(operation: str, **params: Any) -> Any:
+        getattr(ddb, operation)(**params)
+        request = sent.pop()
+        headers = [(k, v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()]
+        return serve._Request("POST", "/", "HTTP/1.1", [*headers, ("Host", "127.0.0.1:9")], request.body)
+
+    app = serve.build_app()
+    table = "t-" + uuid.uuid4().hex[:8]  # moto's tables live as long as the process: a fresh one per call
+    key = [{"AttributeName": "pk", "KeyType": "HASH"}]
+    serve._call(
+        app,
+        captured(
+            "create_table",
+            TableName=table,
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=key,
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        ),
+        "127.0.0.1",
+        ("127.0.0.1", 9),
+        multithread=False,
+    )
+    kinds = {
+        "UpdateItem ADD": [
+            captured(
+                "update_item",
+                TableName=table,
+                Key={"pk": {"S": "counter"}},
+                UpdateExpression="ADD n :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+        ],
+        "PutItem": [
+            captured("put_item", TableName=table, Item={"pk": {"S": f"p{i}"}, "v": {"N": "1"}}) for i in range(500)
+        ],
+        "GetItem": [captured("get_item", TableName=table, Key={"pk": {"S": "counter"}}, ConsistentRead=True)],
+        "conditional PutItem": [
+            captured(
+                "put_item",
+                TableName=table,
+                Item={"pk": {"S": "doc"}, "version": {"N": str(i + 1)}},
+                ConditionExpression="attribute_not_exists(pk) OR version = :v",
+                ExpressionAttributeValues={":v": {"N": str(i)}},
+            )
+            for i in range(batches * per_batch + 40)
+        ],
+    }
+    out: dict[str, float] = {}
+    for kind, requests in kinds.items():
+        calls = iter(range(10**9))
+
+        def one(requests: list[Any] = requests, calls: Iterator[int] = calls) -> None:
+            n = next(calls)
+            answer = serve._call(app, requests[n % len(requests)], "127.0.0.1", ("127.0.0.1", 9), multithread=False)
+            assert answer[0].startswith(b"HTTP/1.1 200"), answer[0][:300]  # every one applied, none refused
+
+        for _ in range(20):
+            one()
+        # Python function calls per request: the same count on a busy machine as on a quiet one.
+        called = [0]
+
+        def count(_frame: Any, event: str, _arg: Any, called: list[int] = called) -> None:
+            if event in ("call", "c_call"):
+                called[0] += 1
+
+        sys.setprofile(count)
+        for _ in range(20):
+            one()
+        sys.setprofile(None)
+        out[kind + " calls"] = called[0] / 20
+        best = float("inf")
+        for _ in range(batches):
+            start = time.process_time()
+            for _ in range(per_batch):
+                one()
+            best = min(best, (time.process_time() - start) / per_batch)
+        out[kind] = round(best * 1000, 3)
+    return out
+
+
+def app_cpu_of(checkout: Path) -> dict[str, float]:
+    """app_cpu() with another checkout's engine (this checkout's bench), in a child process."""
+    here = str(Path(__file__).resolve().parent.parent)
+    code = (
+        f"import sys, json; sys.path.insert(0, {here!r}); import bench.server_profile as sp\n"
+        "for m in [m for m in sys.modules if m == 'engine' or m.startswith('engine.')]: del sys.modules[m]\n"
+        f"sys.path.insert(0, {str(checkout)!r}); print(json.dumps(sp.app_cpu()))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=checkout)
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
 def profile_server(kind: str, threads: int, seconds: float, top: int = 30) -> None:
     """Run one workload against `python -m cProfile -m engine.server` and print where the server's time went.
 
@@ -675,6 +789,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--profile", choices=WORKLOADS, help="run one workload against a server under cProfile")
     parser.add_argument("--equivalence", action="store_true", help="compare the fast path's answers with plain moto's")
+    parser.add_argument("--app-cpu", action="store_true", help="server CPU per request in process, without the wire")
     parser.add_argument(
         "--baseline",
         type=Path,
@@ -687,6 +802,24 @@ def main(argv: list[str] | None = None) -> int:
         SERVERS["baseline"] = lambda: baseline(args.baseline.resolve())
         names = [*(names or ["embedded", *(["dynalite"] if shutil.which("node") else [])]), "baseline"]
 
+    if args.app_cpu:
+        rounds = [("this checkout", lambda: app_cpu())]
+        if args.baseline:
+            rounds.append(("baseline", lambda: app_cpu_of(args.baseline.resolve())))
+        seen: dict[str, list[dict[str, float]]] = {}
+        for _ in range(args.rounds):  # alternating, as the servers are
+            for label, measure_app in rounds:
+                seen.setdefault(label, []).append(measure_app())
+        print("server CPU per request in process, no wire: ms (median over rounds of the least-disturbed batch)")
+        print("and Python function calls per request (deterministic)")
+        for label, results in seen.items():
+            cells = ", ".join(
+                f"{k} {statistics.median(r[k] for r in results):.3f} ({results[0][k + ' calls']:.0f})"
+                for k in results[0]
+                if not k.endswith(" calls")
+            )
+            print(f"  {label:14} {cells}")
+        return 0
     if args.profile:
         profile_server(args.profile, args.threads[-1], args.seconds)
         return 0
