@@ -5,6 +5,8 @@
     python -m bench.server_profile --only embedded --only plain --rounds 1   # what the fast path is worth
     python -m bench.server_profile --profile update_add --threads 16   # cProfile of the server process
     python -m bench.server_profile --equivalence   # fast path vs moto's Flask app: the same bytes?
+    python -m bench.server_profile --baseline /tmp/base   # also another checkout's server (before vs after)
+    python -m bench.server_profile --app-cpu --baseline /tmp/base   # the app's CPU per request, no wire
 
 The machine is small and shared, so servers are measured alternately, round after round, and the report
 gives medians and the embedded/dynalite ratio rather than single runs. One boto3 client is shared by all
@@ -115,6 +117,29 @@ def dynalite() -> Iterator[tuple[str, int]]:
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+@contextmanager
+def baseline(checkout: Path) -> Iterator[tuple[str, int]]:
+    """The embedded server of another checkout of the lab (e.g. `git worktree add /tmp/base main`), run by this
+    Python: what a change to the server is worth, measured in the same run as the change."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine.server", "--port", "0", "--parent-pid", str(os.getpid())],
+        cwd=checkout,  # `python -m` puts the checkout first on sys.path: its engine, not this one
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().split()
+        if line[:1] != ["LISTENING"]:
+            raise SystemExit(f"the baseline server in {checkout} did not start: use a checkout of the lab")
+        yield f"http://127.0.0.1:{line[1]}", proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 SERVERS: dict[str, Callable[[], Any]] = {"embedded": embedded, "dynalite": dynalite, "plain": plain}
@@ -398,6 +423,23 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
         update(k("a"), "SET ss = ss + :one", one),
         update(k("new"), "ADD n :one", one, ReturnValues="ALL_NEW"),
         update(k("new"), "SET pk = :one", {":one": {"S": "1"}}),
+        # the validator's walks (fastpath._traverse) on each kind of node, and its refusals
+        update(k("a"), "SET n = :one, n = :one", one),
+        update(k("a"), "SET x = nosuch + :one", one),
+        # binary values through the request parser and the response serializer
+        put(
+            {
+                **k("bin"),
+                "b": {"B": b"\x00\xffab"},
+                "bs": {"BS": [b"x", b"\x01"]},
+                "m": {"M": {"y": n(1)}},
+                "l": {"L": [n(1), {"S": "x"}]},
+            }
+        ),
+        update(k("bin"), "SET m.z = :one, l[0] = :one REMOVE l[1]", one, ReturnValues="ALL_NEW"),
+        update(k("bin"), "SET m.q.r = :one", one),
+        call("get_item", TableName=t, Key=k("bin")),
+        update(k("bin"), "ADD bs :b", {":b": {"BS": [b"z"]}}, ReturnValues="UPDATED_NEW"),
         call("delete_item", TableName=t, Key=k("new"), ReturnValues="ALL_OLD"),
         call("delete_item", TableName=t, Key=k("new"), ConditionExpression="attribute_exists(pk)"),
         call("query", TableName=t, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}}),
@@ -535,6 +577,119 @@ def equivalence() -> list[str]:
     return differences
 
 
+def app_cpu(batches: int = 7, per_batch: int = 150) -> dict[str, float]:
+    """The server's CPU per request without the wire: the embedded server's WSGI app (build_app) called in this
+    process on captured botocore requests, ms per request, the least of `batches` batches (the machine is shared:
+    the least-disturbed batch is the figure). Imports `engine` when called (see --baseline)."""
+    from engine.server import serve
+
+    ddb = client("http://127.0.0.1:9")
+    sent: list[Any] = []
+
+    class _Empty:
+        def stream(self, **_: Any) -> Iterator[bytes]:
+            yield b"{}"
+
+    def capture(request: Any, **_: Any) -> Any:
+        from botocore.awsrequest import AWSResponse
+
+        sent.append(request)
+        return AWSResponse(request.url, 200, {}, _Empty())
+
+    ddb.meta.events.register("before-send", capture)
+
+    def captured(operation: str, **params: Any) -> Any:
+        getattr(ddb, operation)(**params)
+        request = sent.pop()
+        headers = [(k, v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()]
+        return serve._Request("POST", "/", "HTTP/1.1", [*headers, ("Host", "127.0.0.1:9")], request.body)
+
+    app = serve.build_app()
+    table = "t-" + uuid.uuid4().hex[:8]  # moto's tables live as long as the process: a fresh one per call
+    key = [{"AttributeName": "pk", "KeyType": "HASH"}]
+    serve._call(
+        app,
+        captured(
+            "create_table",
+            TableName=table,
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=key,
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        ),
+        "127.0.0.1",
+        ("127.0.0.1", 9),
+        multithread=False,
+    )
+    kinds = {
+        "UpdateItem ADD": [
+            captured(
+                "update_item",
+                TableName=table,
+                Key={"pk": {"S": "counter"}},
+                UpdateExpression="ADD n :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+        ],
+        "PutItem": [
+            captured("put_item", TableName=table, Item={"pk": {"S": f"p{i}"}, "v": {"N": "1"}}) for i in range(500)
+        ],
+        "GetItem": [captured("get_item", TableName=table, Key={"pk": {"S": "counter"}}, ConsistentRead=True)],
+        "conditional PutItem": [
+            captured(
+                "put_item",
+                TableName=table,
+                Item={"pk": {"S": "doc"}, "version": {"N": str(i + 1)}},
+                ConditionExpression="attribute_not_exists(pk) OR version = :v",
+                ExpressionAttributeValues={":v": {"N": str(i)}},
+            )
+            for i in range(batches * per_batch + 40)
+        ],
+    }
+    out: dict[str, float] = {}
+    for kind, requests in kinds.items():
+        calls = iter(range(10**9))
+
+        def one(requests: list[Any] = requests, calls: Iterator[int] = calls) -> None:
+            n = next(calls)
+            answer = serve._call(app, requests[n % len(requests)], "127.0.0.1", ("127.0.0.1", 9), multithread=False)
+            assert answer[0].startswith(b"HTTP/1.1 200"), answer[0][:300]  # every one applied, none refused
+
+        for _ in range(20):
+            one()
+        # Python function calls per request: the same count on a busy machine as on a quiet one.
+        called = [0]
+
+        def count(_frame: Any, event: str, _arg: Any, called: list[int] = called) -> None:
+            if event in ("call", "c_call"):
+                called[0] += 1
+
+        sys.setprofile(count)
+        for _ in range(20):
+            one()
+        sys.setprofile(None)
+        out[kind + " calls"] = called[0] / 20
+        best = float("inf")
+        for _ in range(batches):
+            start = time.process_time()
+            for _ in range(per_batch):
+                one()
+            best = min(best, (time.process_time() - start) / per_batch)
+        out[kind] = round(best * 1000, 3)
+    return out
+
+
+def app_cpu_of(checkout: Path) -> dict[str, float]:
+    """app_cpu() with another checkout's engine (this checkout's bench), in a child process."""
+    here = str(Path(__file__).resolve().parent.parent)
+    code = (
+        f"import sys, json; sys.path.insert(0, {here!r}); import bench.server_profile as sp\n"
+        "for m in [m for m in sys.modules if m == 'engine' or m.startswith('engine.')]: del sys.modules[m]\n"
+        f"sys.path.insert(0, {str(checkout)!r}); print(json.dumps(sp.app_cpu()))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=checkout)
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
 def profile_server(kind: str, threads: int, seconds: float, top: int = 30) -> None:
     """Run one workload against `python -m cProfile -m engine.server` and print where the server's time went.
 
@@ -634,8 +789,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--profile", choices=WORKLOADS, help="run one workload against a server under cProfile")
     parser.add_argument("--equivalence", action="store_true", help="compare the fast path's answers with plain moto's")
+    parser.add_argument("--app-cpu", action="store_true", help="server CPU per request in process, without the wire")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="CHECKOUT",
+        help="also measure the embedded server of this other checkout (e.g. main's), as the server 'baseline'",
+    )
     args = parser.parse_args(argv)
+    names = args.only
+    if args.baseline:
+        SERVERS["baseline"] = lambda: baseline(args.baseline.resolve())
+        names = [*(names or ["embedded", *(["dynalite"] if shutil.which("node") else [])]), "baseline"]
 
+    if args.app_cpu:
+        rounds = [("this checkout", lambda: app_cpu())]
+        if args.baseline:
+            rounds.append(("baseline", lambda: app_cpu_of(args.baseline.resolve())))
+        seen: dict[str, list[dict[str, float]]] = {}
+        for _ in range(args.rounds):  # alternating, as the servers are
+            for label, measure_app in rounds:
+                seen.setdefault(label, []).append(measure_app())
+        print("server CPU per request in process, no wire: ms (median over rounds of the least-disturbed batch)")
+        print("and Python function calls per request (deterministic)")
+        for label, results in seen.items():
+            cells = ", ".join(
+                f"{k} {statistics.median(r[k] for r in results):.3f} ({results[0][k + ' calls']:.0f})"
+                for k in results[0]
+                if not k.endswith(" calls")
+            )
+            print(f"  {label:14} {cells}")
+        return 0
     if args.profile:
         profile_server(args.profile, args.threads[-1], args.seconds)
         return 0
@@ -655,16 +839,19 @@ def main(argv: list[str] | None = None) -> int:
         seconds=args.seconds,
         threads=args.threads,
         workloads=args.workloads,
-        names=args.only,
+        names=names,
         progress=print,
     )
     names = result["servers"]
+    # Each server's ops/s over dynalite's, when dynalite ran: "ratio" is the embedded server's (the bench's figure).
+    ratios = [n for n in names if n != "dynalite"] if "dynalite" in names else []
     print(f"\nmedians over {args.rounds} rounds: ops/s (server CPU ms per op); cond_put: GetItem + conditional PutItem")
-    print(f"{'workload':13} {'thr':>3} " + "".join(f"{n:>18}" for n in names) + ("   ratio" if len(names) == 2 else ""))
+    heads = "".join(f"{'ratio' if n == 'embedded' else n + '/dyn':>14}" for n in ratios)
+    print(f"{'workload':13} {'thr':>3} " + "".join(f"{n:>18}" for n in names) + heads)
     for row in result["rows"]:
-        ratio = f"  {row['ratio']:6.2f}" if row.get("ratio") is not None else ""
         cells = "".join(f"{row[n]:10.0f} ({row[n + '_cpu_ms']:4.2f})" for n in names)
-        print(f"{row['workload']:13} {row['threads']:3} {cells}{ratio}")
+        shown = "".join(f"{row[n] / row['dynalite']:14.2f}" if row["dynalite"] else f"{'n/a':>14}" for n in ratios)
+        print(f"{row['workload']:13} {row['threads']:3} {cells}{shown}")
     return 1 if failures else 0
 
 

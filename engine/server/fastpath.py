@@ -18,11 +18,13 @@ from __future__ import annotations
 import functools
 import json
 import pickle
+import re as _re
 import string
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
+import moto.core.responses as _core_responses
 from botocore.exceptions import ClientError
 from moto import settings
 from moto.core.request import Request
@@ -31,6 +33,7 @@ from werkzeug.http import HTTP_STATUS_CODES
 
 VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
 _TARGET_PREFIX = "DynamoDB_20120810."
+_JSON_TYPE = "application/x-amz-json-1.0"  # botocore's Content-Type for DynamoDB
 # The parts of the WSGI environ that werkzeug builds a request's URL from.
 _URL_KEYS = (
     "wsgi.url_scheme",
@@ -105,6 +108,11 @@ class DirectDynamo:
         ):
             return self._flask(environ, start_response)
         request = _ServerRequest(environ)
+        length = environ.get("CONTENT_LENGTH", "")
+        if environ.get("CONTENT_TYPE") == _JSON_TYPE and "HTTP_CONTENT_ENCODING" not in environ and length.isdigit():
+            # What werkzeug's request.data would read through its stream wrappers and form parser (which takes
+            # nothing from a JSON body): the body's Content-Length bytes.
+            request._cached_data = environ["wsgi.input"].read(int(length))
         try:
             status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers))
         except ClientError as exc:  # as moto's convert_to_flask_response
@@ -146,9 +154,28 @@ def tune_moto() -> None:
       random source.
     - JSON errors (every DynamoDB error, e.g. ConditionalCheckFailedException) first built an XML body with
       xmltodict, then overwrote it with the JSON one; now only the JSON one is built.
+    - The validator's tree walks: at every node of every walk, isinstance against abstract classes (slow) and a
+      fresh `_processing_map()` to find the node's processor; now looked up once per (walker, node class).
+    - The response serializer's value picker: for every member of every structure (each attribute value of an
+      item is one), six alias providers were built to list the keys the value might be stored under; for a
+      plain dict those keys depend only on the member's name and shape, so they are listed once per shape.
+    - The request parser: per node of the request, a handler looked up by formatting its name, and per
+      structure (each attribute value is one) every member of the shape with its JSON name; now both once per
+      shape. Pure functions of a string on every request (the URL's parse, a region's partition, the action's
+      snake_case name) are cached.
+    - The request id was searched for in every body with a regex (for moto's XML services); a JSON body
+      without "<RequestId>" comes out of that search unchanged, so it is no longer searched.
+    - ConditionExpressions: parsed twice per conditional write (the handler, then the table), each time into
+      the same tree of conditions; now once per (expression, names, values), from private copies of them.
+      The tree is only read when evaluated against an item.
+    - The access key in the Authorization header: found with a regex whose greedy "AWS.*" backtracks over the
+      whole header (about 40 µs); a header without 20 upper-case letters or digits in a row cannot match it
+      (the lab's key is "ddblab"), and is now told so at once.
     """
     import moto.core.exceptions as core_exceptions
+    import moto.core.parse as parse
     import moto.core.responses as core_responses
+    import moto.core.serialize as serialize
     import moto.dynamodb.comparisons as comparisons
     import moto.dynamodb.models as models
     import moto.dynamodb.parsing.validators as validators
@@ -169,10 +196,15 @@ def tune_moto() -> None:
     validators.deepcopy = _copy_ast  # type: ignore[assignment]
 
     DepthFirstTraverser.nodes_to_be_processed = _node_types  # type: ignore[method-assign, unused-ignore]
+    DepthFirstTraverser.traverse_node_recursively = _traverse  # type: ignore[method-assign, unused-ignore]
+    serialize.ResponseSerializer.get_value = _picked(serialize.ResponseSerializer.get_value)  # type: ignore[method-assign]
 
     lex = comparisons.ConditionExpressionParser._lex_condition_expression
     tokens = functools.lru_cache(maxsize=1024)(
         lambda expression: tuple(lex(comparisons.ConditionExpressionParser(expression, None, None)))
+    )
+    comparisons.ConditionExpressionParser.parse = _cached_condition(  # type: ignore[method-assign, assignment]
+        comparisons.ConditionExpressionParser.parse
     )
     comparisons.ConditionExpressionParser._lex_condition_expression = (  # type: ignore[method-assign]
         lambda self: deque(tokens(self.condition_expression))
@@ -187,6 +219,13 @@ def tune_moto() -> None:
         return req_id
 
     core_responses.gen_amzn_requestid_long = request_id  # type: ignore[attr-defined, unused-ignore]
+    core_responses.BaseResponse.access_key_regex = _AccessKeyPattern(core_responses.BaseResponse.access_key_regex)  # type: ignore[assignment]
+    core_responses.BaseResponse._enrich_response = staticmethod(_enrich_response)  # type: ignore[method-assign]
+    core_responses.urlparse = functools.lru_cache(maxsize=256)(core_responses.urlparse)  # type: ignore[assignment]
+    core_responses.get_partition = functools.lru_cache(maxsize=256)(core_responses.get_partition)
+    core_responses.camelcase_to_underscores = functools.lru_cache(maxsize=1024)(core_responses.camelcase_to_underscores)
+    parse.JSONParser._parse_shape = _parse_shape  # type: ignore[method-assign]
+    parse.JSONParser._parse_structure = _parse_structure  # type: ignore[method-assign]
 
     def json_error_init(self: Any, error_type: str, message: str, _: str = "", **__: Any) -> None:
         super(core_exceptions._RESTError, self).__init__()  # werkzeug's HTTPException
@@ -207,6 +246,181 @@ def _node_types(walker: Any) -> tuple[type, ...]:
     if types is None:
         types = _NODE_TYPES[type(walker)] = tuple(walker._processing_map())
     return types
+
+
+# Upper-case letters and digits to "1", any other ASCII character to "0": a run of 20 "1"s is a run of 20 of them.
+_KEY_CHARS = {c: ("1" if chr(c) in string.ascii_uppercase + string.digits else "0") for c in range(128)}
+
+
+class _AccessKeyPattern:
+    """BaseResponse.access_key_regex, which can only match 20 upper-case letters or digits in a row: a text without
+    such a run gets None without the regex's backtracking search."""
+
+    def __init__(self, pattern: Any) -> None:
+        self._pattern = pattern
+
+    def search(self, text: str, *args: Any) -> Any:
+        if "1" * 20 not in text.translate(_KEY_CHARS):
+            return None
+        return self._pattern.search(text, *args)
+
+
+def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str], Any]:
+    """BaseResponse._enrich_response, without the regex search of a body that cannot hold a <RequestId>."""
+    if "status" in headers:
+        headers["status"] = str(headers["status"])
+    request_id = _core_responses.gen_amzn_requestid_long(headers)
+    if isinstance(body, str) and "<RequestId>" in body:  # moto's re.sub raises (ignored) on any other body
+        body = _re.sub(r"(?<=<RequestId>).*(?=<\/RequestId>)", request_id, body)
+    return headers, body
+
+
+def _cached_condition(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """ConditionExpressionParser.parse, once per (expression, names, values); see tune_moto."""
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    @functools.lru_cache(maxsize=1024)
+    def parsed(expression: str, names: str, values: str) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
+        # From copies no request holds: nothing outside can change the cached tree's values later.
+        private = ConditionExpressionParser(expression, json.loads(names), json.loads(values))
+        op = parse(private)
+        return op, tuple(private.expr_attr_names_found), tuple(private.expr_attr_values_found)
+
+    def cached(self: Any) -> Any:
+        expression = self.condition_expression
+        if not expression:
+            return parse(self)
+        try:
+            names = json.dumps(self.expression_attribute_names)
+            values = json.dumps(self.expression_attribute_values)
+        except (TypeError, ValueError):  # e.g. binary values (bytes): not cached
+            return parse(self)
+        if len(values) > 4096:
+            return parse(self)
+        op, names_found, values_found = parsed(expression, names, values)
+        self.expr_attr_names_found.extend(names_found)
+        self.expr_attr_values_found.extend(values_found)
+        return op
+
+    return cached
+
+
+_PARSERS: dict[tuple[type, str], Callable[..., Any]] = {}
+_MEMBERS: dict[Any, tuple[tuple[str, str, Any], ...]] = {}  # structure shape -> (name, JSON name, shape)
+
+
+def _parse_shape(self: Any, shape: Any, node: Any) -> Any:
+    """RequestParser._parse_shape, with the handler found once per (parser class, shape type)."""
+    key = (type(self), shape.type_name)
+    handler = _PARSERS.get(key)
+    if handler is None:
+        handler = _PARSERS[key] = getattr(type(self), f"_parse_{shape.type_name}", type(self)._default_handle)
+    return handler(self, shape, node)
+
+
+def _parse_structure(self: Any, shape: Any, value: Any) -> Any:
+    """BaseJSONParser._parse_structure, with each shape's members and their JSON names listed once."""
+    if shape.is_document_type:
+        return value
+    if value is None:
+        return None
+    members = _MEMBERS.get(shape)
+    if members is None:
+        members = tuple(
+            (name, member.serialization.get("name", name), member) for name, member in shape.members.items()
+        )
+        if len(_MEMBERS) < 4096:
+            _MEMBERS[shape] = members
+    final_parsed = self.MAP_TYPE()
+    for name, json_name, member in members:
+        raw_value = value.get(json_name)
+        if raw_value is not None:
+            final_parsed[name] = self._parse_shape(member, raw_value)
+    return final_parsed
+
+
+_NOT_A_NODE = object()
+# (walker class, node class) -> the walker's function for that node (None: not processed, _NOT_A_NODE: a leaf)
+_ROUTES: dict[tuple[type, type], Any] = {}
+
+
+def _route(walker: Any, node: Any) -> Any:
+    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
+
+    if not isinstance(node, Node):
+        return _NOT_A_NODE
+    if not isinstance(node, walker.nodes_to_be_processed()):
+        return None
+    plain_process = type(walker).process is DepthFirstTraverser.process
+    for node_type, processor in walker._processing_map().items():
+        if isinstance(node, node_type):
+            if plain_process and getattr(processor, "__self__", None) is walker:
+                return processor.__func__  # a method of the walker: the same one for every walker of its class
+            break
+    return lambda walker, node: walker.process(node)
+
+
+def _traverse(self: Any, node: Any, child_id: int = -1) -> Any:
+    """DepthFirstTraverser.traverse_node_recursively, with its class tests done once per (walker, node class)."""
+    key = (type(self), type(node))
+    route = _ROUTES.get(key)
+    if route is None and key not in _ROUTES:
+        route = _ROUTES[key] = _route(self, node)
+    if route is _NOT_A_NODE:
+        return node
+    parent_node = node.parent
+    if node.children is not None:
+        for i, child_node in enumerate(node.children):
+            self.pre_processing_of_child(node, i)
+            self.traverse_node_recursively(child_node, i)
+    if route is not None:
+        node = route(self, node)
+        node.parent = parent_node
+        if parent_node:
+            parent_node.children[child_id] = node
+    return node
+
+
+# (member name, member shape, its parent shape) -> the keys a plain dict may hold that member's value under
+_KEYS: dict[tuple[Any, ...], tuple[str, ...]] = {}
+
+
+def _picked(get_value: Callable[..., Any]) -> Callable[..., Any]:
+    """ResponseSerializer.get_value, with the possible keys of a member of a plain dict listed once per shape."""
+    from moto.core import serialize
+    from moto.core.utils import MISSING
+    from moto.core.utils import get_value as value_at
+
+    def picked(self: Any, value: Any, key: str, shape: Any) -> Any:
+        picker = self._value_picker
+        if (
+            type(value) is not dict
+            or type(picker) is not serialize.XFormedAttributePicker
+            or picker.response_transformers
+            or picker.alias_providers is not serialize.DEFAULT_ALIAS_PROVIDERS
+        ):
+            return get_value(self, value, key, shape)
+        cache_key = (key, shape, getattr(shape, "parent", None))
+        keys = _KEYS.get(cache_key)
+        if keys is None:
+            context = serialize.AttributePickerContext(
+                obj=value,
+                key=key,
+                shape=shape,
+                operation_model=self.operation_model,
+                service_model=self.operation_model.service_model,
+                key_path=".".join(self.path),
+            )
+            keys = tuple(picker.get_possible_keys(context))
+            if len(_KEYS) < 4096:
+                _KEYS[cache_key] = keys
+        for possible in keys:
+            found = value_at(value, possible, MISSING)
+            if found is not MISSING:
+                return found
+        return None
+
+    return picked
 
 
 _SNAPSHOT = "_ddblab_pickled"  # attribute of a cached AST: its pickled form, for fast copies

@@ -95,6 +95,8 @@ class LoopServer:
         self.server_address: tuple[str, int] = self._listener.getsockname()[:2]
         self.server_port = self.server_address[1]
         self._selector = selectors.DefaultSelector()
+        self._recv_buffer = bytearray(256 * 1024)  # only the loop thread reads into it
+        self._recv_view = memoryview(self._recv_buffer)
         self._selector.register(self._listener, selectors.EVENT_READ)
         # Worker threads hand their answers back through this queue and wake the loop through this socket pair.
         self._wake_r, self._wake_w = socket.socketpair()
@@ -168,18 +170,19 @@ class LoopServer:
             self._selector.register(sock, selectors.EVENT_READ, conn)
 
     def _read(self, conn: _Conn) -> None:
+        # Into one reused buffer: recv(256 KiB) would allocate (mmap) and free (munmap) 256 KiB per request.
         try:
-            data = conn.sock.recv(256 * 1024)
+            size = conn.sock.recv_into(self._recv_buffer)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
-            data = b""
-        if not data:
+            size = 0
+        if not size:
             self._close(conn)
             return
         if conn.closing:
             return  # refused (e.g. a body over the limit): what follows is never read into memory
-        conn.inbuf += data
+        conn.inbuf += self._recv_view[:size]
         self._answer_buffered(conn)
 
     def _answer_buffered(self, conn: _Conn) -> None:
