@@ -264,14 +264,13 @@ def autostart(page: str, problems: list[str]) -> bool:
     return True
 
 
-def start_now(start: Callable[[], str], state_key: str, param: str) -> None:
+def start_now(start: Callable[[], str], state_key: str, param: str, show_error: Callable[[LabError], None]) -> None:
     """An autostart: start() and keep its id in the session and the URL, as a Start click does, but without a
-    rerun: a rerun before the browser has seen the widgets would lose the values the link set in them."""
+    rerun: a rerun before the browser has seen the widgets would lose the values the link set in them. A refusal
+    goes to `show_error` (the page's, so this module needs nothing of dashboard.ui, which reads the links)."""
     try:
         started = start()
     except LabError as e:
-        from dashboard.ui import show_error
-
         show_error(e)
         return
     st.session_state[state_key] = started

@@ -40,7 +40,7 @@ def start_pair() -> str:
 
 
 if autostart and not spent:
-    links.start_now(start_pair, "compare_group", "group")
+    links.start_now(start_pair, "compare_group", "group", ui.show_error)
 group = st.session_state.get("compare_group") or st.query_params.get("group")
 records = registry.group(group)
 start_col, stop_col, beside = st.columns([1, 1, 4], vertical_alignment="center")

@@ -31,7 +31,7 @@ def config() -> RunConfig:
 
 
 if autostart and not spent:
-    links.start_now(lambda: registry.start(config(), ui.current_spec()).id, "run_id", "run")
+    links.start_now(lambda: registry.start(config(), ui.current_spec()).id, "run_id", "run", ui.show_error)
 record = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))
 start_col, stop_col, beside = st.columns([1, 1, 4], vertical_alignment="center")
 if start_col.button(
