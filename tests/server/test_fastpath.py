@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from bench.server_profile import equivalence
+from bench.server_equivalence import equivalence
 from engine.backend import Backend, RetryPolicy
 from engine.server import fastpath
 from engine.tables import TableSpec, drop_table, open_table

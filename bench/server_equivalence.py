@@ -1,0 +1,282 @@
+"""The embedded server's fast path answers with the bytes moto's Flask app would: a corpus of botocore requests
+over many operations (successes, refusals, odd inputs) replayed on a fast server and on plain moto.
+
+    python -m bench.server_profile --equivalence
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import sys
+from typing import Any
+
+from bench.bench_client import capturing_client
+from engine.server.process import EmbeddedServer
+
+REFERENCE_SERVER = """
+from engine.server import serve
+server = serve.make_http_server("127.0.0.1", 0, serve.build_app(fast=False))
+print("LISTENING", server.server_port, flush=True)
+server.serve_forever()
+"""
+
+
+def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
+    """(label, path, headers, body) of botocore requests over many operations, successes and errors."""
+    ddb, sent = capturing_client()
+    t, h = "eq", "eqh"
+    arn = f"arn:aws:dynamodb:us-east-1:123456789012:table/{h}"
+    one = {":one": {"N": "1"}}
+
+    def k(pk: str) -> dict[str, Any]:
+        return {"pk": {"S": pk}, "sk": {"S": "1"}}
+
+    def n(value: int) -> dict[str, str]:
+        return {"N": str(value)}
+
+    def call(operation: str, **params: Any) -> tuple[str, dict[str, Any]]:
+        return operation, params
+
+    def put(item: dict[str, Any], **params: Any) -> tuple[str, dict[str, Any]]:
+        return call("put_item", TableName=t, Item=item, **params)
+
+    def update(
+        key: dict[str, Any], expression: str, values: dict[str, Any], **params: Any
+    ) -> tuple[str, dict[str, Any]]:
+        return call(
+            "update_item", TableName=t, Key=key, UpdateExpression=expression, ExpressionAttributeValues=values, **params
+        )
+
+    schema = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+    gsi = {
+        "IndexName": "gix",
+        "Projection": {"ProjectionType": "ALL"},
+        "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+    }
+    simple = {
+        "TableName": h,
+        "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+    }
+    set_expression = "SET #a = if_not_exists(#a, :z) + :one, l = list_append(l, :l) REMOVE m"
+    put_t1 = {"TableName": t, "Item": k("t1"), "ConditionExpression": "attribute_not_exists(pk)"}
+    calls = [
+        call(
+            "create_table",
+            TableName=t,
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=schema,
+            GlobalSecondaryIndexes=[gsi],
+            AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("pk", "sk", "g")],
+        ),
+        call("create_table", **simple),
+        call("create_table", **simple),
+        call("list_tables"),
+        put(
+            {
+                **k("a"),
+                "n": n(5),
+                "g": {"S": "x"},
+                "l": {"L": [{"S": "q"}]},
+                "m": {"M": {"z": {"BOOL": True}}},
+                "ss": {"SS": ["b", "a"]},
+            }
+        ),
+        put({**k("a"), "n": n(6), "g": {"S": "x"}}, ReturnValues="ALL_OLD"),
+        put(k("a"), ConditionExpression="attribute_not_exists(pk)"),
+        put({**k("a"), "n": n(6), "v": n(2)}, ConditionExpression="n = :v", ExpressionAttributeValues={":v": n(6)}),
+        put(
+            k("a"),
+            ConditionExpression="v = :v",
+            ExpressionAttributeValues={":v": n(9)},
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        ),
+        put(k("a"), ConditionExpression="v = :v AND", ExpressionAttributeValues={":v": n(9)}),
+        put(k("a"), ConditionExpression="v = :v", ExpressionAttributeValues={":v": n(9), ":unused": n(1)}),
+        call("put_item", TableName="missing", Item={"pk": {"S": "a"}}),
+        put(k("")),
+        call("get_item", TableName=t, Key=k("a"), ConsistentRead=True),
+        call(
+            "get_item", TableName=t, Key=k("a"), ProjectionExpression="#n, l[0]", ExpressionAttributeNames={"#n": "n"}
+        ),
+        call("get_item", TableName=t, Key=k("zz"), ReturnConsumedCapacity="TOTAL"),
+        call("get_item", TableName=t, Key={"pk": {"S": "zz"}}),
+        update(k("a"), "ADD n :one", one),
+        update(k("a"), "ADD n :one", one, ReturnValues="ALL_NEW"),
+        *[
+            update(
+                k("a"),
+                set_expression,
+                {**one, ":z": n(0), ":l": {"L": [n(1)]}},
+                ReturnValues=rv,
+                ExpressionAttributeNames={"#a": "cnt"},
+            )
+            for rv in ("UPDATED_OLD", "UPDATED_NEW", "ALL_OLD")
+        ],
+        update(
+            k("a"),
+            "SET n = n + :one",
+            {**one, ":big": n(100)},
+            ConditionExpression="n > :big",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        ),
+        update(k("a"), "SET n = n + :one ADD", one),
+        update(k("a"), "SET ss = ss + :one", one),
+        update(k("new"), "ADD n :one", one, ReturnValues="ALL_NEW"),
+        update(k("new"), "SET pk = :one", {":one": {"S": "1"}}),
+        # the validator's walks (fastpath._traverse) on each kind of node, and its refusals
+        update(k("a"), "SET n = :one, n = :one", one),
+        update(k("a"), "SET x = nosuch + :one", one),
+        # binary values through the request parser and the response serializer
+        put(
+            {
+                **k("bin"),
+                "b": {"B": b"\x00\xffab"},
+                "bs": {"BS": [b"x", b"\x01"]},
+                "m": {"M": {"y": n(1)}},
+                "l": {"L": [n(1), {"S": "x"}]},
+            }
+        ),
+        update(k("bin"), "SET m.z = :one, l[0] = :one REMOVE l[1]", one, ReturnValues="ALL_NEW"),
+        update(k("bin"), "SET m.q.r = :one", one),
+        call("get_item", TableName=t, Key=k("bin")),
+        update(k("bin"), "ADD bs :b", {":b": {"BS": [b"z"]}}, ReturnValues="UPDATED_NEW"),
+        call("delete_item", TableName=t, Key=k("new"), ReturnValues="ALL_OLD"),
+        call("delete_item", TableName=t, Key=k("new"), ConditionExpression="attribute_exists(pk)"),
+        call("query", TableName=t, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}}),
+        call(
+            "query",
+            TableName=t,
+            IndexName="gix",
+            KeyConditionExpression="g = :p",
+            ExpressionAttributeValues={":p": {"S": "x"}},
+        ),
+        call(
+            "query",
+            TableName=t,
+            KeyConditionExpression="pk = :p AND begins_with(sk, :s)",
+            FilterExpression="n > :n",
+            ExpressionAttributeValues={":p": {"S": "a"}, ":s": {"S": "1"}, ":n": n(1)},
+            Limit=1,
+        ),
+        call("scan", TableName=t),
+        call(
+            "scan", TableName=t, FilterExpression="size(l) > :n", ExpressionAttributeValues={":n": n(0)}, Select="COUNT"
+        ),
+        call("batch_write_item", RequestItems={t: [{"PutRequest": {"Item": k(f"b{i}")}} for i in range(5)]}),
+        call("batch_get_item", RequestItems={t: {"Keys": [k(f"b{i}") for i in range(3)]}}),
+        call(
+            "transact_write_items",
+            TransactItems=[
+                {"Put": put_t1},
+                {
+                    "Update": {
+                        "TableName": t,
+                        "Key": k("a"),
+                        "UpdateExpression": "ADD n :one",
+                        "ExpressionAttributeValues": one,
+                    }
+                },
+            ],
+        ),
+        call("transact_write_items", ClientRequestToken="tok1", TransactItems=[{"Put": put_t1}]),
+        *[
+            call(
+                "transact_write_items",
+                ClientRequestToken="tok2",
+                TransactItems=[{"Put": {"TableName": t, "Item": k(pk)}}],
+            )
+            for pk in ("t2", "t2", "t3")
+        ],
+        call("transact_get_items", TransactItems=[{"Get": {"TableName": t, "Key": k("a")}}]),
+        call("update_time_to_live", TableName=h, TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"}),
+        call("describe_time_to_live", TableName=h),
+        call("tag_resource", ResourceArn=arn, Tags=[{"Key": "k", "Value": "v"}]),
+        call("list_tags_of_resource", ResourceArn=arn),
+        call("describe_table", TableName="missing"),
+        call(
+            "update_table",
+            TableName=h,
+            BillingMode="PROVISIONED",
+            ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+        ),
+        call("delete_table", TableName=h),
+    ]
+    requests = []
+    for name, params in calls:
+        getattr(ddb, name)(**params)
+        request = sent.pop()
+        headers = {k: v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()}
+        body = request.body if isinstance(request.body, bytes) else (request.body or "").encode()
+        requests.append((name, "/", headers, body))
+    signed = {k: v for k, v in requests[-1][2].items() if k != "X-Amz-Target"}
+    odd = [
+        ("bad JSON", "/", "PutItem", b"{not json"),
+        ("unknown operation", "/", "FooBar", b"{}"),
+        ("other path", "/x", "ListTables", b"{}"),
+        ("no target", "/", "", b"{}"),
+        ("CORS", "/", "ListTables", b"{}"),
+    ]
+    for label, path, target, body in odd:
+        headers = {**signed, **({"X-Amz-Target": "DynamoDB_20120810." + target} if target else {})}
+        requests.append((label, path, {**headers, "Origin": "http://x"} if label == "CORS" else headers, body))
+    return requests
+
+
+def raw_exchange(port: int, path: str, headers: dict[str, str], body: bytes) -> tuple[str, str]:
+    """One request on a fresh connection; the response head and body as text."""
+    lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{port}"]
+    lines += [f"{k}: {v}" for k, v in headers.items() if k.lower() not in ("host", "content-length")]
+    lines.append(f"Content-Length: {len(body)}")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        data = b""
+        while True:
+            head, sep, rest = data.partition(b"\r\n\r\n")
+            found = re.search(rb"(?im)^content-length: *(\d+)", head) if sep else None
+            if found and len(rest) >= int(found.group(1)):
+                return head.decode("latin-1"), rest[: int(found.group(1))].decode()
+            chunk = sock.recv(65536)
+            if not chunk:
+                return data.decode("latin-1"), ""
+            data += chunk
+
+
+def _comparable(head: str, body: str) -> tuple[str, str]:
+    # Request ids are random; table descriptions carry creation times (which change their length and CRC).
+    head = re.sub(r"(?im)^(x-amzn-requestid): .*$", r"\1: *", head)
+    timeless = re.sub(r'"(CreationDateTime|LastIncreaseDateTime|LastDecreaseDateTime)": [0-9.e+]+', r'"\1": *', body)
+    if timeless != body:
+        head = re.sub(r"(?im)^(x-amz-crc32|content-length): .*$", r"\1: *", head)
+    return head, timeless
+
+
+def equivalence() -> list[str]:
+    """Replay the corpus on a fresh fast server and a fresh plain-moto one; return the differences."""
+    requests = corpus()
+    answers: list[list[tuple[str, str]]] = []
+    reference = subprocess.Popen(
+        [sys.executable, "-c", REFERENCE_SERVER], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )  # moto logs a traceback for each 500
+    try:
+        assert reference.stdout is not None
+        ref_port = int(reference.stdout.readline().split()[1])
+        with EmbeddedServer() as server:
+            assert server.port is not None
+            for port in (ref_port, server.port):
+                answers.append(
+                    [_comparable(*raw_exchange(port, path, headers, body)) for _, path, headers, body in requests]
+                )
+    finally:
+        reference.terminate()
+        reference.wait(10)
+    differences = []
+    for (label, *_), plain, fast in zip(requests, *answers, strict=True):
+        if plain != fast:
+            differences.append(f"{label}:\n    plain moto: {json.dumps(plain)}\n    fast path:  {json.dumps(fast)}")
+    print(f"equivalence: {len(requests)} requests, {len(differences)} differences")
+    return differences
