@@ -17,21 +17,25 @@ the calls it made since its last batch are unknown, so no verdict is given on wh
 from __future__ import annotations
 
 import pickle
-import random
 import socket
-import threading
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from engine import pool
 from engine.backend import Backend, BackendKind, BackendSpec
+from engine.cluster_share import (
+    SHIP_S,
+    START_TIMEOUT_S,
+    SharePlan,
+    one_line,
+    run_share,
+)
 from engine.errors import BadInput, LabError, server_died
-from engine.patterns import Pattern, RunOptions
+from engine.patterns import Pattern
 from engine.pool import split
-from engine.tables import TableSpec
 
 
 # What this module reads of a run (engine.runner's Run and RunConfig), as protocols, as the pool does: the runner
@@ -50,12 +54,9 @@ class Run(pool.Run, Protocol):
 # one-second refresh). Every batch crosses the scheduler twice (put, get) at a fixed rate whatever the calls,
 # so this is also the cluster's fixed cost; twice the pool's 50 ms halves it. The call budget does not depend
 # on it: each share stops at its own part of the budget.
-SHIP_S = 0.1
 CONNECT_TIMEOUT_S = 5.0  # reaching the scheduler (Dask retries a refused connection until then)
-START_TIMEOUT_S = 120.0  # a share builds its boto3 client and threads: seconds on a loaded machine
 SILENT_S = 20.0  # a share that sent nothing for this long is lost (a partitioned machine, a frozen process)
 WATCH_S = 0.5  # how often the home asks the scheduler which workers are still there
-LISTEN_S = 1.0  # a share's long poll for stop; between polls it looks whether the home released its task
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 FIX_INSTALL = "install the lab on every worker (pip install the same version as here), restart them, and run again"
 FIX_UNREACHABLE = (
@@ -97,36 +98,6 @@ def check_config(pattern: type[Pattern], config: RunConfig) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class SharePlan:
-    """Everything one worker share needs: where to call, what to run, which clients are its own."""
-
-    run_id: str
-    share: int
-    worker_id: str  # the worker process it was planned for: a restarted worker at the same address is not it
-    backend: BackendSpec
-    config: RunConfig
-    options: RunOptions
-    table_name: str
-    table_spec: TableSpec
-    client_ids: tuple[int, ...]
-    base_seed: int
-    clock_offset_ns: int  # the worker's monotonic clock minus the home's; 0 on this machine (one clock)
-    max_calls: int | None
-
-    @property
-    def queue(self) -> str:
-        return f"ddblab-{self.run_id}-calls"
-
-    @property
-    def go(self) -> str:
-        return f"ddblab-{self.run_id}-go"
-
-    @property
-    def stop(self) -> str:
-        return f"ddblab-{self.run_id}-stop"
-
-
-@dataclass(frozen=True, slots=True)
 class WorkerInfo:
     address: str
     id: str
@@ -145,7 +116,7 @@ def connect(address: str) -> Any:
     try:
         return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError) as e:
-        raise LabError(f"cannot reach the Dask scheduler at {address} ({_one_line(e)})", FIX_UNREACHABLE) from None
+        raise LabError(f"cannot reach the Dask scheduler at {address} ({one_line(e)})", FIX_UNREACHABLE) from None
 
 
 def check_cluster(address: str, backend: Backend) -> int:
@@ -191,7 +162,7 @@ def _workers(client: Any) -> list[WorkerInfo]:
     for address in sorted(probes):
         probe = probes[address]
         if _cannot_import(probe):  # the probe is the lab's own function: it cannot load without the lab
-            raise LabError(f"cluster worker {address} cannot load the lab ({_one_line(probe)})", FIX_INSTALL)
+            raise LabError(f"cluster worker {address} cannot load the lab ({one_line(probe)})", FIX_INSTALL)
         if isinstance(probe, BaseException):
             continue  # a worker that left meanwhile is left out
         boot, host, mono, worker_id = probe
@@ -444,7 +415,7 @@ class _Home:
             if share.failure is not None:
                 raise LabError(share.failure, "check the worker's log and its access to the backend, then run again")
             if share.future is not None and share.future.status == "error":
-                why = _one_line(share.future.exception())
+                why = one_line(share.future.exception())
                 raise LabError(f"a client share failed on cluster worker {share.worker.address}: {why}", FIX_INSTALL)
             gone = share.worker.address not in present
             silent = started and now - share.heard_ns > SILENT_S * 1e9
@@ -490,7 +461,7 @@ class _Home:
 
 def _scheduler_lost(e: BaseException) -> LabError:
     return LabError(
-        f"lost the connection to the Dask scheduler ({_one_line(e)})",
+        f"lost the connection to the Dask scheduler ({one_line(e)})",
         "the calls recorded so far are kept; check the scheduler and start a new run",
     )
 
@@ -504,162 +475,3 @@ def _worker_backend(backend: Backend) -> BackendSpec:
 
 def _ids(ids: tuple[int, ...]) -> str:
     return ", ".join(map(str, ids[:8])) + (", …" if len(ids) > 8 else "")
-
-
-def _one_line(e: BaseException | None) -> str:
-    text = " ".join(str(e).split()) if e is not None else ""
-    return text[:200] or type(e).__name__
-
-
-# -- a worker share: runs on a cluster worker ------------------------------------------------------------------
-
-
-def run_share(plan_bytes: bytes) -> int:
-    """A Dask task: make this share's clients, wait for go, run, ship every call home. Returns batches sent."""
-    from distributed import get_worker, secede
-
-    plan: SharePlan = pickle.loads(plan_bytes)
-    worker = get_worker()
-    if worker.id != plan.worker_id:
-        return 0  # rescheduled onto another worker after its own was lost: the home has already given up on it
-    key = worker.get_current_task()
-    secede()  # leave the worker's task slot: a share runs for the whole run, and other runs may share the worker
-    _quiet(worker, True)
-    try:
-        return _run_share(plan, worker, key)
-    finally:
-        _quiet(worker, False)
-
-
-# A worker's event loop wakes about 160 times a second by default: its sampling profiler every 10 ms (it walks
-# the stacks of the running threads), its loop-health tick every 20 ms, its memory monitor every 100 ms. Each
-# wake-up takes the GIL from the share's client threads; the first two only feed Dask's diagnostics, so they are
-# paused while the worker runs a share (the memory monitor, which protects the worker, stays).
-QUIET_CALLBACKS = ("profile", "profile-cycle", "tick")
-_quiet_lock = threading.Lock()
-_quiet_shares = 0  # shares running in this worker process
-
-
-def _quiet(worker: Any, share_starts: bool) -> None:
-    """Pause the worker's diagnostics when its first share starts; resume them when its last share ends."""
-    global _quiet_shares
-    with _quiet_lock:
-        _quiet_shares += 1 if share_starts else -1
-        if _quiet_shares != (1 if share_starts else 0):
-            return
-        for name in QUIET_CALLBACKS:
-            callback = worker.periodic_callbacks.get(name)
-            if callback is not None:  # PeriodicCallbacks belong to the event loop: stopped and started on it
-                worker.loop.add_callback(callback.stop if share_starts else callback.start)
-
-
-def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
-    from distributed import Event, Queue
-
-    from engine.calls import ClientContext
-    from engine.clientwork import Outbox, client_failure
-    from engine.faults import FaultInjector, FaultPlan
-    from engine.patterns import get_pattern
-    from engine.tables import Table
-
-    queue, go, stop_event = Queue(plan.queue), Event(plan.go), Event(plan.stop)
-    cfg = plan.config
-    try:
-        client = Backend(plan.backend).client(threads=len(plan.client_ids), retry=cfg.retry)
-        injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
-        pattern = get_pattern(cfg.pattern)()
-        table = Table(plan.table_name, client, created=False, spec=plan.table_spec)  # never ours to drop
-    except Exception as e:
-        queue.put(("failed", plan.share, f"a client share could not start on {worker.address}: {_one_line(e)}"))
-        return 0
-    outbox = Outbox()
-    stop = threading.Event()
-    contexts = [
-        ClientContext(
-            client=client,
-            history=outbox,
-            client_id=i,
-            table=table,
-            options=plan.options,
-            variant=plan.options.variant,
-            threads=cfg.threads,
-            ops_per_client=cfg.ops_per_client,
-            deadline=None,
-            stop=stop,
-            shared={},
-            rng=random.Random(plan.base_seed * 1000 + i),
-            lost_response_share=cfg.lost_response_share or 0.0,
-            record_requests=cfg.record_requests,
-            max_calls=plan.max_calls,
-        )
-        for i in plan.client_ids
-    ]
-    errors: list[dict[str, Any]] = []
-    errors_lock = threading.Lock()
-    started = threading.Event()  # set once the deadlines are: no client's first op may miss its time limit
-
-    def work(ctx: ClientContext) -> None:
-        started.wait()
-        failure = client_failure(pattern, ctx)
-        if failure is not None:
-            with errors_lock:
-                errors.append({"client": ctx.client_id, **failure})
-
-    threads = [threading.Thread(target=work, args=(ctx,), daemon=True) for ctx in contexts]
-    for t in threads:
-        t.start()
-    queue.put(("ready", plan.share))
-    if not go.wait(START_TIMEOUT_S) or stop_event.is_set():
-        stop.set()  # the home gave up, or stopped before go: the clients see it and end at once
-    deadline = time.monotonic() + cfg.duration_s if cfg.duration_s else None
-    for ctx in contexts:
-        ctx.deadline = deadline
-    started.set()
-    sent = 0
-
-    def ship() -> None:
-        nonlocal sent
-        with errors_lock:
-            sent_errors, errors[:] = list(errors), []
-        calls = outbox.take()
-        if plan.clock_offset_ns:  # onto the home's clock, so one run's intervals compare across machines
-            calls = [
-                replace(
-                    c, invoke_ns=c.invoke_ns - plan.clock_offset_ns, complete_ns=c.complete_ns - plan.clock_offset_ns
-                )
-                for c in calls
-            ]
-        ops_done = {ctx.client_id: ctx.ops_done for ctx in contexts}
-        payload = pickle.dumps((calls, ops_done, sent_errors, sum(ctx.cpu_s for ctx in contexts)))
-        queue.put(("calls", plan.share, sent, payload))
-        sent += 1
-
-    def listen() -> None:
-        # One long poll on the scheduler, not a question every SHIP_S: the share's process is GIL-bound, and
-        # every wake-up of the worker's event loop is CPU its clients' calls do not get.
-        while not stop.is_set():
-            try:
-                if stop_event.wait(LISTEN_S) or _home_gone(worker, key):
-                    stop.set()
-            except Exception:
-                stop.set()  # the scheduler is gone: nobody can take our calls any more
-
-    threading.Thread(target=listen, daemon=True, name=f"ddblab-share-{plan.share}-stop").start()
-    while any(t.is_alive() for t in threads):
-        time.sleep(SHIP_S)  # not stop.wait: once stopped, the clients' last calls still come in this rhythm
-        ship()
-    stop.set()  # the listener ends with the share
-    ship()
-    injector.close()
-    client.close()
-    queue.put(("done", plan.share, sent))
-    return sent
-
-
-def _home_gone(worker: Any, key: Any) -> bool:
-    """The home released this task (its process ended, or it cancelled the run): stop rather than run on."""
-    try:
-        ts = worker.state.tasks.get(key)
-        return ts is None or ts.state in ("cancelled", "released", "forgotten")
-    except Exception:
-        return False

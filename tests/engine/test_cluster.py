@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from engine import cluster
+from engine import cluster, cluster_share
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.cli import build_parser, config_from_args
 from engine.cluster import WorkerInfo, check_reach, normalize_address
@@ -108,7 +108,7 @@ def test_stop_reaches_every_worker_within_two_seconds_and_their_diagnostics_resu
 
 
 def _diagnostics_running(dask_worker: Any) -> dict[str, bool]:
-    return {name: dask_worker.periodic_callbacks[name].is_running() for name in cluster.QUIET_CALLBACKS}
+    return {name: dask_worker.periodic_callbacks[name].is_running() for name in cluster_share.QUIET_CALLBACKS}
 
 
 def test_an_unreachable_cluster_fails_the_run_with_one_line_and_the_fix(
