@@ -39,7 +39,8 @@ from engine.backend import Backend, BackendKind, BackendSpec
 from engine.errors import BadInput, HistoryFileError, LabError
 from engine.history import read_jsonl
 from engine.patterns import get_pattern
-from engine.runner import AWS_DEFAULT_MAX_CALLS, Run, RunConfig
+from engine.run_config import AWS_DEFAULT_MAX_CALLS
+from engine.runner import Run, RunConfig
 from engine.server.profile import EXACT, ProfileSpec
 
 # Where these moved: kept importable from here, as the pages and other tools import them.

@@ -26,7 +26,7 @@ from dashboard.settings import (
 from engine.backend import RETRY_MODES, BackendKind, BackendSpec
 from engine.errors import BadInput, LabError
 from engine.patterns import Pattern, all_patterns
-from engine.runner import AWS_DEFAULT_MAX_CALLS
+from engine.run_config import AWS_DEFAULT_MAX_CALLS
 from engine.server.profile import ProfileSpec, ServerProfile
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"], "responsive": True}

@@ -29,7 +29,8 @@ from engine.commands.sweep import cmd_sweep
 from engine.commands.walkthrough import cmd_walkthrough
 from engine.errors import BadInput, LabError
 from engine.patterns import all_patterns
-from engine.runner import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS, Run, RunConfig, RunState
+from engine.run_config import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS
+from engine.runner import Run, RunConfig, RunState
 from engine.server.profile import KNOBS, ServerProfile
 
 

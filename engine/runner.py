@@ -11,27 +11,22 @@ import random
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from engine import cluster, pool
-from engine.backend import Backend, RetryPolicy
+from engine.backend import Backend
 from engine.calls import CallError, ClientContext
 from engine.clientwork import client_failure
 from engine.errors import BadInput, ClientsLost, LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
-from engine.patterns import Invariant, Pattern, RunOptions, get_pattern
+from engine.patterns import Invariant
+from engine.run_config import RunConfig
 from engine.server.process import table_stats
-from engine.server.profile import EXACT, ProfileSpec
-from engine.tables import Table, drop_table, open_table, validate_table_name
-
-DEFAULT_MAX_THREADS = 256
-MAX_PROCESSES = 64
-AWS_DEFAULT_MAX_CALLS = 20_000  # per run on real AWS, unless the user sets another budget
+from engine.tables import Table, drop_table, open_table
 
 
 class RunState(StrEnum):
@@ -42,86 +37,6 @@ class RunState(StrEnum):
     DONE = "done"
     STOPPED = "stopped"  # stopped early by the user; still verified
     FAILED = "failed"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RunConfig:
-    pattern: str
-    variant: str | None = None  # None: the pattern's safe variant
-    threads: int = 8
-    ops_per_client: int | None = None  # None with no duration: the pattern's default
-    duration_s: float | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    lost_response_share: float | None = None  # None: the pattern's default
-    latency_ms: float = 0.0
-    table_name: str | None = None
-    keep_table: bool = False
-    allow_foreign_table: bool = False
-    max_threads: int = DEFAULT_MAX_THREADS
-    seed: int | None = None
-    record_requests: bool = True
-    max_calls: int | None = None  # a budget for the whole run (set by default on AWS: calls cost money)
-    processes: int = 1  # client processes the threads are spread over (engine/pool.py): past one GIL's CPU
-    cluster: str | None = None  # a Dask scheduler address: the clients run on its workers (engine/cluster.py)
-    profile: ProfileSpec = EXACT  # the embedded server's profile for this run's table (aws-like is SIMULATED)
-
-    def validated(self) -> tuple[type[Pattern], RunConfig, RunOptions]:
-        """Check every field; return the pattern class, the config with defaults filled, and its options."""
-        pattern = get_pattern(self.pattern)
-        variant = self.variant or pattern.safe_variant()
-        if not isinstance(self.threads, int) or self.threads < 1:
-            raise BadInput(f"threads must be at least 1, got {self.threads}", "use --threads 1 or more")
-        if self.threads > self.max_threads:
-            raise BadInput(
-                f"{self.threads} threads is above the cap of {self.max_threads}",
-                f"use at most {self.max_threads}, or raise the cap with --max-threads",
-            )
-        ops = self.ops_per_client
-        if ops is not None and ops < 1:
-            raise BadInput(f"ops per client must be at least 1, got {ops}", "use --ops 1 or more")
-        if self.duration_s is not None and not 0 < self.duration_s <= 24 * 3600:
-            raise BadInput(
-                f"duration must be above 0 s and at most a day, got {self.duration_s}",
-                "use --duration SECONDS, e.g. --duration 10",
-            )
-        if ops is None and self.duration_s is None:
-            ops = pattern.default_ops
-        share = pattern.lost_response_default if self.lost_response_share is None else self.lost_response_share
-        if not 0.0 <= share <= 1.0:
-            raise BadInput(f"lost-response share must be from 0 to 1, got {share}", "use e.g. --lost-responses 0.2")
-        if self.max_calls is not None and self.max_calls < 1:
-            raise BadInput(f"max calls must be at least 1, got {self.max_calls}", "use e.g. --max-calls 10000")
-        if not isinstance(self.processes, int) or not 1 <= self.processes <= min(self.threads, MAX_PROCESSES):
-            raise BadInput(
-                f"processes must be from 1 to {min(self.threads, MAX_PROCESSES)} (at most one per "
-                f"thread), got {self.processes}",
-                "use e.g. --processes 2, or about one per CPU core",
-            )
-        if self.processes > 1 and not pattern.process_pool:
-            raise BadInput(
-                f"{pattern.name}'s clients meet in memory (shared state), so they must share one process",
-                "use --processes 1 for this pattern",
-            )
-        if self.table_name is not None:
-            validate_table_name(self.table_name)  # before anything starts, not when the table is opened
-        if self.cluster is not None:
-            cluster.check_config(pattern, self)
-        if not 0.0 <= self.latency_ms <= 10_000:
-            raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
-        values = pattern.resolve_options(variant, self.options)
-        pattern.check_run(variant, self)  # what a variant cannot honour (e.g. a botocore fault without botocore)
-        config = RunConfig(
-            **{
-                **{f: getattr(self, f) for f in self.__dataclass_fields__},
-                "pattern": pattern.name,
-                "variant": variant,
-                "ops_per_client": ops,
-                "lost_response_share": share,
-                "options": values,
-            }
-        )
-        return pattern, config, RunOptions(variant, self.threads, ops, values)
 
 
 class Run:

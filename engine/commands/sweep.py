@@ -9,7 +9,8 @@ import sys
 from engine.commands.backend_args import backend_for
 from engine.errors import BadInput
 from engine.patterns import get_pattern
-from engine.runner import DEFAULT_MAX_THREADS, RunConfig, RunState
+from engine.run_config import DEFAULT_MAX_THREADS
+from engine.runner import RunConfig, RunState
 
 MAX_SWEEP_OPS = 100_000
 
