@@ -120,7 +120,11 @@ def test_pick_a_pattern_start_a_run_see_timeline_and_invariants(dashboard_url: s
             expect(page.get_by_role("heading", name="Run a pattern")).to_be_visible(timeout=60_000)
             expect(page.get_by_text("Embedded DynamoDB", exact=True)).to_be_visible(timeout=60_000)
 
-            page.get_by_test_id("stSelectbox").first.click()
+            # Under load the main area's widgets can stay loading placeholders for a while after the sidebar is
+            # drawn (seen: over 30 s in a CI run on the busy machine): wait for the picker itself, then click.
+            picker = page.get_by_test_id("stSelectbox").first
+            expect(picker).to_be_visible(timeout=90_000)
+            picker.click()
             page.get_by_role("option", name="23 · Optimistic locking").click()
             expect(page.get_by_text("Two clients read the same item")).to_be_visible(timeout=30_000)
             page.get_by_text("blind-write (racy)").click()
