@@ -50,3 +50,39 @@ class Outbox:
         with self._lock:
             calls, self._calls = self._calls, []
         return calls
+
+
+class ClientThreads:
+    """A client process's or cluster worker's share of the clients, one thread each, started at once and held until
+    `release` sets their deadline (no client's first op may miss its time limit); how each failed is kept until the
+    next batch home takes it."""
+
+    def __init__(self, pattern: Pattern, contexts: list[ClientContext]) -> None:
+        self.contexts = contexts
+        self._pattern = pattern
+        self._errors: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._released = threading.Event()
+        self._threads = [threading.Thread(target=self._work, args=(ctx,), daemon=True) for ctx in contexts]
+        for t in self._threads:
+            t.start()
+
+    def _work(self, ctx: ClientContext) -> None:
+        self._released.wait()
+        failure = client_failure(self._pattern, ctx)
+        if failure is not None:
+            with self._lock:
+                self._errors.append({"client": ctx.client_id, **failure})
+
+    def release(self, deadline: float | None) -> None:
+        for ctx in self.contexts:
+            ctx.deadline = deadline
+        self._released.set()
+
+    def running(self) -> bool:
+        return any(t.is_alive() for t in self._threads)
+
+    def take_errors(self) -> list[dict[str, Any]]:
+        with self._lock:
+            taken, self._errors = self._errors, []
+        return taken

@@ -94,7 +94,7 @@ def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
     from distributed import Event, Queue
 
     from engine.calls import ClientContext
-    from engine.clientwork import Outbox, client_failure
+    from engine.clientwork import ClientThreads, Outbox
     from engine.faults import FaultInjector, FaultPlan
     from engine.patterns import get_pattern
     from engine.tables import Table
@@ -131,33 +131,16 @@ def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
         )
         for i in plan.client_ids
     ]
-    errors: list[dict[str, Any]] = []
-    errors_lock = threading.Lock()
-    started = threading.Event()  # set once the deadlines are: no client's first op may miss its time limit
-
-    def work(ctx: ClientContext) -> None:
-        started.wait()
-        failure = client_failure(pattern, ctx)
-        if failure is not None:
-            with errors_lock:
-                errors.append({"client": ctx.client_id, **failure})
-
-    threads = [threading.Thread(target=work, args=(ctx,), daemon=True) for ctx in contexts]
-    for t in threads:
-        t.start()
+    clients = ClientThreads(pattern, contexts)
     queue.put(("ready", plan.share))
     if not go.wait(START_TIMEOUT_S) or stop_event.is_set():
         stop.set()  # the home gave up, or stopped before go: the clients see it and end at once
-    deadline = time.monotonic() + cfg.duration_s if cfg.duration_s else None
-    for ctx in contexts:
-        ctx.deadline = deadline
-    started.set()
+    clients.release(time.monotonic() + cfg.duration_s if cfg.duration_s else None)
     sent = 0
 
     def ship() -> None:
         nonlocal sent
-        with errors_lock:
-            sent_errors, errors[:] = list(errors), []
+        sent_errors = clients.take_errors()
         calls = outbox.take()
         if plan.clock_offset_ns:  # onto the home's clock, so one run's intervals compare across machines
             calls = [
@@ -182,7 +165,7 @@ def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
                 stop.set()  # the scheduler is gone: nobody can take our calls any more
 
     threading.Thread(target=listen, daemon=True, name=f"ddblab-share-{plan.share}-stop").start()
-    while any(t.is_alive() for t in threads):
+    while clients.running():
         time.sleep(SHIP_S)  # not stop.wait: once stopped, the clients' last calls still come in this rhythm
         ship()
     stop.set()  # the listener ends with the share

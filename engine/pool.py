@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from engine.backend import Backend, BackendKind, BackendSpec, RetryPolicy
 from engine.calls import ClientContext
-from engine.clientwork import Outbox, client_failure
+from engine.clientwork import ClientThreads, Outbox
 from engine.errors import LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
@@ -371,32 +371,15 @@ def child_main(down: Connection, up: Connection) -> None:
         up.send(("failed", f"a client process could not start: {e}"))
         up.close()
         return
-    errors: list[dict[str, Any]] = []
-    errors_lock = threading.Lock()
-
-    started = threading.Event()  # set once the deadlines are: no client's first op may miss its time limit
-
-    def work(ctx: ClientContext) -> None:
-        started.wait()
-        failure = client_failure(pattern, ctx)
-        if failure is not None:
-            with errors_lock:
-                errors.append({"client": ctx.client_id, **failure})
-
-    threads = [threading.Thread(target=work, args=(ctx,), daemon=True) for ctx in contexts]
-    for t in threads:
-        t.start()
+    clients = ClientThreads(pattern, contexts)
     up.send(("ready",))
     go.wait()
     cpu_at_go = time.process_time()
-    deadline = time.monotonic() + cfg.duration_s if cfg.duration_s else None
-    for ctx in contexts:
-        ctx.deadline = deadline
-    started.set()
-    while any(t.is_alive() for t in threads):
+    clients.release(time.monotonic() + cfg.duration_s if cfg.duration_s else None)
+    while clients.running():
         time.sleep(SHIP_S)
-        _ship(up, outbox, contexts, errors, errors_lock, time.process_time() - cpu_at_go)
-    _ship(up, outbox, contexts, errors, errors_lock, time.process_time() - cpu_at_go)
+        _ship(up, outbox, clients, time.process_time() - cpu_at_go)
+    _ship(up, outbox, clients, time.process_time() - cpu_at_go)
     injector.close()
     client.close()
     up.send(("done",))
@@ -408,17 +391,9 @@ def _share(max_calls: int | None, processes: int) -> int | None:
     return None if max_calls is None else max(1, -(-max_calls // processes))
 
 
-def _ship(
-    conn: Connection,
-    outbox: Outbox,
-    contexts: list[ClientContext],
-    errors: list[dict[str, Any]],
-    lock: threading.Lock,
-    cpu_s: float,
-) -> None:
-    with lock:
-        sent_errors, errors[:] = list(errors), []
-    conn.send(("calls", outbox.take(), {ctx.client_id: ctx.ops_done for ctx in contexts}, sent_errors, cpu_s))
+def _ship(conn: Connection, outbox: Outbox, clients: ClientThreads, cpu_s: float) -> None:
+    ops_done = {ctx.client_id: ctx.ops_done for ctx in clients.contexts}
+    conn.send(("calls", outbox.take(), ops_done, clients.take_errors(), cpu_s))
 
 
 if __name__ == "__main__":
