@@ -61,16 +61,16 @@ def tucked(on: bool, label: str = "Controls") -> Iterator[None]:
 
 
 def _sized(fig: go.Figure, height: int = CHART_HEIGHT) -> go.Figure:
-    fig.update_layout(height=height)
+    """`height` for the plot and its title; a legend that figure.style put under the plot (more than five entries,
+    or long names) gets its rows on top of that, or it would squeeze the plot to a strip."""
+    legend_rows = max(0, (fig.layout.margin.b or 56) - 56)
+    fig.update_layout(height=height + legend_rows)
     return fig
 
 
 def _simulated(record: RunRecord) -> bool:
     """Whether the run's server was the aws-like profile (a live run's config, or an imported run's summary)."""
-    if record.run is not None:
-        return record.run.config.profile.simulated
-    profile = (record.summary() or {}).get("profile")
-    return isinstance(profile, dict) and profile.get("simulated") is True
+    return record.profile is not None and record.profile.simulated
 
 
 def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
