@@ -63,16 +63,20 @@ def running_record(history: History, summary: dict[str, Any]) -> RunRecord:
     run = SimpleNamespace(
         finished=False, invariants=[], options=SimpleNamespace(values={}), state=SimpleNamespace(value="running")
     )
+    return _record(f"bench-{len(history)}", history, summary, source=Source.LIVE, run=run)
+
+
+def _record(record_id: str, history: History, summary: dict[str, Any], **kind: Any) -> RunRecord:
+    """A record of the recorded run's pattern, variant and threads over `history`; `kind`: live or imported."""
     return RunRecord(
-        id=f"bench-{len(history)}",
-        source=Source.LIVE,
+        id=record_id,
         pattern=summary["pattern"],
         variant=summary["variant"],
         threads=summary["threads"],
         ops_per_client=None,
         duration_s=None,
         history=history,
-        run=run,  # type: ignore[arg-type]  # a stand-in with what the Run page reads
+        **kind,
     )
 
 
@@ -89,17 +93,7 @@ SCRUBBED = (100_000, 1_000_000)
 
 def finished_record(history: History, summary: dict[str, Any]) -> RunRecord:
     """The run as an import: finished, its summary's verdicts (what the History page's replay opens)."""
-    return RunRecord(
-        id=f"scrub-{len(history)}",
-        source=Source.IMPORTED,
-        pattern=summary["pattern"],
-        variant=summary["variant"],
-        threads=summary["threads"],
-        ops_per_client=None,
-        duration_s=None,
-        history=history,
-        imported_summary=summary,
-    )
+    return _record(f"scrub-{len(history)}", history, summary, source=Source.IMPORTED, imported_summary=summary)
 
 
 def _draw(record: RunRecord, x_range: tuple[float, float] | None = None) -> float:
