@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `streamlit run dashboard/streamlit_app.py` from a checkout without an install
     sys.path.insert(0, str(ROOT))
 
-from dashboard import ui  # noqa: E402
+from dashboard import sidebar  # noqa: E402
 from dashboard.registry import get_registry  # noqa: E402
 
 st.set_page_config(
@@ -43,5 +43,5 @@ page = st.navigation(
     ]
 )
 st.sidebar.markdown("## :material/science: DynamoDB concurrency lab")
-ui.backend_sidebar(get_registry())
+sidebar.backend_sidebar(get_registry())
 page.run()

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dashboard import links, live, presenter, ui
+from dashboard import controls, links, live, presenter, sidebar, ui
 from dashboard.registry import get_registry
 from dashboard.settings import build_config
 
@@ -22,21 +22,21 @@ problems = links.restore(
 )
 links.show_problems(problems)
 with presenter.tucked(presenting):
-    pattern = ui.pattern_picker("compare")
-    ui.pattern_texts(pattern)
-    settings = ui.run_controls(pattern, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
+    pattern = controls.pattern_picker("compare")
+    controls.pattern_texts(pattern)
+    settings = controls.run_controls(pattern, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
     autostart = links.autostart("compare", problems)
-    profile = ui.current_profile()  # the sidebar's, part of the scenario
+    profile = sidebar.current_profile()  # the sidebar's, part of the scenario
     links.copy_link(
         links.remember("compare", links.encode(settings, pick_variant=False, profile=profile.name.value)), "compare"
     )
 
-spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
+spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget shared by every session
 
 
 def start_pair() -> str:
     config = replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=profile)
-    return registry.start_pair(config, ui.current_spec())[0].group or ""
+    return registry.start_pair(config, sidebar.current_spec())[0].group or ""
 
 
 if autostart and not spent:

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dashboard import links, live, presenter, ui
+from dashboard import controls, links, live, presenter, sidebar, ui
 from dashboard.registry import get_registry
 from dashboard.settings import build_config
 from engine.runner import RunConfig
@@ -16,14 +16,14 @@ presenter.page_title(presenting, "Run a pattern")
 problems = links.restore("run", lambda p: links.parse(p, "run", max_threads=registry.max_threads_per_run))
 links.show_problems(problems)
 with presenter.tucked(presenting):
-    pattern = ui.pattern_picker("run")
-    ui.pattern_texts(pattern)
-    settings = ui.run_controls(pattern, "run", max_threads=registry.max_threads_per_run)
+    pattern = controls.pattern_picker("run")
+    controls.pattern_texts(pattern)
+    settings = controls.run_controls(pattern, "run", max_threads=registry.max_threads_per_run)
     autostart = links.autostart("run", problems)
-    profile = ui.current_profile()  # the sidebar's, part of the scenario
+    profile = sidebar.current_profile()  # the sidebar's, part of the scenario
     links.copy_link(links.remember("run", links.encode(settings, profile=profile.name.value)), "run")
 
-spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
+spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget shared by every session
 
 
 def config() -> RunConfig:
@@ -31,13 +31,13 @@ def config() -> RunConfig:
 
 
 if autostart and not spent:
-    links.start_now(lambda: registry.start(config(), ui.current_spec()).id, "run_id", "run", ui.show_error)
+    links.start_now(lambda: registry.start(config(), sidebar.current_spec()).id, "run_id", "run", ui.show_error)
 record = registry.get(st.session_state.get("run_id") or st.query_params.get("run"))
 start_col, stop_col, beside = st.columns([1, 1, 4], vertical_alignment="center")
 if start_col.button(
     "Start", icon=":material/play_arrow:", type="primary", key="run-start", width="stretch", disabled=spent
 ):
-    ui.start_and_remember(lambda: registry.start(config(), ui.current_spec()).id, "run_id", "run")
+    ui.start_and_remember(lambda: registry.start(config(), sidebar.current_spec()).id, "run_id", "run")
 running = record is not None and record.running
 stop = stop_col.button("Stop", icon=":material/stop:", key="run-stop", disabled=not running, width="stretch")
 if stop and record is not None and record.run is not None:

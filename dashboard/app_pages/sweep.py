@@ -3,7 +3,7 @@ with throughput and p95 latency; several runs per point, their spread drawn."""
 
 import streamlit as st
 
-from dashboard import links, live, ui
+from dashboard import controls, links, live, sidebar, ui
 from dashboard.registry import get_registry
 
 THREAD_CHOICES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -14,8 +14,8 @@ st.caption("One run per variant and thread count, one after another, on the curr
 
 choices = [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run]
 links.show_problems(links.restore("sweep", lambda p: links.parse_sweep(p, thread_choices=choices)))
-pattern = ui.pattern_picker("sweep")
-ui.cluster_notice(pattern)
+pattern = controls.pattern_picker("sweep")
+controls.cluster_notice(pattern)
 c1, c2, c3 = st.columns([3, 1, 1])
 counts = c1.multiselect(
     "Thread counts",
@@ -25,14 +25,14 @@ counts = c1.multiselect(
 )
 ops = c2.number_input(
     "Ops per client", value=links.initial("sweep-ops", 10), step=5, key="sweep-ops"
-)  # no bounds: see ui.run_controls
+)  # no bounds: see controls.run_controls
 repeats = c3.number_input(
     "Runs per point", value=links.initial("sweep-repeats", 3), step=1, key="sweep-repeats", help="their spread is drawn"
 )
 sweep_link = {"pattern": pattern.name, "threads": ",".join(map(str, counts)), "ops": str(ops), "repeats": str(repeats)}
-links.copy_link(links.remember("sweep", links.with_profile(sweep_link, ui.current_profile().name.value)), "sweep")
+links.copy_link(links.remember("sweep", links.with_profile(sweep_link, sidebar.current_profile().name.value)), "sweep")
 
-spent = ui.budget_notice(registry, ui.current_spec())  # the call budget shared by every session
+spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget shared by every session
 job = registry.sweep(st.session_state.get("sweep_id") or st.query_params.get("sweep"))
 b1, b2, _ = st.columns([1, 1, 4])
 if b1.button(
@@ -44,10 +44,10 @@ if b1.button(
                 pattern.name,
                 counts,
                 int(ops),
-                ui.current_spec(),
+                sidebar.current_spec(),
                 int(repeats),
-                ui.current_profile(),
-                cluster=ui.current_cluster(),
+                sidebar.current_profile(),
+                cluster=sidebar.current_cluster(),
             ).id
         ),
         "sweep_id",

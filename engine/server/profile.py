@@ -1,5 +1,5 @@
 """Server profiles: `exact` (every request atomic and instant) and `aws-like` (the same atomicity, plus
-DynamoDB's behaviour under contention, SIMULATED; see contention.py for what each knob drives).
+DynamoDB's behaviour under contention, SIMULATED; see contention/ for what each knob drives).
 
 A profile belongs to a table: the lab tags the run's table with `ddblab:profile` (the profile and its knobs in
 one short string), so runs with different profiles can share one embedded server. A table without the tag

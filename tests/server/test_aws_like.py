@@ -251,7 +251,7 @@ def test_a_query_takes_its_read_units_from_the_partition_it_reads(tables) -> Non
         table.client.get_item(TableName=table.name, Key={"PK": "HOT", "SK": "S"}, ConsistentRead=True)
     assert _query(table, "COLD")["Count"] == 0  # another partition key: its own bucket
     assert _query(table, "G", index="GSI1")["Count"] == 1  # a global index's partition: its own bucket
-    assert len(table.scan_all()) == 1  # a Scan is charged to no key (module docstring of contention.py)
+    assert len(table.scan_all()) == 1  # a Scan is charged to no key (contention/buckets.py)
     time.sleep(1.1)
     assert _query(table, "HOT", consistent=False)["Count"] == 1  # half a unit without ConsistentRead
     assert _query(table, "HOT", consistent=False)["Count"] == 1

@@ -1,0 +1,71 @@
+"""Hot partition keys: a token bucket per partition key for writes (`write_units`/s) and reads (`read_units`/s).
+Units, as for items up to 1 KB written / 4 KB read: 1 per item written (2 in a transaction), 1 per item read with
+ConsistentRead (0.5 without, 2 in a transaction). A Query takes one read's units from its partition's bucket
+(on a global secondary index, that index's); a Scan is charged to no key. A request past its bucket is refused
+whole, before moto sees it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from engine.server.contention.item_keys import Named, Ref
+from engine.server.contention.refusals import cancelled, throttled
+from engine.server.profile import ProfileSpec
+
+_BURST_S = 0.1  # a bucket holds a tenth of a second of its rate
+
+Slot = tuple[Ref, Any, str]  # (table, partition key, "w" or "r")
+_THROTTLED = {"Code": "ThrottlingError", "Message": "Throughput exceeds the current capacity for this key"}
+
+
+class Buckets:
+    """Each partition key's write and read bucket: [tokens, last refill (monotonic s)]."""
+
+    def __init__(self) -> None:
+        self._buckets: dict[Slot, list[float]] = {}
+
+    def admit(
+        self,
+        op: str,
+        params: dict[str, Any],
+        ref: Ref,
+        keys: Named,
+        spec: ProfileSpec,
+        now: float,
+        counts: Counter[str],
+    ) -> None:
+        """Take the request's capacity units from each partition key's bucket, or refuse it whole: throttled, or
+        for a transaction cancelled with reason ThrottlingError on the items of the throttled keys."""
+        eventual = not params.get("ConsistentRead")
+        wanted: dict[Slot, float] = {}
+        for kind, key in keys:
+            if kind in ("write", "twrite"):
+                units, bucket = (2.0 if kind == "twrite" else 1.0), "w"
+            else:
+                units, bucket = (2.0 if kind == "tget" else 0.5 if eventual else 1.0), "r"
+            slot = (ref, key[0], bucket)
+            wanted[slot] = wanted.get(slot, 0.0) + units
+        short = [slot[1] for slot, units in wanted.items() if not self.has(slot, units, spec, now)]
+        if short:
+            counts["throttled"] += 1
+            if op.startswith("Transact"):
+                raise cancelled([dict(_THROTTLED) if key[0] in short else {"Code": "None"} for _, key in keys])
+            raise throttled()
+        for slot, units in wanted.items():
+            self.take(slot, units)
+
+    def has(self, slot: Slot, units: float, spec: ProfileSpec, now: float) -> bool:
+        """Refill the slot's bucket to now; True when it holds `units`. A bucket holds a tenth of a second of
+        its rate but at least one unit, and a request larger than the bucket passes when it is full, leaving
+        it in debt: at a few units per second the rate still holds on average, and every request can pass."""
+        rate = spec.write_units if slot[2] == "w" else spec.read_units
+        size = max(rate * _BURST_S, 1.0)
+        tokens, last = self._buckets.get(slot) or (size, now)
+        tokens = min(size, tokens + (now - last) * rate)
+        self._buckets[slot] = [tokens, now]
+        return tokens >= min(units, size)
+
+    def take(self, slot: Slot, units: float) -> None:
+        """Spend `units` of a bucket `has` just refilled (it may go into debt)."""
+        self._buckets[slot][0] -= units

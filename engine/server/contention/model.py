@@ -1,0 +1,130 @@
+"""The aws-like model's one object: which tables it covers (by their profile tag), and each request on them
+through its parts in order: throttling (buckets.py), transaction holds (holds.py), BatchWriteItem's left-out
+writes (batch.py), stale reads (stale_reads.py), then the answer's network time."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from engine.server.contention.batch import Modelled, split_batch
+from engine.server.contention.buckets import Buckets
+from engine.server.contention.holds import Holds
+from engine.server.contention.item_keys import Ref, request_keys, table_name
+from engine.server.contention.stale_reads import StaleReads
+from engine.server.profile import PROFILE_TAG, ProfileSpec
+
+_READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
+_TABLE_CHANGES = frozenset({"CreateTable", "DeleteTable", "TagResource", "UntagResource"})
+_Z99 = 2.3263478740408408  # the standard normal's 99th percentile
+
+
+@dataclass
+class _Table:
+    moto: Any
+    profile: ProfileSpec
+
+
+def _backend() -> Any:
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    return dynamodb_backends[DEFAULT_ACCOUNT_ID]
+
+
+class AwsLike:
+    """State of the model; every method is called with the server's request lock held, except `delay_s`."""
+
+    def __init__(self, default: ProfileSpec, seed: int | None = None) -> None:
+        self.default = default  # for tables without a ddblab:profile tag
+        self._random = random.Random(seed)
+        self._tables: dict[Ref, _Table | None] = {}
+        self._holds = Holds()
+        self._buckets = Buckets()
+        self._stale = StaleReads(self._random)
+        self.stats: dict[str, Counter[str]] = {}  # per table name: what the model did
+
+    # -- which tables it covers ---------------------------------------------------------------------------
+
+    def table_changed(self, op: str) -> bool:
+        """Forget cached profiles when tables or their tags change. True when `op` is such a change."""
+        if op in _TABLE_CHANGES:
+            self._tables.clear()
+            return True
+        return False
+
+    def profile(self, op: str, params: dict[str, Any], region: str) -> _Table | None:
+        """The table a data request goes to, when its profile is aws-like; None otherwise."""
+        name = table_name(op, params)
+        if not name:
+            return None
+        ref = (region, name)
+        if ref not in self._tables:
+            self._tables[ref] = self._load(region, name)
+        return self._tables[ref]
+
+    def _load(self, region: str, name: str) -> _Table | None:
+        table = _backend()[region].tables.get(name)
+        if table is None:
+            return None
+        spec = self.default
+        for tag in table.tags or []:
+            if tag.get("Key") == PROFILE_TAG:
+                try:
+                    spec = ProfileSpec.from_tag(str(tag.get("Value", "")))
+                except Exception:
+                    spec = self.default
+        return _Table(table, spec) if spec.simulated else None
+
+    # -- one request ----------------------------------------------------------------------------------------
+
+    @contextmanager
+    def around(self, op: str, params: dict[str, Any], region: str, table: _Table) -> Iterator[Modelled]:
+        """Wrap one moto call on an aws-like table: Refused before it (throttled, conflict), stale images
+        swapped in for it, holds and images recorded after it. The caller sets result["ok"] and calls moto
+        through result.send (a BatchWriteItem may lose some of its writes to UnprocessedItems)."""
+        now = time.monotonic()
+        spec = table.profile
+        ref = (region, table.moto.name)
+        counts = self.stats.setdefault(table.moto.name, Counter())
+        counts["requests"] += 1
+        keys = request_keys(op, params, table.moto)
+        self._buckets.admit(op, params, ref, keys, spec, now, counts)
+        self._holds.check(op, ref, keys, now, counts)
+        result = Modelled()
+        if op == "BatchWriteItem":
+            params = split_batch(params, ref, table.moto, spec, now, counts, result, self._holds, self._buckets)
+        if op in _READS and not params.get("ConsistentRead") and not params.get("IndexName"):
+            counts["eventual_reads"] += 1
+            with self._stale.serve(op, ref, keys, table.moto, spec, now, counts):
+                yield result
+            return
+        captured = self._stale.capture(op, params, table.moto, spec)
+        yield result
+        if not result["ok"]:
+            return
+        if op == "TransactWriteItems" and spec.commit_ms > 0:
+            self._holds.hold(ref, keys, now + spec.commit_ms / 1000.0)
+            counts["transactions_held"] += 1
+        self._stale.remember(ref, captured, spec, now)
+
+    def delay_s(self, op: str, table: _Table, ok: bool) -> float:
+        """How long the answer waits before it leaves: network time, plus the commit window of a committed
+        transaction."""
+        spec = table.profile
+        delay = 0.0
+        if spec.latency_ms > 0:
+            sigma = math.log(max(spec.latency_p99_ms, spec.latency_ms) / spec.latency_ms) / _Z99
+            delay = spec.latency_ms * math.exp(sigma * self._random.gauss(0.0, 1.0)) / 1000.0
+        if op == "TransactWriteItems" and ok:
+            delay += spec.commit_ms / 1000.0
+        return min(delay, 10.0)
+
+    def table_stats(self, name: str) -> dict[str, int]:
+        return dict(self.stats.get(name, Counter()))
