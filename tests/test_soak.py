@@ -1,6 +1,6 @@
 """Soak: 64 threads for a while against the embedded server; invariants hold and nothing leaks.
 
-The CI version runs 30 s; `pytest -m slow tests/test_soak.py` runs 10 minutes. Two shapes:
+The CI versions run 20 s each; `pytest -m slow tests/test_soak.py` runs 10 minutes. Two shapes:
 - runs follow each other (every run's History is dropped), so after warm-up the engine's memory, threads and
   file descriptors must come back to where they were: growth means a leak, not data;
 - one long run, where the History grows by design (under 200 bytes a call, `python -m bench --only
@@ -75,8 +75,8 @@ def one_long_run(backend: Backend, seconds: float) -> None:
     assert grown_fds <= 2 and grown_threads <= 0, (grown_fds, grown_threads)
 
 
-def test_soak_30_seconds(backend: Backend) -> None:
-    soak(backend, 30)
+def test_soak_20_seconds(backend: Backend) -> None:
+    soak(backend, 20)
 
 
 def test_one_long_run_grows_only_by_its_history(backend: Backend) -> None:
