@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from engine import cluster, cluster_share
+from engine import cluster, cluster_check, cluster_share
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.cli import build_parser, config_from_args
 from engine.cluster import WorkerInfo, check_reach, normalize_address
@@ -114,7 +114,7 @@ def _diagnostics_running(dask_worker: Any) -> dict[str, bool]:
 def test_an_unreachable_cluster_fails_the_run_with_one_line_and_the_fix(
     backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(cluster_check, "CONNECT_TIMEOUT_S", 1.0)
     run = run_pattern(RunConfig(pattern="atomic-counters", threads=2, cluster="127.0.0.1:1"), backend)
     assert run.state is RunState.FAILED and len(run.history) == 0
     assert run.error is not None and "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in str(run.error)
