@@ -1,0 +1,28 @@
+"""The lab's own Dask settings for a cluster it starts itself: each names a setting Dask has (a misspelt key would
+silently leave Dask's default on), and each turns off or slows what it says."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.cluster_local import LAB_DASK_CONFIG
+
+dask = pytest.importorskip("dask")
+pytest.importorskip("distributed")  # its defaults hold the distributed.* keys
+
+
+def test_every_setting_names_one_that_dask_has() -> None:
+    for key in LAB_DASK_CONFIG:
+        dask.config.get(key)  # outside the lab's settings: KeyError for a key Dask's own defaults do not have
+
+
+def test_the_diagnostics_a_run_does_not_need_are_off_or_slowed() -> None:
+    from dask.utils import parse_timedelta
+
+    with dask.config.set(LAB_DASK_CONFIG):
+        assert dask.config.get("distributed.worker.profile.enabled") is False
+        assert dask.config.get("distributed.scheduler.work-stealing") is False
+        assert parse_timedelta(dask.config.get("distributed.admin.tick.interval")) >= 1.0  # default 20 ms
+        assert parse_timedelta(dask.config.get("distributed.admin.system-monitor.interval")) >= 5.0  # default 0.5 s
+        for part in ("target", "spill", "pause", "terminate"):
+            assert dask.config.get(f"distributed.worker.memory.{part}") is False
