@@ -42,3 +42,11 @@ def start_local_cluster(workers: int = 2) -> Any:
         return LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
         )
+
+
+def dask_env() -> dict[str, str]:
+    """LAB_DASK_CONFIG as the DASK_* environment variables a scheduler or worker started by hand reads (the
+    docker-compose cluster profile sets these: its scheduler and workers exist for the lab alone)."""
+    return {
+        "DASK_" + key.upper().replace(".", "__").replace("-", "_"): str(value) for key, value in LAB_DASK_CONFIG.items()
+    }

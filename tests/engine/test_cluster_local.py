@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cluster_local import LAB_DASK_CONFIG
+from engine.cluster_local import LAB_DASK_CONFIG, dask_env
 
 dask = pytest.importorskip("dask")
 pytest.importorskip("distributed")  # its defaults hold the distributed.* keys
@@ -26,3 +26,18 @@ def test_the_diagnostics_a_run_does_not_need_are_off_or_slowed() -> None:
         assert parse_timedelta(dask.config.get("distributed.admin.system-monitor.interval")) >= 5.0  # default 0.5 s
         for part in ("target", "spill", "pause", "terminate"):
             assert dask.config.get(f"distributed.worker.memory.{part}") is False
+
+
+def test_the_compose_cluster_and_dask_env_carry_the_same_settings() -> None:
+    import copy
+    from pathlib import Path
+
+    import yaml
+
+    compose = yaml.safe_load((Path(__file__).parents[2] / "docker-compose.yml").read_text())
+    for service in ("scheduler", "worker-1", "worker-2"):
+        assert compose["services"][service]["environment"] == dask_env(), service
+    as_read = copy.deepcopy(dask.config.config)  # what a scheduler or worker makes of those variables
+    dask.config.update(as_read, dask.config.collect_env(dask_env()), priority="new")
+    for key, value in LAB_DASK_CONFIG.items():
+        assert dask.config.get(key, config=as_read) == value, key
