@@ -39,7 +39,7 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
     elif name == "latency":
         result = mod.measure(seconds=1.5 if quick else 3.0)
     else:
-        result = mod.measure(seconds=1.5 if quick else 3.0, passes=2 if quick else 4)
+        result = mod.measure(seconds=1.5 if quick else 2.0, passes=2 if quick else 3)  # cluster: about a minute
     return result, mod.verdicts(result)
 
 

@@ -69,10 +69,13 @@ def run_share(plan_bytes: bytes) -> int:
 
 
 # A worker's event loop wakes about 160 times a second by default: its sampling profiler every 10 ms (it walks
-# the stacks of the running threads), its loop-health tick every 20 ms, its memory monitor every 100 ms. Each
-# wake-up takes the GIL from the share's client threads; the first two only feed Dask's diagnostics, so they are
-# paused while the worker runs a share (the memory monitor, which protects the worker, stays).
-QUIET_CALLBACKS = ("profile", "profile-cycle", "tick")
+# the stacks of the running threads), its loop-health tick every 20 ms, its memory monitor every 100 ms, its
+# system monitor (psutil's CPU, memory, network and disk figures for Dask's dashboard) every 500 ms. Each wake-up
+# takes the GIL from the share's client threads; all but the memory monitor only feed Dask's diagnostics, so they
+# are paused while the worker runs a share. The memory monitor (it protects the worker) and the heartbeat (it keeps
+# the worker in the cluster; its figures are the system monitor's last) go on. A cluster the lab starts itself
+# has them off or slowed from the start (engine/cluster_local.py).
+QUIET_CALLBACKS = ("profile", "profile-cycle", "tick", "monitor")
 _quiet_lock = threading.Lock()
 _quiet_shares = 0  # shares running in this worker process
 

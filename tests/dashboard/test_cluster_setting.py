@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.registry import Registry, SweepState
-from engine import cluster
+from engine import cluster_check
 from engine.backend import Backend, BackendSpec
 from engine.errors import BadInput, LabError
 from engine.runner import RunConfig, RunState
@@ -37,7 +37,7 @@ def use_cluster(at: AppTest, address: str) -> AppTest:
 
 
 def test_an_unreachable_or_malformed_cluster_address_is_one_line_with_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(cluster_check, "CONNECT_TIMEOUT_S", 1.0)
     at = use_cluster(app(), "127.0.0.1:1")
     errors = [e.value for e in at.sidebar.error]
     assert any("cannot reach the Dask scheduler at tcp://127.0.0.1:1" in e and "dask scheduler" in e for e in errors)
@@ -112,7 +112,7 @@ def test_the_pair_and_the_sweep_refuse_a_pattern_that_cannot_be_spread_and_an_un
     with pytest.raises(BadInput) as e:
         registry.start_sweep("distributed-locking", [2], 2, SPEC, cluster="tcp://127.0.0.1:1")
     assert "cannot be spread" in e.value.problem and "Run here" in e.value.fix and "--cluster" not in e.value.fix
-    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(cluster_check, "CONNECT_TIMEOUT_S", 1.0)
     config = RunConfig(pattern="atomic-counters", threads=2, ops_per_client=1, cluster="tcp://127.0.0.1:1")
     with pytest.raises(LabError) as e2:
         registry.start_pair(config, SPEC)
