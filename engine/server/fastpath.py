@@ -17,34 +17,24 @@ from __future__ import annotations
 
 import functools
 import json
-import pickle
 import re as _re
 import string
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any
 
 import moto.core.responses as _core_responses
 from botocore.exceptions import ClientError
 from moto import settings
-from moto.core.request import Request
 from moto.dynamodb.responses import DynamoHandler
 from werkzeug.http import HTTP_STATUS_CODES
+
+from engine.server import fast_update
+from engine.server.fast_request import ServerRequest, request_id_maker
 
 VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
 _TARGET_PREFIX = "DynamoDB_20120810."
 _JSON_TYPE = "application/x-amz-json-1.0"  # botocore's Content-Type for DynamoDB
-# The parts of the WSGI environ that werkzeug builds a request's URL from.
-_URL_KEYS = (
-    "wsgi.url_scheme",
-    "HTTP_HOST",
-    "SERVER_NAME",
-    "SERVER_PORT",
-    "SCRIPT_NAME",
-    "PATH_INFO",
-    "QUERY_STRING",
-    "RAW_URI",
-)
 
 
 def verified() -> bool:
@@ -52,23 +42,6 @@ def verified() -> bool:
     import moto
 
     return str(moto.__version__).startswith(VERIFIED_MOTO)
-
-
-class _ServerRequest(Request):
-    # As moto's Flask request class: a real server received it, so moto adds no Date header of its own.
-    from_wsgi_server = True
-    _urls: ClassVar[dict[tuple[Any, ...], str]] = {}
-
-    @property
-    def raw_url(self) -> str:
-        # werkzeug rebuilds the URL (host parsing, IRI decoding) on every request; it is always the same one.
-        key = tuple(self.environ.get(k) for k in _URL_KEYS)
-        url = self._urls.get(key)
-        if url is None:
-            url = super().raw_url
-            if len(self._urls) < 256:
-                self._urls[key] = url
-        return url
 
 
 def crash_answer(exc: Exception, target: str) -> tuple[int, dict[str, str], str]:
@@ -107,14 +80,15 @@ class DirectDynamo:
             or "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK" in environ
         ):
             return self._flask(environ, start_response)
-        request = _ServerRequest(environ)
+        request = ServerRequest(environ)
         length = environ.get("CONTENT_LENGTH", "")
         if environ.get("CONTENT_TYPE") == _JSON_TYPE and "HTTP_CONTENT_ENCODING" not in environ and length.isdigit():
             # What werkzeug's request.data would read through its stream wrappers and form parser (which takes
             # nothing from a JSON body): the body's Content-Length bytes.
             request._cached_data = environ["wsgi.input"].read(int(length))
         try:
-            status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers))
+            # The dict moto's Flask route passes, dict(request.headers), from one walk of the headers.
+            status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers.items()))
         except ClientError as exc:  # as moto's convert_to_flask_response
             status, headers, body = 400, {}, exc.response["Error"]["Message"]
         # Any other exception goes up to FaithfulDynamoDB, as it does from moto's Flask app (serve.build_app).
@@ -145,13 +119,14 @@ def tune_moto() -> None:
     - The list of a handler class's method names: `inspect.getmembers` per request; cached per class.
     - UpdateExpression ASTs: parsed twice per UpdateItem; cached per expression string. Callers only walk
       the tree; the one that changes it (the validator) deep-copies it first, and for a cached tree that copy
-      is now `pickle.loads` of a snapshot taken at parse time, a few times faster than `copy.deepcopy`.
+      is now `pickle.loads` of a snapshot taken at parse time, a few times faster than `copy.deepcopy`; the
+      validator's two walks that read only the tree and the names are skipped once they passed (fast_update.py).
     - The node types each of the validator's ten tree walkers handles: rebuilt at every node of the tree
       from its `_processing_map()` (a dict literal, the same for every walker of a class); now once per class.
     - ConditionExpression tokens: lexed with a dozen regexes per token, twice per conditional write; cached
       per expression string (tokens are immutable tuples; each caller gets a fresh deque of them).
-    - The 52-character request id: one `choices` call instead of 52 `choice` calls, on moto's own seeded
-      random source.
+    - The 52-character request id: one 416-bit draw instead of 52 `choice` calls, on moto's own seeded random
+      source (fast_request.py).
     - JSON errors (every DynamoDB error, e.g. ConditionalCheckFailedException) first built an XML body with
       xmltodict, then overwrote it with the JSON one; now only the JSON one is built.
     - The validator's tree walks: at every node of every walk, isinstance against abstract classes (slow) and a
@@ -190,10 +165,13 @@ def tune_moto() -> None:
 
     core_responses.method_names_from_class = functools.lru_cache(maxsize=64)(core_responses.method_names_from_class)
 
-    parser = _CachedUpdateExpressionParser(UpdateExpressionParser.make)
+    parser = fast_update.CachedUpdateExpressionParser(UpdateExpressionParser.make)
     responses.UpdateExpressionParser = parser  # type: ignore[attr-defined, unused-ignore]
     models.UpdateExpressionParser = parser  # type: ignore[attr-defined, unused-ignore]
-    validators.deepcopy = _copy_ast  # type: ignore[assignment]
+    validators.deepcopy = fast_update.copy_ast  # type: ignore[assignment]
+    validators.UpdateExpressionValidator.validate = fast_update.validate_checking_structure_once(  # type: ignore[method-assign, assignment]
+        validators.UpdateExpressionValidator.validate
+    )
 
     DepthFirstTraverser.nodes_to_be_processed = _node_types  # type: ignore[method-assign, unused-ignore]
     DepthFirstTraverser.traverse_node_recursively = _traverse  # type: ignore[method-assign, unused-ignore]
@@ -210,15 +188,7 @@ def tune_moto() -> None:
         lambda self: deque(tokens(self.condition_expression))
     )
 
-    pool = string.ascii_letters + string.digits  # as MotoRandom.get_random_string
-
-    def request_id(headerdict: dict[str, Any] | None = None) -> str:
-        req_id = "".join(mock_random.choices(pool, k=52))
-        if headerdict is not None and isinstance(headerdict, dict):
-            headerdict["x-amzn-requestid"] = req_id
-        return req_id
-
-    core_responses.gen_amzn_requestid_long = request_id  # type: ignore[attr-defined, unused-ignore]
+    core_responses.gen_amzn_requestid_long = request_id_maker(mock_random)  # type: ignore[attr-defined, unused-ignore]
     core_responses.BaseResponse.access_key_regex = _AccessKeyPattern(core_responses.BaseResponse.access_key_regex)  # type: ignore[assignment]
     core_responses.BaseResponse._enrich_response = staticmethod(_enrich_response)  # type: ignore[method-assign]
     core_responses.urlparse = functools.lru_cache(maxsize=256)(core_responses.urlparse)  # type: ignore[assignment]
@@ -421,30 +391,3 @@ def _picked(get_value: Callable[..., Any]) -> Callable[..., Any]:
         return None
 
     return picked
-
-
-_SNAPSHOT = "_ddblab_pickled"  # attribute of a cached AST: its pickled form, for fast copies
-
-
-class _CachedUpdateExpressionParser:
-    """Stands in for UpdateExpressionParser where moto calls `.make(expression)`."""
-
-    def __init__(self, make: Callable[[str], Any], size: int = 1024) -> None:
-        self.make = functools.lru_cache(maxsize=size)(lambda expression: _snapshot(make(expression)))
-
-
-def _snapshot(ast: Any) -> Any:
-    try:
-        blob = pickle.dumps(ast, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:
-        return ast
-    setattr(ast, _SNAPSHOT, blob)
-    return ast
-
-
-def _copy_ast(obj: Any, memo: dict[int, Any] | None = None) -> Any:
-    """copy.deepcopy, through the pickled snapshot when the object is a cached AST."""
-    import copy
-
-    blob = getattr(obj, _SNAPSHOT, None) if memo is None else None
-    return pickle.loads(blob) if blob is not None else copy.deepcopy(obj, memo)
