@@ -29,7 +29,7 @@ from moto import settings
 from moto.dynamodb.responses import DynamoHandler
 from werkzeug.http import HTTP_STATUS_CODES
 
-from engine.server import fast_update
+from engine.server import fast_serialize, fast_update
 from engine.server.fast_request import ServerRequest, request_id_maker
 
 VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
@@ -133,7 +133,8 @@ def tune_moto() -> None:
       fresh `_processing_map()` to find the node's processor; now looked up once per (walker, node class).
     - The response serializer's value picker: for every member of every structure (each attribute value of an
       item is one), six alias providers were built to list the keys the value might be stored under; for a
-      plain dict those keys depend only on the member's name and shape, so they are listed once per shape.
+      plain dict those keys depend only on the member's name and shape, so they are listed once per shape and
+      looked up with `dict.get` (fast_serialize.py).
     - The request parser: per node of the request, a handler looked up by formatting its name, and per
       structure (each attribute value is one) every member of the shape with its JSON name; now both once per
       shape. Pure functions of a string on every request (the URL's parse, a region's partition, the action's
@@ -175,7 +176,10 @@ def tune_moto() -> None:
 
     DepthFirstTraverser.nodes_to_be_processed = _node_types  # type: ignore[method-assign, unused-ignore]
     DepthFirstTraverser.traverse_node_recursively = _traverse  # type: ignore[method-assign, unused-ignore]
-    serialize.ResponseSerializer.get_value = _picked(serialize.ResponseSerializer.get_value)  # type: ignore[method-assign]
+    serialize.ResponseSerializer.get_value = fast_serialize.picked(serialize.ResponseSerializer.get_value)  # type: ignore[method-assign]
+    serialize.JSONSerializer._serialize_type_structure = fast_serialize.structure(  # type: ignore[method-assign]
+        serialize.JSONSerializer._serialize_type_structure
+    )
 
     lex = comparisons.ConditionExpressionParser._lex_condition_expression
     tokens = functools.lru_cache(maxsize=1024)(
@@ -349,45 +353,3 @@ def _traverse(self: Any, node: Any, child_id: int = -1) -> Any:
         if parent_node:
             parent_node.children[child_id] = node
     return node
-
-
-# (member name, member shape, its parent shape) -> the keys a plain dict may hold that member's value under
-_KEYS: dict[tuple[Any, ...], tuple[str, ...]] = {}
-
-
-def _picked(get_value: Callable[..., Any]) -> Callable[..., Any]:
-    """ResponseSerializer.get_value, with the possible keys of a member of a plain dict listed once per shape."""
-    from moto.core import serialize
-    from moto.core.utils import MISSING
-    from moto.core.utils import get_value as value_at
-
-    def picked(self: Any, value: Any, key: str, shape: Any) -> Any:
-        picker = self._value_picker
-        if (
-            type(value) is not dict
-            or type(picker) is not serialize.XFormedAttributePicker
-            or picker.response_transformers
-            or picker.alias_providers is not serialize.DEFAULT_ALIAS_PROVIDERS
-        ):
-            return get_value(self, value, key, shape)
-        cache_key = (key, shape, getattr(shape, "parent", None))
-        keys = _KEYS.get(cache_key)
-        if keys is None:
-            context = serialize.AttributePickerContext(
-                obj=value,
-                key=key,
-                shape=shape,
-                operation_model=self.operation_model,
-                service_model=self.operation_model.service_model,
-                key_path=".".join(self.path),
-            )
-            keys = tuple(picker.get_possible_keys(context))
-            if len(_KEYS) < 4096:
-                _KEYS[cache_key] = keys
-        for possible in keys:
-            found = value_at(value, possible, MISSING)
-            if found is not MISSING:
-                return found
-        return None
-
-    return picked
