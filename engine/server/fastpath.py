@@ -16,6 +16,7 @@ the server runs moto's Flask app as it comes.
 from __future__ import annotations
 
 import functools
+import io
 import json
 import re as _re
 import string
@@ -86,6 +87,10 @@ class DirectDynamo:
             # What werkzeug's request.data would read through its stream wrappers and form parser (which takes
             # nothing from a JSON body): the body's Content-Length bytes.
             request._cached_data = environ["wsgi.input"].read(int(length))
+            # What werkzeug's _load_form_data makes of a body that is no form (moto reads request.form and .files):
+            # the stream over that body and two empty multidicts, set without building the form parser.
+            empty = request.parameter_storage_class
+            request.__dict__.update(stream=io.BytesIO(request._cached_data), form=empty(), files=empty())
         try:
             # The dict moto's Flask route passes, dict(request.headers), from one walk of the headers.
             status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers.items()))
@@ -293,7 +298,8 @@ def _parse_shape(self: Any, shape: Any, node: Any) -> Any:
 
 
 def _parse_structure(self: Any, shape: Any, value: Any) -> Any:
-    """BaseJSONParser._parse_structure, with each shape's members and their JSON names listed once."""
+    """BaseJSONParser._parse_structure, with each shape's members and their JSON names listed once, and a map of
+    one member (an attribute value: one of its ten types) parsed without a look at the nine others."""
     if shape.is_document_type:
         return value
     if value is None:
@@ -306,6 +312,18 @@ def _parse_structure(self: Any, shape: Any, value: Any) -> Any:
         if len(_MEMBERS) < 4096:
             _MEMBERS[shape] = members
     final_parsed = self.MAP_TYPE()
+    if type(value) is dict and len(value) == 1:
+        ((json_key, raw_value),) = value.items()
+        if raw_value is not None:
+            for name, json_name, member in members:
+                if json_name == json_key:
+                    final_parsed[name] = self._parse_shape(member, raw_value)
+        return final_parsed
+    for name, json_name, member in members:
+        raw_value = value.get(json_name)
+        if raw_value is not None:
+            final_parsed[name] = self._parse_shape(member, raw_value)
+    return final_parsed
     for name, json_name, member in members:
         raw_value = value.get(json_name)
         if raw_value is not None:
