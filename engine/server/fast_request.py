@@ -64,6 +64,16 @@ class FastEnvironHeaders(EnvironHeaders):
         if self.environ.get(PRESERVED_HEADER_NAMES_ENVIRON_KEY):  # names as sent (S3 metadata): moto's own way
             yield from super().__iter__()
             return
+        yield from self._listed()
+
+    def as_dict(self) -> dict[str, str]:
+        """dict(self), as moto's Flask route passes the headers to a handler, without a generator per header."""
+        if self.environ.get(PRESERVED_HEADER_NAMES_ENVIRON_KEY):
+            return dict(super().__iter__())
+        return dict(self._listed())
+
+    def _listed(self) -> list[tuple[str, str]]:
+        listed = []
         for key, value in self.environ.items():
             name = _HEADER_NAMES.get(key)
             if name is None:
@@ -72,7 +82,8 @@ class FastEnvironHeaders(EnvironHeaders):
                     _HEADER_NAMES[key] = name
             # werkzeug lists an empty Content-Type or Content-Length as absent, any other empty header as it is.
             if name and (value or key not in _CONTENT_KEYS):
-                yield name, value
+                listed.append((name, value))
+        return listed
 
 
 class ServerRequest(Request):
@@ -84,12 +95,12 @@ class ServerRequest(Request):
 
     def __init__(self, environ: dict[str, Any]) -> None:
         super().__init__(environ)
-        self.headers = FastEnvironHeaders(self.environ)
+        self.headers: FastEnvironHeaders = FastEnvironHeaders(self.environ)
 
     @property
     def raw_url(self) -> str:
         # werkzeug rebuilds the URL (host parsing, IRI decoding) on every request; it is always the same one.
-        key = tuple(self.environ.get(k) for k in _URL_KEYS)
+        key = tuple(map(self.environ.get, _URL_KEYS))
         url = self._urls.get(key)
         if url is None:
             url = super().raw_url

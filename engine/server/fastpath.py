@@ -92,8 +92,7 @@ class DirectDynamo:
             empty = request.parameter_storage_class
             request.__dict__.update(stream=io.BytesIO(request._cached_data), form=empty(), files=empty())
         try:
-            # The dict moto's Flask route passes, dict(request.headers), from one walk of the headers.
-            status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers.items()))
+            status, headers, body = DynamoHandler.dispatch(request, request.raw_url, request.headers.as_dict())
         except ClientError as exc:  # as moto's convert_to_flask_response
             status, headers, body = 400, {}, exc.response["Error"]["Message"]
         # Any other exception goes up to FaithfulDynamoDB, as it does from moto's Flask app (serve.build_app).
