@@ -7,7 +7,8 @@ walks. The tree of a text is the same every time: it is cached, with a pickled s
 which changes its tree, gets such a copy. The validator's first two walks (at most one ADD, SET, REMOVE
 clause; no two actions on overlapping paths) read only the tree and the attribute names, never the item or
 the values, and change nothing: once they passed for a tree and its names, they pass again and are skipped.
-The other eight walks (values, the item, types, key attributes) run on every request.
+The other eight walks (values, the item, types, key attributes) run on every request. moto also lists a
+cached tree's name and value placeholders twice per UpdateItem: listed once per tree.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ _SNAPSHOT = "_ddblab_pickled"  # attribute of a cached tree: its pickled form, f
 _SOURCE = "_ddblab_copied_from"  # attribute of a fresh copy until it is validated: the cached tree it came from
 _PASSED = "_ddblab_passed"  # attribute of a cached tree: the names with which its structure checks passed
 _PASSED_PER_TREE = 64
+_CLAUSES = "_ddblab_clauses"  # attribute of a cached tree: clause types -> the clauses find_clauses found
+_CACHED_TREES: dict[int, Any] = {}  # id -> every tree the parser cached (up to a bound), to know one when seen
+_CACHED_TREES_KEPT = 4096
 
 
 class CachedUpdateExpressionParser:
@@ -37,7 +41,26 @@ def _snapshot(ast: Any) -> Any:
     except Exception:
         return ast
     setattr(ast, _SNAPSHOT, blob)
+    if len(_CACHED_TREES) < _CACHED_TREES_KEPT:
+        _CACHED_TREES[id(ast)] = ast  # held here too, so that no other tree can take its id
     return ast
+
+
+def find_clauses_once(find_clauses: Callable[[Any, Any], list[Any]]) -> Callable[[Any, Any], list[Any]]:
+    """Node.find_clauses, once per (cached tree, clause types): moto asks a cached tree twice per UpdateItem for
+    its name and value placeholders, a walk of the whole tree each time; the tree never changes."""
+
+    def found(self: Any, clause_types: Any) -> list[Any]:
+        if _CACHED_TREES.get(id(self)) is not self:  # a copy, or a part of a tree: its own walk
+            return find_clauses(self, clause_types)
+        memo: dict[tuple[type, ...], tuple[Any, ...]] = self.__dict__.setdefault(_CLAUSES, {})
+        kinds = tuple(clause_types)
+        clauses = memo.get(kinds)
+        if clauses is None:
+            clauses = memo[kinds] = tuple(find_clauses(self, clause_types))
+        return list(clauses)
+
+    return found
 
 
 def copy_ast(obj: Any, memo: dict[int, Any] | None = None) -> Any:

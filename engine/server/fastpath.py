@@ -160,7 +160,7 @@ def tune_moto() -> None:
     import moto.dynamodb.models as models
     import moto.dynamodb.parsing.validators as validators
     import moto.dynamodb.responses as responses
-    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser  # type: ignore[attr-defined]
+    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
     from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
     from moto.moto_api._internal import mock_random
 
@@ -177,6 +177,7 @@ def tune_moto() -> None:
     validators.UpdateExpressionValidator.validate = fast_update.validate_checking_structure_once(  # type: ignore[method-assign, assignment]
         validators.UpdateExpressionValidator.validate
     )
+    Node.find_clauses = fast_update.find_clauses_once(Node.find_clauses)
 
     DepthFirstTraverser.nodes_to_be_processed = _node_types  # type: ignore[method-assign, unused-ignore]
     DepthFirstTraverser.traverse_node_recursively = _traverse  # type: ignore[method-assign, unused-ignore]
