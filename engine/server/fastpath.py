@@ -30,7 +30,7 @@ from moto import settings
 from moto.dynamodb.responses import DynamoHandler
 from werkzeug.http import HTTP_STATUS_CODES
 
-from engine.server import fast_serialize, fast_update
+from engine.server import fast_condition, fast_serialize, fast_update
 from engine.server.fast_request import ServerRequest, request_id_maker
 
 VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
@@ -146,8 +146,8 @@ def tune_moto() -> None:
     - The request id was searched for in every body with a regex (for moto's XML services); a JSON body
       without "<RequestId>" comes out of that search unchanged, so it is no longer searched.
     - ConditionExpressions: parsed twice per conditional write (the handler, then the table), each time into
-      the same tree of conditions; now once per (expression, names, values), from private copies of them.
-      The tree is only read when evaluated against an item.
+      the same tree of conditions; now once per (expression, names, value names), and each request's tree is
+      that one with the request's own values put in (fast_condition.py).
     - The access key in the Authorization header: found with a regex whose greedy "AWS.*" backtracks over the
       whole header (about 40 µs); a header without 20 upper-case letters or digits in a row cannot match it
       (the lab's key is "ddblab"), and is now told so at once.
@@ -190,7 +190,7 @@ def tune_moto() -> None:
     tokens = functools.lru_cache(maxsize=1024)(
         lambda expression: tuple(lex(comparisons.ConditionExpressionParser(expression, None, None)))
     )
-    comparisons.ConditionExpressionParser.parse = _cached_condition(  # type: ignore[method-assign, assignment]
+    comparisons.ConditionExpressionParser.parse = fast_condition.parsed_once(  # type: ignore[method-assign, assignment]
         comparisons.ConditionExpressionParser.parse
     )
     comparisons.ConditionExpressionParser._lex_condition_expression = (  # type: ignore[method-assign]
@@ -252,36 +252,6 @@ def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str]
     if isinstance(body, str) and "<RequestId>" in body:  # moto's re.sub raises (ignored) on any other body
         body = _re.sub(r"(?<=<RequestId>).*(?=<\/RequestId>)", request_id, body)
     return headers, body
-
-
-def _cached_condition(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """ConditionExpressionParser.parse, once per (expression, names, values); see tune_moto."""
-    from moto.dynamodb.comparisons import ConditionExpressionParser
-
-    @functools.lru_cache(maxsize=1024)
-    def parsed(expression: str, names: str, values: str) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
-        # From copies no request holds: nothing outside can change the cached tree's values later.
-        private = ConditionExpressionParser(expression, json.loads(names), json.loads(values))
-        op = parse(private)
-        return op, tuple(private.expr_attr_names_found), tuple(private.expr_attr_values_found)
-
-    def cached(self: Any) -> Any:
-        expression = self.condition_expression
-        if not expression:
-            return parse(self)
-        try:
-            names = json.dumps(self.expression_attribute_names)
-            values = json.dumps(self.expression_attribute_values)
-        except (TypeError, ValueError):  # e.g. binary values (bytes): not cached
-            return parse(self)
-        if len(values) > 4096:
-            return parse(self)
-        op, names_found, values_found = parsed(expression, names, values)
-        self.expr_attr_names_found.extend(names_found)
-        self.expr_attr_values_found.extend(values_found)
-        return op
-
-    return cached
 
 
 _PARSERS: dict[tuple[type, str], Callable[..., Any]] = {}

@@ -158,3 +158,29 @@ def test_an_update_text_that_passed_is_still_refused_with_names_that_collide(tab
     assert update({"#a": "n", "#b": "m"}) == "ok"
     assert update({"#a": "m", "#b": "m"}) == "ValidationException"
     assert table.get("doc", "names") == {"PK": "doc", "SK": "names", "n": 1, "m": 2}
+
+
+def test_one_condition_text_takes_each_requests_value_types_and_every_use_of_a_value(table: Any) -> None:
+    # The parsed condition is kept per (text, names, value names) with stand-ins for the values: each request's
+    # own values, of their own types, stand at every place their placeholder does.
+    table.put({"PK": "doc", "SK": "t", "version": 1, "label": "1"})
+
+    def put_if(condition: str, value: Any) -> bool:
+        try:
+            table.client.put_item(
+                TableName=table.name,
+                Item={"PK": "doc", "SK": "t", "version": 1, "label": "1"},
+                ConditionExpression=condition,
+                ExpressionAttributeValues={":v": value},
+            )
+        except ClientError:
+            return False
+        return True
+
+    assert put_if("version = :v", 1)
+    assert not put_if("version = :v", "1")  # a string is not the number 1
+    assert put_if("label = :v", "1")
+    assert not put_if("label = :v", 1)
+    assert put_if("version = :v AND version <= :v", 1)
+    assert not put_if("version = :v AND version <= :v", 2)
+    assert not put_if("version = :v AND version <= :v", 0)
