@@ -28,6 +28,7 @@ import moto.core.responses as _core_responses
 from botocore.exceptions import ClientError
 from moto import settings
 from moto.dynamodb.responses import DynamoHandler
+from werkzeug.datastructures import CombinedMultiDict
 from werkzeug.http import HTTP_STATUS_CODES
 
 from engine.server import fast_condition, fast_serialize, fast_update
@@ -90,7 +91,11 @@ class DirectDynamo:
             # What werkzeug's _load_form_data makes of a body that is no form (moto reads request.form and .files):
             # the stream over that body and two empty multidicts, set without building the form parser.
             empty = request.parameter_storage_class
-            request.__dict__.update(stream=io.BytesIO(request._cached_data), form=empty(), files=empty())
+            form = empty()
+            request.__dict__.update(stream=io.BytesIO(request._cached_data), form=form, files=empty())
+            if not environ.get("QUERY_STRING"):  # and werkzeug's args (none) and values (args and form) of a POST
+                args = empty()
+                request.__dict__.update(args=args, values=CombinedMultiDict([args, form]))
         try:
             status, headers, body = DynamoHandler.dispatch(request, request.raw_url, request.headers.as_dict())
         except ClientError as exc:  # as moto's convert_to_flask_response
