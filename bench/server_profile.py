@@ -323,10 +323,12 @@ def main(argv: list[str] | None = None) -> int:
             for label, measure_app in rounds:
                 seen.setdefault(label, []).append(measure_app())
         print("server CPU per request in process, no wire: ms (median over rounds of the least-disturbed batch)")
-        print("and Python function calls per request (deterministic)")
+        print("and Python function calls per request (deterministic); 'after other work': each request timed alone")
+        print("after a few MB of other work, as a client's between two requests over HTTP (median)")
         for label, results in seen.items():
             cells = ", ".join(
-                f"{k} {statistics.median(r[k] for r in results):.3f} ({results[0][k + ' calls']:.0f})"
+                f"{k} {statistics.median(r[k] for r in results):.3f}"
+                + (f" ({results[0][k + ' calls']:.0f})" if k + " calls" in results[0] else "")
                 for k in results[0]
                 if not k.endswith(" calls")
             )
