@@ -18,24 +18,21 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench.bench_client import client
+from bench.bench_servers import SERVERS, baseline, embedded
 from bench.server_app_cpu import app_cpu, app_cpu_of
 from bench.server_equivalence import equivalence
-from engine.server.process import EmbeddedServer
 
-DYNALITE_DIR = Path.home() / ".cache" / "ddblab" / "dynalite"
 WORKLOADS = ("update_add", "put_distinct", "cond_put")
 
 
@@ -52,84 +49,6 @@ def create_table(ddb: Any) -> str:
             break
         time.sleep(0.02)
     return name
-
-
-# -- servers -------------------------------------------------------------------------------------------------
-
-
-@contextmanager
-def embedded() -> Iterator[tuple[str, int]]:
-    with EmbeddedServer() as server:
-        assert server.pid is not None
-        yield server.endpoint_url, server.pid
-
-
-@contextmanager
-def plain() -> Iterator[tuple[str, int]]:
-    """The embedded server without its fast path: moto's Flask app, as it comes (DDBLAB_PLAIN_MOTO)."""
-    os.environ["DDBLAB_PLAIN_MOTO"] = "1"
-    try:
-        server = EmbeddedServer().start()
-    finally:
-        del os.environ["DDBLAB_PLAIN_MOTO"]
-    try:
-        assert server.pid is not None
-        yield server.endpoint_url, server.pid
-    finally:
-        server.stop()
-
-
-@contextmanager
-def dynalite() -> Iterator[tuple[str, int]]:
-    cli = DYNALITE_DIR / "node_modules" / "dynalite" / "cli.js"
-    if not cli.exists():
-        DYNALITE_DIR.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "--prefix", str(DYNALITE_DIR), "dynalite"], check=True, capture_output=True)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        ["node", str(cli), "--host", "127.0.0.1", "--port", str(port), "--createTableMs", "0"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}", proc.pid
-    finally:
-        proc.terminate()
-        proc.wait(5)
-
-
-@contextmanager
-def baseline(checkout: Path) -> Iterator[tuple[str, int]]:
-    """The embedded server of another checkout of the lab (e.g. `git worktree add /tmp/base main`), run by this
-    Python: what a change to the server is worth, measured in the same run as the change."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "engine.server", "--port", "0", "--parent-pid", str(os.getpid())],
-        cwd=checkout,  # `python -m` puts the checkout first on sys.path: its engine, not this one
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().split()
-        if line[:1] != ["LISTENING"]:
-            raise SystemExit(f"the baseline server in {checkout} did not start: use a checkout of the lab")
-        yield f"http://127.0.0.1:{line[1]}", proc.pid
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
-SERVERS: dict[str, Callable[[], Any]] = {"embedded": embedded, "dynalite": dynalite, "plain": plain}
 
 
 # -- workloads: each returns a function one thread calls repeatedly; one call = one op ----------------------
@@ -353,7 +272,7 @@ def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
     if "dynalite" not in result["servers"]:
         return [
             {
-                "figure": "embedded / dynalite at 16 threads",
+                "figure": "embedded / dynalite, every workload, every thread count",
                 "value": "n/a",
                 "target": "≥ 1.0",
                 "pass": False,
@@ -404,10 +323,12 @@ def main(argv: list[str] | None = None) -> int:
             for label, measure_app in rounds:
                 seen.setdefault(label, []).append(measure_app())
         print("server CPU per request in process, no wire: ms (median over rounds of the least-disturbed batch)")
-        print("and Python function calls per request (deterministic)")
+        print("and Python function calls per request (deterministic); 'after other work': each request timed alone")
+        print("after a few MB of other work, as a client's between two requests over HTTP (median)")
         for label, results in seen.items():
             cells = ", ".join(
-                f"{k} {statistics.median(r[k] for r in results):.3f} ({results[0][k + ' calls']:.0f})"
+                f"{k} {statistics.median(r[k] for r in results):.3f}"
+                + (f" ({results[0][k + ' calls']:.0f})" if k + " calls" in results[0] else "")
                 for k in results[0]
                 if not k.endswith(" calls")
             )
@@ -445,6 +366,11 @@ def main(argv: list[str] | None = None) -> int:
         cells = "".join(f"{row[n]:10.0f} ({row[n + '_cpu_ms']:4.2f})" for n in names)
         shown = "".join(f"{row[n] / row['dynalite']:14.2f}" if row["dynalite"] else f"{'n/a':>14}" for n in ratios)
         print(f"{row['workload']:13} {row['threads']:3} {cells}{shown}")
+    print()
+    for verdict in verdicts(result) if "dynalite" in names else []:
+        print(
+            f"{'PASS' if verdict['pass'] else 'FAIL'}  {verdict['figure']}: {verdict['value']} (target {verdict['target']})"
+        )
     return 1 if failures else 0
 
 

@@ -7,6 +7,7 @@ parent never races another process for it), then serves until SIGTERM/SIGINT or 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import signal
 import sys
@@ -34,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ERROR {e.strerror or e}", flush=True)
         return 3
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # moto's modules and botocore's service models are about 90,000 objects that live as long as the process:
+    # out of the collector's sight, a full collection walks only the tables' items (less CPU per request).
+    gc.freeze()
     print(f"LISTENING {server.server_port}", flush=True)
     try:
         server.serve_forever(poll_interval=0.2)

@@ -16,35 +16,27 @@ the server runs moto's Flask app as it comes.
 from __future__ import annotations
 
 import functools
+import io
 import json
-import pickle
 import re as _re
 import string
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any
 
 import moto.core.responses as _core_responses
 from botocore.exceptions import ClientError
 from moto import settings
-from moto.core.request import Request
 from moto.dynamodb.responses import DynamoHandler
+from werkzeug.datastructures import CombinedMultiDict
 from werkzeug.http import HTTP_STATUS_CODES
+
+from engine.server import fast_condition, fast_serialize, fast_update
+from engine.server.fast_request import ServerRequest, request_id_maker
 
 VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
 _TARGET_PREFIX = "DynamoDB_20120810."
 _JSON_TYPE = "application/x-amz-json-1.0"  # botocore's Content-Type for DynamoDB
-# The parts of the WSGI environ that werkzeug builds a request's URL from.
-_URL_KEYS = (
-    "wsgi.url_scheme",
-    "HTTP_HOST",
-    "SERVER_NAME",
-    "SERVER_PORT",
-    "SCRIPT_NAME",
-    "PATH_INFO",
-    "QUERY_STRING",
-    "RAW_URI",
-)
 
 
 def verified() -> bool:
@@ -52,23 +44,6 @@ def verified() -> bool:
     import moto
 
     return str(moto.__version__).startswith(VERIFIED_MOTO)
-
-
-class _ServerRequest(Request):
-    # As moto's Flask request class: a real server received it, so moto adds no Date header of its own.
-    from_wsgi_server = True
-    _urls: ClassVar[dict[tuple[Any, ...], str]] = {}
-
-    @property
-    def raw_url(self) -> str:
-        # werkzeug rebuilds the URL (host parsing, IRI decoding) on every request; it is always the same one.
-        key = tuple(self.environ.get(k) for k in _URL_KEYS)
-        url = self._urls.get(key)
-        if url is None:
-            url = super().raw_url
-            if len(self._urls) < 256:
-                self._urls[key] = url
-        return url
 
 
 def crash_answer(exc: Exception, target: str) -> tuple[int, dict[str, str], str]:
@@ -107,14 +82,22 @@ class DirectDynamo:
             or "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK" in environ
         ):
             return self._flask(environ, start_response)
-        request = _ServerRequest(environ)
+        request = ServerRequest(environ)
         length = environ.get("CONTENT_LENGTH", "")
         if environ.get("CONTENT_TYPE") == _JSON_TYPE and "HTTP_CONTENT_ENCODING" not in environ and length.isdigit():
             # What werkzeug's request.data would read through its stream wrappers and form parser (which takes
             # nothing from a JSON body): the body's Content-Length bytes.
             request._cached_data = environ["wsgi.input"].read(int(length))
+            # What werkzeug's _load_form_data makes of a body that is no form (moto reads request.form and .files):
+            # the stream over that body and two empty multidicts, set without building the form parser.
+            empty = request.parameter_storage_class
+            form = empty()
+            request.__dict__.update(stream=io.BytesIO(request._cached_data), form=form, files=empty())
+            if not environ.get("QUERY_STRING"):  # and werkzeug's args (none) and values (args and form) of a POST
+                args = empty()
+                request.__dict__.update(args=args, values=CombinedMultiDict([args, form]))
         try:
-            status, headers, body = DynamoHandler.dispatch(request, request.raw_url, dict(request.headers))
+            status, headers, body = DynamoHandler.dispatch(request, request.raw_url, request.headers.as_dict())
         except ClientError as exc:  # as moto's convert_to_flask_response
             status, headers, body = 400, {}, exc.response["Error"]["Message"]
         # Any other exception goes up to FaithfulDynamoDB, as it does from moto's Flask app (serve.build_app).
@@ -145,20 +128,22 @@ def tune_moto() -> None:
     - The list of a handler class's method names: `inspect.getmembers` per request; cached per class.
     - UpdateExpression ASTs: parsed twice per UpdateItem; cached per expression string. Callers only walk
       the tree; the one that changes it (the validator) deep-copies it first, and for a cached tree that copy
-      is now `pickle.loads` of a snapshot taken at parse time, a few times faster than `copy.deepcopy`.
+      is now `pickle.loads` of a snapshot taken at parse time, a few times faster than `copy.deepcopy`; the
+      validator's two walks that read only the tree and the names are skipped once they passed (fast_update.py).
     - The node types each of the validator's ten tree walkers handles: rebuilt at every node of the tree
       from its `_processing_map()` (a dict literal, the same for every walker of a class); now once per class.
     - ConditionExpression tokens: lexed with a dozen regexes per token, twice per conditional write; cached
       per expression string (tokens are immutable tuples; each caller gets a fresh deque of them).
-    - The 52-character request id: one `choices` call instead of 52 `choice` calls, on moto's own seeded
-      random source.
+    - The 52-character request id: one 416-bit draw instead of 52 `choice` calls, on moto's own seeded random
+      source (fast_request.py).
     - JSON errors (every DynamoDB error, e.g. ConditionalCheckFailedException) first built an XML body with
       xmltodict, then overwrote it with the JSON one; now only the JSON one is built.
     - The validator's tree walks: at every node of every walk, isinstance against abstract classes (slow) and a
       fresh `_processing_map()` to find the node's processor; now looked up once per (walker, node class).
     - The response serializer's value picker: for every member of every structure (each attribute value of an
       item is one), six alias providers were built to list the keys the value might be stored under; for a
-      plain dict those keys depend only on the member's name and shape, so they are listed once per shape.
+      plain dict those keys depend only on the member's name and shape, so they are listed once per shape and
+      looked up with `dict.get` (fast_serialize.py).
     - The request parser: per node of the request, a handler looked up by formatting its name, and per
       structure (each attribute value is one) every member of the shape with its JSON name; now both once per
       shape. Pure functions of a string on every request (the URL's parse, a region's partition, the action's
@@ -166,8 +151,8 @@ def tune_moto() -> None:
     - The request id was searched for in every body with a regex (for moto's XML services); a JSON body
       without "<RequestId>" comes out of that search unchanged, so it is no longer searched.
     - ConditionExpressions: parsed twice per conditional write (the handler, then the table), each time into
-      the same tree of conditions; now once per (expression, names, values), from private copies of them.
-      The tree is only read when evaluated against an item.
+      the same tree of conditions; now once per (expression, names, value names), and each request's tree is
+      that one with the request's own values put in (fast_condition.py).
     - The access key in the Authorization header: found with a regex whose greedy "AWS.*" backtracks over the
       whole header (about 40 µs); a header without 20 upper-case letters or digits in a row cannot match it
       (the lab's key is "ddblab"), and is now told so at once.
@@ -180,7 +165,7 @@ def tune_moto() -> None:
     import moto.dynamodb.models as models
     import moto.dynamodb.parsing.validators as validators
     import moto.dynamodb.responses as responses
-    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser  # type: ignore[attr-defined]
+    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
     from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
     from moto.moto_api._internal import mock_random
 
@@ -190,35 +175,34 @@ def tune_moto() -> None:
 
     core_responses.method_names_from_class = functools.lru_cache(maxsize=64)(core_responses.method_names_from_class)
 
-    parser = _CachedUpdateExpressionParser(UpdateExpressionParser.make)
+    parser = fast_update.CachedUpdateExpressionParser(UpdateExpressionParser.make)
     responses.UpdateExpressionParser = parser  # type: ignore[attr-defined, unused-ignore]
     models.UpdateExpressionParser = parser  # type: ignore[attr-defined, unused-ignore]
-    validators.deepcopy = _copy_ast  # type: ignore[assignment]
+    validators.deepcopy = fast_update.copy_ast  # type: ignore[assignment]
+    validators.UpdateExpressionValidator.validate = fast_update.validate_checking_structure_once(  # type: ignore[method-assign, assignment]
+        validators.UpdateExpressionValidator.validate
+    )
+    Node.find_clauses = fast_update.find_clauses_once(Node.find_clauses)
 
     DepthFirstTraverser.nodes_to_be_processed = _node_types  # type: ignore[method-assign, unused-ignore]
     DepthFirstTraverser.traverse_node_recursively = _traverse  # type: ignore[method-assign, unused-ignore]
-    serialize.ResponseSerializer.get_value = _picked(serialize.ResponseSerializer.get_value)  # type: ignore[method-assign]
+    serialize.ResponseSerializer.get_value = fast_serialize.picked(serialize.ResponseSerializer.get_value)  # type: ignore[method-assign]
+    serialize.JSONSerializer._serialize_type_structure = fast_serialize.structure(  # type: ignore[method-assign]
+        serialize.JSONSerializer._serialize_type_structure
+    )
 
     lex = comparisons.ConditionExpressionParser._lex_condition_expression
     tokens = functools.lru_cache(maxsize=1024)(
         lambda expression: tuple(lex(comparisons.ConditionExpressionParser(expression, None, None)))
     )
-    comparisons.ConditionExpressionParser.parse = _cached_condition(  # type: ignore[method-assign, assignment]
+    comparisons.ConditionExpressionParser.parse = fast_condition.parsed_once(  # type: ignore[method-assign, assignment]
         comparisons.ConditionExpressionParser.parse
     )
     comparisons.ConditionExpressionParser._lex_condition_expression = (  # type: ignore[method-assign]
         lambda self: deque(tokens(self.condition_expression))
     )
 
-    pool = string.ascii_letters + string.digits  # as MotoRandom.get_random_string
-
-    def request_id(headerdict: dict[str, Any] | None = None) -> str:
-        req_id = "".join(mock_random.choices(pool, k=52))
-        if headerdict is not None and isinstance(headerdict, dict):
-            headerdict["x-amzn-requestid"] = req_id
-        return req_id
-
-    core_responses.gen_amzn_requestid_long = request_id  # type: ignore[attr-defined, unused-ignore]
+    core_responses.gen_amzn_requestid_long = request_id_maker(mock_random)  # type: ignore[attr-defined, unused-ignore]
     core_responses.BaseResponse.access_key_regex = _AccessKeyPattern(core_responses.BaseResponse.access_key_regex)  # type: ignore[assignment]
     core_responses.BaseResponse._enrich_response = staticmethod(_enrich_response)  # type: ignore[method-assign]
     core_responses.urlparse = functools.lru_cache(maxsize=256)(core_responses.urlparse)  # type: ignore[assignment]
@@ -275,36 +259,6 @@ def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str]
     return headers, body
 
 
-def _cached_condition(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """ConditionExpressionParser.parse, once per (expression, names, values); see tune_moto."""
-    from moto.dynamodb.comparisons import ConditionExpressionParser
-
-    @functools.lru_cache(maxsize=1024)
-    def parsed(expression: str, names: str, values: str) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
-        # From copies no request holds: nothing outside can change the cached tree's values later.
-        private = ConditionExpressionParser(expression, json.loads(names), json.loads(values))
-        op = parse(private)
-        return op, tuple(private.expr_attr_names_found), tuple(private.expr_attr_values_found)
-
-    def cached(self: Any) -> Any:
-        expression = self.condition_expression
-        if not expression:
-            return parse(self)
-        try:
-            names = json.dumps(self.expression_attribute_names)
-            values = json.dumps(self.expression_attribute_values)
-        except (TypeError, ValueError):  # e.g. binary values (bytes): not cached
-            return parse(self)
-        if len(values) > 4096:
-            return parse(self)
-        op, names_found, values_found = parsed(expression, names, values)
-        self.expr_attr_names_found.extend(names_found)
-        self.expr_attr_values_found.extend(values_found)
-        return op
-
-    return cached
-
-
 _PARSERS: dict[tuple[type, str], Callable[..., Any]] = {}
 _MEMBERS: dict[Any, tuple[tuple[str, str, Any], ...]] = {}  # structure shape -> (name, JSON name, shape)
 
@@ -319,7 +273,8 @@ def _parse_shape(self: Any, shape: Any, node: Any) -> Any:
 
 
 def _parse_structure(self: Any, shape: Any, value: Any) -> Any:
-    """BaseJSONParser._parse_structure, with each shape's members and their JSON names listed once."""
+    """BaseJSONParser._parse_structure, with each shape's members and their JSON names listed once, and a map of
+    one member (an attribute value: one of its ten types) parsed without a look at the nine others."""
     if shape.is_document_type:
         return value
     if value is None:
@@ -332,6 +287,18 @@ def _parse_structure(self: Any, shape: Any, value: Any) -> Any:
         if len(_MEMBERS) < 4096:
             _MEMBERS[shape] = members
     final_parsed = self.MAP_TYPE()
+    if type(value) is dict and len(value) == 1:
+        ((json_key, raw_value),) = value.items()
+        if raw_value is not None:
+            for name, json_name, member in members:
+                if json_name == json_key:
+                    final_parsed[name] = self._parse_shape(member, raw_value)
+        return final_parsed
+    for name, json_name, member in members:
+        raw_value = value.get(json_name)
+        if raw_value is not None:
+            final_parsed[name] = self._parse_shape(member, raw_value)
+    return final_parsed
     for name, json_name, member in members:
         raw_value = value.get(json_name)
         if raw_value is not None:
@@ -379,72 +346,3 @@ def _traverse(self: Any, node: Any, child_id: int = -1) -> Any:
         if parent_node:
             parent_node.children[child_id] = node
     return node
-
-
-# (member name, member shape, its parent shape) -> the keys a plain dict may hold that member's value under
-_KEYS: dict[tuple[Any, ...], tuple[str, ...]] = {}
-
-
-def _picked(get_value: Callable[..., Any]) -> Callable[..., Any]:
-    """ResponseSerializer.get_value, with the possible keys of a member of a plain dict listed once per shape."""
-    from moto.core import serialize
-    from moto.core.utils import MISSING
-    from moto.core.utils import get_value as value_at
-
-    def picked(self: Any, value: Any, key: str, shape: Any) -> Any:
-        picker = self._value_picker
-        if (
-            type(value) is not dict
-            or type(picker) is not serialize.XFormedAttributePicker
-            or picker.response_transformers
-            or picker.alias_providers is not serialize.DEFAULT_ALIAS_PROVIDERS
-        ):
-            return get_value(self, value, key, shape)
-        cache_key = (key, shape, getattr(shape, "parent", None))
-        keys = _KEYS.get(cache_key)
-        if keys is None:
-            context = serialize.AttributePickerContext(
-                obj=value,
-                key=key,
-                shape=shape,
-                operation_model=self.operation_model,
-                service_model=self.operation_model.service_model,
-                key_path=".".join(self.path),
-            )
-            keys = tuple(picker.get_possible_keys(context))
-            if len(_KEYS) < 4096:
-                _KEYS[cache_key] = keys
-        for possible in keys:
-            found = value_at(value, possible, MISSING)
-            if found is not MISSING:
-                return found
-        return None
-
-    return picked
-
-
-_SNAPSHOT = "_ddblab_pickled"  # attribute of a cached AST: its pickled form, for fast copies
-
-
-class _CachedUpdateExpressionParser:
-    """Stands in for UpdateExpressionParser where moto calls `.make(expression)`."""
-
-    def __init__(self, make: Callable[[str], Any], size: int = 1024) -> None:
-        self.make = functools.lru_cache(maxsize=size)(lambda expression: _snapshot(make(expression)))
-
-
-def _snapshot(ast: Any) -> Any:
-    try:
-        blob = pickle.dumps(ast, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:
-        return ast
-    setattr(ast, _SNAPSHOT, blob)
-    return ast
-
-
-def _copy_ast(obj: Any, memo: dict[int, Any] | None = None) -> Any:
-    """copy.deepcopy, through the pickled snapshot when the object is a cached AST."""
-    import copy
-
-    blob = getattr(obj, _SNAPSHOT, None) if memo is None else None
-    return pickle.loads(blob) if blob is not None else copy.deepcopy(obj, memo)

@@ -186,8 +186,11 @@ def install() -> None:
         return int(value.size()) if type(value) is dynamo_type.DynamoType else len(str(value).encode())
 
     def setitem(self: dict[str, Any], key: str, value: Any) -> None:
-        total = sum(len(k.encode()) + size_of(v) for k, v in self.items() if k != key)
-        if total + len(key.encode()) + size_of(value) > MAX_ITEM_BYTES:
+        total = len(key.encode()) + size_of(value)
+        for k, v in self.items():  # a loop, not sum() over a generator: this runs for every attribute written
+            if k != key:
+                total += len(k.encode()) + size_of(v)
+        if total > MAX_ITEM_BYTES:
             raise ItemSizeTooLarge
         dict.__setitem__(self, key, value)
 

@@ -57,6 +57,7 @@ _TOO_LARGE = _error_response(
 )
 _SERVER_ERROR = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 _OWN_HEADERS = frozenset({"content-length", "connection"})  # the server writes these itself
+_ENVIRON_NAMES: dict[str, str] = {}  # a header's name -> its WSGI name (less the HTTP_ prefix), once per name
 
 
 class _Request(NamedTuple):
@@ -347,7 +348,11 @@ def _call(
         "wsgi.run_once": False,
     }
     for name, value in request.headers:
-        key = name.upper().replace("-", "_")
+        key = _ENVIRON_NAMES.get(name)
+        if key is None:
+            key = name.upper().replace("-", "_")
+            if len(_ENVIRON_NAMES) < 1024:  # names come from clients: bounded
+                _ENVIRON_NAMES[name] = key
         if key == "CONTENT_TYPE":
             environ[key] = value
         elif key != "CONTENT_LENGTH":
