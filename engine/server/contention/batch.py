@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from engine.server.contention.buckets import Buckets
+from engine.server.contention.buckets import Buckets, slot
 from engine.server.contention.holds import Holds
 from engine.server.contention.item_keys import Ref, batch_attrs, item_key
 from engine.server.contention.refusals import throttled
@@ -80,11 +80,11 @@ def split_batch(
         if holds.held(ref, key, now):
             conflicted += 1
             result.unprocessed.append(request)
-        elif not buckets.has((ref, key[0], "w"), 1.0, spec, now):
+        elif not buckets.has(slot(ref, key[0], "w"), 1.0, spec, now):
             short += 1
             result.unprocessed.append(request)
         else:
-            buckets.take((ref, key[0], "w"), 1.0)
+            buckets.take(slot(ref, key[0], "w"), 1.0)
             kept.append(request)
     counts["transaction_conflicts"] += conflicted
     counts["throttled"] += 1 if short else 0

@@ -9,14 +9,29 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from moto.dynamodb.models.dynamo_type import DynamoType
+
 from engine.server.contention.item_keys import Named, Ref
 from engine.server.contention.refusals import cancelled, throttled
 from engine.server.profile import ProfileSpec
 
 _BURST_S = 0.1  # a bucket holds a tenth of a second of its rate
 
-Slot = tuple[Ref, Any, str]  # (table, partition key, "w" or "r")
+Slot = tuple[Ref, Any, str]  # (table, partition key as _plain gives it, "w" or "r")
 _THROTTLED = {"Code": "ThrottlingError", "Message": "Throughput exceeds the current capacity for this key"}
+
+
+def _plain(partition: Any) -> Any:
+    """A partition key as (type, value) (moto's own hash of it, without its four Python calls per hash: a slot is
+    hashed five times a request); a global index's (index, key) and a test's plain key are kept as they are."""
+    if type(partition) is DynamoType:
+        return (partition.type, partition.cast_value)
+    return partition
+
+
+def slot(ref: Ref, partition: Any, bucket: str) -> Slot:
+    """The bucket of a partition key on a table: "w" for writes, "r" for reads."""
+    return (ref, _plain(partition), bucket)
 
 
 class Buckets:
@@ -44,16 +59,16 @@ class Buckets:
                 units, bucket = (2.0 if kind == "twrite" else 1.0), "w"
             else:
                 units, bucket = (2.0 if kind == "tget" else 0.5 if eventual else 1.0), "r"
-            slot = (ref, key[0], bucket)
-            wanted[slot] = wanted.get(slot, 0.0) + units
-        short = [slot[1] for slot, units in wanted.items() if not self.has(slot, units, spec, now)]
+            at = slot(ref, key[0], bucket)
+            wanted[at] = wanted.get(at, 0.0) + units
+        short = [at[1] for at, units in wanted.items() if not self.has(at, units, spec, now)]
         if short:
             counts["throttled"] += 1
             if op.startswith("Transact"):
-                raise cancelled([dict(_THROTTLED) if key[0] in short else {"Code": "None"} for _, key in keys])
+                raise cancelled([dict(_THROTTLED) if _plain(key[0]) in short else {"Code": "None"} for _, key in keys])
             raise throttled()
-        for slot, units in wanted.items():
-            self.take(slot, units)
+        for at, units in wanted.items():
+            self.take(at, units)
 
     def has(self, slot: Slot, units: float, spec: ProfileSpec, now: float) -> bool:
         """Refill the slot's bucket to now; True when it holds `units`. A bucket holds a tenth of a second of

@@ -105,7 +105,7 @@ class AwsLike:
             with self._stale.serve(op, ref, keys, table.moto, spec, now, counts):
                 yield result
             return
-        captured = self._stale.capture(op, params, table.moto, spec)
+        captured = self._stale.capture(op, params, table.moto, spec, keys)
         yield result
         if not result["ok"]:
             return

@@ -26,11 +26,16 @@ class StaleReads:
         self._random = chance  # the model's own: one seed makes a whole run's draws repeatable
         self._pending: dict[Ref, dict[Any, _Pending]] = {}
 
-    def capture(self, op: str, params: dict[str, Any], table: Any, spec: ProfileSpec) -> dict[Any, Any]:
-        """Before a write: the images of the items it may change (moto updates them in place)."""
+    def capture(self, op: str, params: dict[str, Any], table: Any, spec: ProfileSpec, keys: Named) -> dict[Any, Any]:
+        """Before a write: the images of the items it may change (moto updates them in place). `keys` are the
+        request's own (item_keys.request_keys): a single write's item is among them, already read."""
         if spec.stale_ms <= 0 or spec.stale_share <= 0 or op not in _WRITES:
             return {}
         captured: dict[Any, Any] = {}
+        if op in SINGLE_WRITES:
+            for _, key in keys:
+                captured[key] = _snapshot(_get(table, key))
+            return captured
         for name, attrs in _written_keys(op, params):
             if name != table.name:
                 continue
