@@ -379,7 +379,7 @@ def _call(
     ]
     if close:
         head.append("Connection: close")
-    delay = float(environ.get("ddblab.delay_s", 0.0))  # the aws-like profile's network time (contention.py)
+    delay = float(environ.get("ddblab.delay_s", 0.0))  # the aws-like profile's network time (contention/model.py)
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload, close, delay
 
 
