@@ -37,8 +37,9 @@ def current_spec() -> BackendSpec:
 
 # What each backend cannot show, said where the user chooses it.
 BACKEND_LIMITS = {
-    BackendKind.EMBEDDED: "Requests are serialized, so concurrent transactions never get TransactionConflict; "
-    "GSI lag is simulated; injected throttling is available.",
+    BackendKind.EMBEDDED: "Under the exact profile every request is atomic and instant, so concurrent transactions "
+    "never get TransactionConflict; the aws-like profile below simulates it. GSI lag is simulated; injected "
+    "throttling is available.",
     BackendKind.ENDPOINT: "GSI lag cannot be simulated here (DynamoDB Local's indexes are instant); no injected "
     "throttling; TTL expiry follows the server.",
     BackendKind.AWS: "Everything is real: GSI lag, TransactionConflict, throttling. TTL deletes within days. "
@@ -124,7 +125,7 @@ def profile_control(sb: Any, spec: BackendSpec) -> None:
         "knobs and what differs from AWS). The lab's own server only.",
     )
     if current_profile().simulated:
-        sb.caption(f"SIMULATED: {current_profile().describe()}")
+        sb.caption(current_profile().describe())  # it starts "aws-like (SIMULATED: ..."
 
 
 def current_profile() -> ProfileSpec:
