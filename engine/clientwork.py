@@ -1,16 +1,23 @@
-"""One client's work, run to its end: how it failed (a crash, a call error, a bug), or None; and the outbox that
-keeps a client process's or cluster worker's calls until they are sent home. Shared by the runner's threads, the
+"""One client's work, run to its end: how it failed (a crash, a call error, a bug), or None; a client process's or
+cluster worker's share of the clients (made by make_share, run by ClientThreads); and the outbox that keeps their
+calls until they are sent home. Shared by the runner's threads, the
 pool's client processes and the cluster's workers, so that none needs another."""
 
 from __future__ import annotations
 
+import random
 import threading
 import traceback
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
+from engine.backend import Backend, BackendSpec
 from engine.calls import CallError, ClientContext, ClientCrash
+from engine.faults import FaultInjector, FaultPlan
 from engine.history import Call
+from engine.patterns import RunOptions, get_pattern
 from engine.patterns.base import Pattern
+from engine.tables import Table, TableSpec
 
 
 def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | None:
@@ -86,3 +93,69 @@ class ClientThreads:
         with self._lock:
             taken, self._errors = self._errors, []
         return taken
+
+
+class SharePlan(Protocol):
+    """What a client process's plan (engine/pool.py) and a cluster worker's (engine/cluster_share.py) both carry."""
+
+    @property
+    def backend(self) -> BackendSpec: ...
+    @property
+    def config(self) -> Any: ...  # the run's RunConfig (engine.runner), read through pool.RunConfig's protocol
+    @property
+    def options(self) -> RunOptions: ...
+    @property
+    def table_name(self) -> str: ...
+    @property
+    def table_spec(self) -> TableSpec: ...
+    @property
+    def client_ids(self) -> tuple[int, ...]: ...
+    @property
+    def base_seed(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class ShareClients:
+    """A share's clients, made and not yet started: one boto3 client (with the run's faults) for all of them."""
+
+    client: Any
+    injector: FaultInjector
+    pattern: Pattern
+    outbox: Outbox
+    contexts: list[ClientContext]
+
+    def close(self) -> None:
+        self.injector.close()
+        self.client.close()
+
+
+def make_share(plan: SharePlan, max_calls: int | None, stop: threading.Event) -> ShareClients:
+    """The clients of a client process's or cluster worker's share, recording into one Outbox; `max_calls` is the
+    share's part of the run's call budget."""
+    cfg = plan.config
+    client = Backend(plan.backend).client(threads=len(plan.client_ids), retry=cfg.retry)
+    injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
+    table = Table(plan.table_name, client, created=False, spec=plan.table_spec)  # never ours to drop
+    outbox = Outbox()
+    shared: dict[str, Any] = {}  # one per share (patterns whose clients meet in memory are never spread)
+    contexts = [
+        ClientContext(
+            client=client,
+            history=outbox,
+            client_id=i,
+            table=table,
+            options=plan.options,
+            variant=plan.options.variant,
+            threads=cfg.threads,
+            ops_per_client=cfg.ops_per_client,
+            deadline=None,
+            stop=stop,
+            shared=shared,
+            rng=random.Random(plan.base_seed * 1000 + i),
+            lost_response_share=cfg.lost_response_share or 0.0,
+            record_requests=cfg.record_requests,
+            max_calls=max_calls,
+        )
+        for i in plan.client_ids
+    ]
+    return ShareClients(client, injector, get_pattern(cfg.pattern)(), outbox, contexts)

@@ -5,14 +5,13 @@ or the home goes away. Dask pickles `run_share` by name, so a worker needs the s
 from __future__ import annotations
 
 import pickle
-import random
 import threading
 import time
 from dataclasses import dataclass, replace
 from typing import Any
 
 from engine import pool
-from engine.backend import Backend, BackendSpec
+from engine.backend import BackendSpec
 from engine.patterns import RunOptions
 from engine.tables import TableSpec
 
@@ -96,45 +95,18 @@ def _quiet(worker: Any, share_starts: bool) -> None:
 def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
     from distributed import Event, Queue
 
-    from engine.calls import ClientContext
-    from engine.clientwork import ClientThreads, Outbox
-    from engine.faults import FaultInjector, FaultPlan
-    from engine.patterns import get_pattern
-    from engine.tables import Table
+    from engine.clientwork import ClientThreads, make_share
 
     queue, go, stop_event = Queue(plan.queue), Event(plan.go), Event(plan.stop)
     cfg = plan.config
+    stop = threading.Event()
     try:
-        client = Backend(plan.backend).client(threads=len(plan.client_ids), retry=cfg.retry)
-        injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
-        pattern = get_pattern(cfg.pattern)()
-        table = Table(plan.table_name, client, created=False, spec=plan.table_spec)  # never ours to drop
+        share = make_share(plan, plan.max_calls, stop)
     except Exception as e:
         queue.put(("failed", plan.share, f"a client share could not start on {worker.address}: {one_line(e)}"))
         return 0
-    outbox = Outbox()
-    stop = threading.Event()
-    contexts = [
-        ClientContext(
-            client=client,
-            history=outbox,
-            client_id=i,
-            table=table,
-            options=plan.options,
-            variant=plan.options.variant,
-            threads=cfg.threads,
-            ops_per_client=cfg.ops_per_client,
-            deadline=None,
-            stop=stop,
-            shared={},
-            rng=random.Random(plan.base_seed * 1000 + i),
-            lost_response_share=cfg.lost_response_share or 0.0,
-            record_requests=cfg.record_requests,
-            max_calls=plan.max_calls,
-        )
-        for i in plan.client_ids
-    ]
-    clients = ClientThreads(pattern, contexts)
+    outbox, contexts = share.outbox, share.contexts
+    clients = ClientThreads(share.pattern, contexts)
     queue.put(("ready", plan.share))
     if not go.wait(START_TIMEOUT_S) or stop_event.is_set():
         stop.set()  # the home gave up, or stopped before go: the clients see it and end at once
@@ -173,8 +145,7 @@ def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
         ship()
     stop.set()  # the listener ends with the share
     ship()
-    injector.close()
-    client.close()
+    share.close()
     queue.put(("done", plan.share, sent))
     return sent
 

@@ -16,7 +16,6 @@ stopping at its share, and the parent stops them all once the calls that arrived
 from __future__ import annotations
 
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -28,12 +27,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine.backend import Backend, BackendKind, BackendSpec, RetryPolicy
-from engine.calls import ClientContext
-from engine.clientwork import ClientThreads, Outbox
+from engine.clientwork import ClientThreads, Outbox, make_share
 from engine.errors import LabError, server_died
-from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
-from engine.patterns import RunOptions, get_pattern
+from engine.patterns import RunOptions
 from engine.tables import Table, TableSpec
 
 
@@ -339,39 +336,15 @@ def child_main(down: Connection, up: Connection) -> None:
             go.set()
 
     threading.Thread(target=listen, daemon=True).start()
+    cfg = plan.config
     try:
-        cfg = plan.config
-        client = Backend(plan.backend).client(threads=len(plan.client_ids), retry=cfg.retry)
-        injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
-        pattern = get_pattern(cfg.pattern)()
-        table = Table(plan.table_name, client, created=False, spec=plan.table_spec)  # never ours to drop
-        outbox = Outbox()
-        shared: dict[str, Any] = {}
-        contexts = [
-            ClientContext(
-                client=client,
-                history=outbox,
-                client_id=i,
-                table=table,
-                options=plan.options,
-                variant=plan.options.variant,
-                threads=cfg.threads,
-                ops_per_client=cfg.ops_per_client,
-                deadline=None,
-                stop=stop,
-                shared=shared,
-                rng=random.Random(plan.base_seed * 1000 + i),
-                lost_response_share=cfg.lost_response_share or 0.0,
-                record_requests=cfg.record_requests,
-                max_calls=_share(cfg.max_calls, cfg.processes),
-            )
-            for i in plan.client_ids
-        ]
+        share = make_share(plan, _share(cfg.max_calls, cfg.processes), stop)
     except Exception as e:
         up.send(("failed", f"a client process could not start: {e}"))
         up.close()
         return
-    clients = ClientThreads(pattern, contexts)
+    outbox = share.outbox
+    clients = ClientThreads(share.pattern, share.contexts)
     up.send(("ready",))
     go.wait()
     cpu_at_go = time.process_time()
@@ -380,8 +353,7 @@ def child_main(down: Connection, up: Connection) -> None:
         time.sleep(SHIP_S)
         _ship(up, outbox, clients, time.process_time() - cpu_at_go)
     _ship(up, outbox, clients, time.process_time() - cpu_at_go)
-    injector.close()
-    client.close()
+    share.close()
     up.send(("done",))
     up.close()
 
