@@ -7,7 +7,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from dashboard.frames import details, strings
@@ -72,7 +71,8 @@ def _hover_request(request: str) -> str:
 def hover_texts(rows: pd.DataFrame, labels: Sequence[str]) -> list[str]:
     """Plotly hover HTML: the call as the seed logs it (request, then the result), clipped to a readable size.
 
-    Request texts repeat (a counter run sends one request thousands of times), so each is escaped once.
+    Request texts, actions, results and labels repeat (a counter run sends one request thousands of times), so
+    each distinct one is escaped once: a replay redraws thousands of hovers on every tick.
     """
     n = len(rows)
     if n == 0:
@@ -80,17 +80,26 @@ def hover_texts(rows: pd.DataFrame, labels: Sequence[str]) -> list[str]:
     requests = rows["request"].tolist() if "request" in rows else [None] * n
     ops, keys = strings(rows["op"]), strings(rows["key"])
     actions, outcomes, errors = strings(rows["action"]), strings(rows["outcome"]), strings(rows["error"])
-    seq, client = rows["seq"].to_numpy(), rows["client"].to_numpy()
-    lat, start = rows["latency_ms"].to_numpy(), rows["start_s"].to_numpy()
-    retries = rows["retries"].to_numpy() if "retries" in rows else np.zeros(n, dtype=np.int64)
+    seq, client = rows["seq"].tolist(), rows["client"].tolist()
+    lat, start = rows["latency_ms"].tolist(), rows["start_s"].tolist()
+    retries = rows["retries"].tolist() if "retries" in rows else [0] * n
     ds = details(rows)
-    cache: dict[str, str] = {}
+    heads: dict[str, str] = {}
+    escaped_actions: dict[str, str] = {}
+    tails: dict[tuple[str, str, str], tuple[str, str]] = {}
     out = []
     for i in range(n):
         request = text_or_none(requests[i]) or f">>> {ops[i]}\n    key:        {keys[i]}"
-        head = cache.get(request)
+        head = heads.get(request)
         if head is None:
-            head = cache[request] = _hover_request(request)
+            head = heads[request] = _hover_request(request)
+        action = escaped_actions.get(actions[i])
+        if action is None:
+            action = escaped_actions[actions[i]] = html.escape(actions[i])
+        tail_key = (outcomes[i], errors[i], labels[i])
+        tail = tails.get(tail_key)
+        if tail is None:
+            tail = tails[tail_key] = (html.escape(result_value(outcomes[i], errors[i])), html.escape(labels[i]))
         d = ds[i]
         extra = ""
         if d:
@@ -100,8 +109,7 @@ def hover_texts(rows: pd.DataFrame, labels: Sequence[str]) -> list[str]:
                 extra += "<br>(response lost after the server applied it)"
         more = f", {int(retries[i])} retries" if retries[i] else ""
         out.append(
-            f"{head}<br><br>=== #{int(seq[i])} client {int(client[i])} {html.escape(actions[i])} · "
-            f"{lat[i]:.1f} ms at {start[i]:.3f} s{more} ===<br>"
-            f"{html.escape(result_value(outcomes[i], errors[i]))}{extra}<br><b>{html.escape(labels[i])}</b>"
+            f"{head}<br><br>=== #{int(seq[i])} client {int(client[i])} {action} · "
+            f"{lat[i]:.1f} ms at {start[i]:.3f} s{more} ===<br>{tail[0]}{extra}<br><b>{tail[1]}</b>"
         )
     return out

@@ -17,8 +17,19 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.aggregates import done_ns
-from dashboard.calltext import hover_texts
-from dashboard.figure import MAX_BARS, MAX_BARS_FINAL, MAX_POINTS, Calls, agg, count, empty, figure, span, style
+from dashboard.figure import (
+    MAX_BARS,
+    MAX_BARS_FINAL,
+    MAX_POINTS,
+    Calls,
+    Texts,
+    agg,
+    count,
+    empty,
+    figure,
+    span,
+    style,
+)
 from dashboard.figure import lanes as count_lanes
 from dashboard.palette import FLAG_COLOUR, RACY_COLOUR, SAFE_COLOUR, colour, ordered
 from dashboard.runview import RunView
@@ -65,14 +76,15 @@ def timeline(
     flagged = set(flagged)
     if isinstance(calls, RunView):
         rows = calls.rows_at(flagged) if flagged else None
-        shown, sampling = calls.get(TimelineSample).sample(max_bars, rows)
+        sample = calls.get(TimelineSample)
     else:
         rows = calls[calls["seq"].isin(flagged).to_numpy()] if flagged else None
-        shown, sampling = TimelineSample.of(calls, k=max_bars).sample(max_bars, rows)
+        sample = TimelineSample.of(calls, k=max_bars)
+    shown, sampling = sample.sample(max_bars, rows)
     order = ordered(shown["label"])
     codes = pd.Categorical(shown["label"], categories=order).codes
     labels = np.asarray(order, dtype=object)[codes]
-    hover = np.asarray(hover_texts(shown, list(labels)), dtype=object)
+    hover = np.asarray(sample.hovers(shown, list(labels)), dtype=object)
     client = shown["client"].to_numpy()
     start = shown["start_s"].to_numpy()
     width = np.clip(shown["end_s"].to_numpy() - start, 0, None)
@@ -91,7 +103,7 @@ def timeline(
                 x=width[m],
                 width=0.72,
                 marker=dict(color=colour(label), line=dict(width=0)),
-                customdata=hover[m],
+                customdata=Texts(hover[m]),
                 hovertemplate="%{customdata}<extra></extra>",
             )
         )
@@ -105,7 +117,7 @@ def timeline(
                     mode="markers",
                     y=client[m],
                     x=start[m] + width[m] / 2,
-                    customdata=hover[m],
+                    customdata=Texts(hover[m]),
                     marker=dict(symbol="x-thin", size=16, line=dict(width=3, color=FLAG_COLOUR)),
                     hovertemplate="%{customdata}<extra></extra>",
                 )

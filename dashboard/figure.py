@@ -43,6 +43,14 @@ _TEMPLATE = {
 }
 
 
+class Texts(tuple[str, ...]):
+    """Per-mark texts (hover, labels) plotly may share instead of copying: it deep-copies every trace when a Figure
+    is made and again when it is sent, string by string (thousands per timeline); strings are immutable."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Texts:
+        return self
+
+
 class Spec:
     """A figure being drawn, as plain dicts (the few Figure methods the charts use), turned into one unvalidated
     go.Figure at the end: plotly's object model costs more per property than our data does."""

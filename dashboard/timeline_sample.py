@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.aggregates import Aggregate, Rows
+from dashboard.calltext import hover_texts
 from dashboard.frames import details, outcome_labels, strings
 from dashboard.palette import OK, OK_READ
 from dashboard.sampling import Reservoir, Sampling, choose, stable_hash
@@ -38,6 +39,7 @@ class TimelineSample(Aggregate):
         self.failed = Reservoir(k)
         self.plain = Reservoir(k)
         self.n = 0
+        self._hovers: dict[int, str] = {}  # seq -> hover HTML: a call's text never changes, and redraws are frequent
 
     def add(self, rows: Rows) -> None:
         frame = rows.frame
@@ -80,3 +82,15 @@ class TimelineSample(Aggregate):
         prefer = ~np.isin(cols["label"], [OK, OK_READ])
         chosen, n_flag, n_pref = choose(cols["seq"], max_rows, keep=keep, prefer=prefer)
         return shown[chosen].reset_index(drop=True), Sampling(int(chosen.sum()), self.n, n_flag, n_pref)
+
+    def hovers(self, shown: pd.DataFrame, labels: list[str]) -> list[str]:
+        """calltext.hover_texts of `shown` (rows of `sample`, with their labels), each call's text made once: a
+        live refresh or a replay's tick redraws mostly the calls it drew before."""
+        seqs = shown["seq"].tolist()
+        missing = [i for i, seq in enumerate(seqs) if seq not in self._hovers]
+        if missing:
+            if len(self._hovers) + len(missing) > 4 * self.k:  # keep what is drawn now, drop what was sampled out
+                self._hovers = {seq: self._hovers[seq] for seq in seqs if seq in self._hovers}
+            texts = hover_texts(shown.iloc[missing], [labels[i] for i in missing])
+            self._hovers.update(zip((seqs[i] for i in missing), texts))
+        return [self._hovers[seq] for seq in seqs]

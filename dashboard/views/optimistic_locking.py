@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.aggregates import Aggregate, Grow, Rows, SortedTail, done_ns
-from dashboard.figure import MAX_POINTS, Calls, agg, empty, figure, scatter, style
+from dashboard.figure import MAX_POINTS, Calls, Texts, agg, empty, figure, scatter, style
 from dashboard.frames import WRITE_OPS, as_object, categories, detail_fields, where
 from dashboard.palette import CCF, COLOURS, FLAG_COLOUR, INFO, OK
 from dashboard.sampling import Reservoir, Sampling, choose, stable_hash, thin_index
@@ -270,7 +270,7 @@ def version_history(
         rows = shown[shown["status"] == name]
         if rows.empty:
             continue
-        text = np.array(
+        text = Texts(
             [
                 f"#{s} client {c} {a}<br>read v{r} → wrote v{v}" + (f"<br>erased by #{w}" if name == "lost" else "")
                 for s, c, a, r, v, w in zip(
@@ -281,8 +281,7 @@ def version_history(
                     rows["version"].tolist(),
                     rows["winner"].tolist(),
                 )
-            ],
-            dtype=object,
+            ]
         )
         line = dict(width=2, color=look["color"]) if name == "lost" else dict(width=1, color="white")
         fig.add_trace(

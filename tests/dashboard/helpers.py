@@ -61,9 +61,10 @@ def history_of(calls: list[Call]) -> History:
     return h
 
 
-def growing(history: History, pattern: str, rng: Any, max_batch: int):
+def growing(history: History, pattern: str, rng: Any, max_batch: int, each: Any = None, view_of: Any = None):
     """The calls of `history` arriving in random batches of 1..max_batch into a new History, and the run's view
-    brought up to date after each batch (as a live page refreshes)."""
+    brought up to date after each batch (as a live page refreshes), then `each(view)` (a page drawing it).
+    `view_of(view)` may first change the new view (e.g. smaller samples)."""
     from dashboard.records import _Frames
     from dashboard.runview import RunView
     from dashboard.views import aggregates_for
@@ -71,12 +72,16 @@ def growing(history: History, pattern: str, rng: Any, max_batch: int):
     calls = history.calls()
     live = History(t0_ns=history.t0_ns)
     view = RunView(live, _Frames(live).rows, aggregates_for(pattern))
+    if view_of is not None:
+        view_of(view)
     i = 0
     while i < len(calls):
         k = int(rng.integers(1, max_batch + 1))
         live.extend(calls[i : i + k])
         i += k
         view.update()
+        if each is not None:
+            each(view)
     return live, view
 
 

@@ -20,6 +20,7 @@ from dashboard.records import RunRecord, Source, _Frames
 from dashboard.runview import RunView
 from dashboard.sampling import Reservoir, choose, stable_hash
 from dashboard.timebins import TimeBins
+from dashboard.timeline_sample import TimelineSample
 from dashboard.verdicts import flagged_calls
 from dashboard.views import aggregates_for
 from engine.history import History
@@ -66,6 +67,27 @@ def test_sampled_charts_of_a_big_run_do_not_depend_on_the_batches(name: str) -> 
     assert figs[0].layout.meta["sampled"]
     for from_frame, from_view in zip(every_chart(frame, summary, max_bars=1000), figs, strict=True):
         assert plain(from_view) == plain(from_frame)
+
+
+def test_a_timeline_redrawn_at_every_refresh_shows_what_one_drawing_shows() -> None:
+    """The timeline keeps each call's hover text between refreshes (a live run, a replay's ticks): drawn after
+    every batch, with the sample and its cache small enough to be thinned many times, it ends on the figure a
+    single drawing of the whole run gives."""
+    history, summary = scaled("optimistic-locking-racy", 6_000)
+    k = 150
+    drawn: list[Any] = []
+
+    def small_sample(view: RunView) -> None:
+        view.aggregates[TimelineSample] = TimelineSample(k=k)
+
+    def draw(view: RunView) -> None:
+        drawn.append(charts.timeline(view, lanes=8, max_bars=k))
+
+    _, view = growing(history, summary["pattern"], np.random.default_rng(5), 400, draw, small_sample)
+    assert len(drawn) > 20 and drawn[-1].layout.meta["sampled"]
+    assert len(view.get(TimelineSample)._hovers) <= 4 * k
+    frame = history.snapshot(detail=True, requests=True)
+    assert plain(drawn[-1]) == plain(charts.timeline(frame, lanes=8, max_bars=k))
 
 
 def row_of(rows: np.ndarray) -> Callable[[np.ndarray], dict[str, np.ndarray]]:
