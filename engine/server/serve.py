@@ -421,8 +421,11 @@ def die_with_parent(parent_pid: int) -> None:
     us exits, e.g. a Streamlit script run.) A getppid watchdog covers a parent that handed stdin elsewhere."""
 
     def watch_stdin() -> None:
+        # The raw fd, not sys.stdin.buffer: a thread blocked inside the buffered reader holds its lock, and the
+        # interpreter's shutdown (on SIGTERM) then aborts with "Fatal Python error: _enter_buffered_busy".
+        fd = sys.stdin.fileno()
         try:
-            while sys.stdin.buffer.read(4096):
+            while os.read(fd, 4096):
                 pass
         except (OSError, ValueError):
             pass
