@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.server import contention, control, limits, undo
+from engine.server import contention, control, duplicates, limits, undo
 from engine.server.gsi_lag import GsiLag
 from engine.server.profile import EXACT, ProfileSpec
 
@@ -117,6 +117,10 @@ class FaithfulDynamoDB:
         region = _region(environ)
         with self._lock:
             self.state.requests += 1
+            try:
+                duplicates.check(op, params, region)  # reads the tables' key schemas: under the lock
+            except limits.Refused as refused:
+                return _respond(start_response, *_error(refused.code, refused.message, refused.status))
             table = None if self.model.table_changed(op) else self.model.profile(op, params, region)
             if op == "TransactWriteItems" and params.get("ClientRequestToken"):
                 status, headers, out = self._transact_with_token(environ, body, params, region, table)

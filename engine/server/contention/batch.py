@@ -14,7 +14,6 @@ from engine.server.contention.buckets import Buckets, slot
 from engine.server.contention.holds import Holds
 from engine.server.contention.item_keys import Ref, batch_attrs, item_key
 from engine.server.contention.refusals import throttled
-from engine.server.limits import Refused
 from engine.server.profile import ProfileSpec
 
 Answer = tuple[str, list[tuple[str, str]], bytes]  # status, headers, body
@@ -72,8 +71,6 @@ def split_batch(
     keys = [item_key(table, batch_attrs(request)) for request in requests]
     if None in keys:
         return params  # a write without a valid key: moto refuses the whole request, as DynamoDB does
-    if len(set(keys)) < len(keys):  # DynamoDB refuses it whole (moto would apply both writes)
-        raise Refused("ValidationException", "Provided list of item keys contains duplicates")
     kept: list[Any] = []
     conflicted = short = 0
     for request, key in zip(requests, keys):
