@@ -267,6 +267,8 @@ def _check_map(value: Any, where: str) -> int:
         try:
             size += len(name.encode()) + _value(attribute, 1)
         except _Bad as bad:
+            if bad.invalid and where == "ExpressionAttributeValues":
+                raise Refused(bad.code, f"{where} contains invalid value: {bad.message} for key {name[:100]}") from None
             raise bad.refused(f"{where}.{name}"[:120]) from None
     return size
 
@@ -276,12 +278,14 @@ def _check_item(item: Any, where: str) -> int:
 
 
 class _Bad(Exception):
-    """A bad attribute value somewhere below a top-level attribute; named once, when it is reported."""
+    """A bad attribute value somewhere below a top-level attribute; named once, when it is reported. `invalid`:
+    a value DynamoDB cannot store (a number, a set), which it words its own way in ExpressionAttributeValues."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, invalid: bool = False) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.invalid = invalid
 
     def refused(self, where: str) -> Refused:
         return Refused(self.code, self.message.replace("{where}", where))
@@ -300,7 +304,7 @@ def _value(value: Any, depth: int) -> int:
                 return len(inner) if inner.isascii() else len(inner.encode())
         elif kind == "N":
             if type(inner) is str:
-                return _number_size(inner)
+                return _number_size(_number(inner))
         elif kind == "BOOL":
             if type(inner) is bool:
                 return 1
@@ -322,6 +326,7 @@ def _value(value: Any, depth: int) -> int:
                 return len(inner) * 3 // 4
         elif kind in _SETS:
             if type(inner) is list and all(type(v) is str for v in inner):
+                _check_set(kind, inner)
                 if kind == "SS":
                     return sum(len(v.encode()) for v in inner)
                 if kind == "NS":
@@ -339,6 +344,56 @@ def _is_base64(text: str) -> bool:
     except (binascii.Error, ValueError):
         return False
     return True
+
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INVALID = "One or more parameter values were invalid: "
+_SET_NAMES = {"SS": "string", "NS": "number", "BS": "binary"}
+
+
+def _number(text: str) -> str:
+    """`text` when DynamoDB can store it as a Number: its syntax, at most 38 significant digits, a magnitude from
+    1E-130 to under 1E+126 (or zero); moto checks only some of this, and nothing in ExpressionAttributeValues."""
+    if not _NUMBER.fullmatch(text):
+        raise _Bad("ValidationException", "A value provided cannot be converted into a number", invalid=True)
+    mantissa, _, exponent = text.lstrip("+-").lower().partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    significant = digits.rstrip("0")
+    if len(significant) > 38:
+        raise _Bad("ValidationException", "DynamoDB only supports precision up to 38 digits", invalid=True)
+    if significant:
+        # the value is 0.d1d2... x 10^magnitude
+        magnitude = (int(exponent) if exponent else 0) + len(whole.lstrip("0")) - (
+            0 if whole.lstrip("0") else len(fraction) - len(fraction.lstrip("0"))
+        )
+        if magnitude > 126:
+            raise _Bad(
+                "ValidationException",
+                "Number overflow. Attempting to store a number with magnitude larger than supported range",
+                invalid=True,
+            )
+        if magnitude < -129:
+            raise _Bad(
+                "ValidationException",
+                "Number underflow. Attempting to store a number with magnitude smaller than supported range",
+                invalid=True,
+            )
+    return text
+
+
+def _check_set(kind: str, members: list[str]) -> None:
+    """DynamoDB's sets are never empty and never hold one member twice (numbers by value: 1 and 1.0 are one)."""
+    if not members:
+        raise _Bad("ValidationException", f"{_INVALID}An {_SET_NAMES[kind]} set  may not be empty", invalid=True)
+    if kind == "NS":
+        from decimal import Decimal
+
+        distinct = len({Decimal(_number(m)) for m in members})
+    else:
+        distinct = len(set(members))
+    if distinct < len(members):
+        raise _Bad("ValidationException", f"{_INVALID}Input collection contains duplicates", invalid=True)
 
 
 def _number_size(text: str) -> int:

@@ -137,6 +137,51 @@ def test_limits_are_dynamodbs(server: Any, table: Any) -> None:
     _still_serving(table, server)
 
 
+UNSTORABLE = {
+    "39 significant digits": {"N": "1" * 39},
+    "over 1E+126": {"N": "1e126"},
+    "under 1E-130": {"N": "1e-131"},
+    "not a number": {"N": "0x10"},
+    "an empty string set": {"SS": []},
+    "an empty binary set": {"BS": []},
+    "a set holding one string twice": {"SS": ["a", "a"]},
+    "a set holding one number twice": {"NS": ["1", "1.0"]},
+    "a number set with a word in it": {"NS": ["1", "one"]},
+    "an empty set inside a list": {"L": [{"NS": []}]},
+}
+STORABLE = [{"N": "1" * 38}, {"N": "9.9e125"}, {"N": "1e-130"}, {"N": "-0.5"}, {"NS": ["1", "2"]}, {"SS": ["a", "b"]}]
+
+
+@pytest.mark.parametrize("name", list(UNSTORABLE))
+def test_a_value_dynamodb_cannot_store_is_refused_in_an_item_and_in_an_update(
+    name: str, server: Any, table: Any
+) -> None:
+    """moto stored these when they came in ExpressionAttributeValues (even a number 'one'), and most of them in an
+    Item too; DynamoDB refuses each with a ValidationException."""
+    value = UNSTORABLE[name]
+    status, answer = _send(server.port, _put(table, {**KEY, "v": value}))
+    assert status == 400 and _code(answer) == "ValidationException", answer
+    update = {
+        "TableName": table.name,
+        "Key": KEY,
+        "UpdateExpression": "SET v = :v",
+        "ExpressionAttributeValues": {":v": value},
+    }
+    status, answer = _send(server.port, json.dumps(update).encode(), "DynamoDB_20120810.UpdateItem")
+    assert status == 400 and _code(answer) == "ValidationException", answer
+    assert answer["message"].startswith("ExpressionAttributeValues contains invalid value: ")
+    assert answer["message"].endswith(" for key :v")
+    assert [i for i in table.scan_all() if i["PK"] != "ALIVE"] == []
+    _still_serving(table, server)
+
+
+def test_values_at_dynamodbs_limits_are_stored(server: Any, table: Any) -> None:
+    for value in STORABLE:
+        status, answer = _send(server.port, _put(table, {**KEY, "v": value}))
+        assert status == 200, (value, answer)
+    table.client.delete_item(TableName=table.name, Key={"PK": "A", "SK": "B"})
+
+
 def test_an_item_just_under_the_limit_is_stored(table: Any, server: Any) -> None:
     name_and_keys = len("blob") + len("PK") + 1 + len("SK") + 1
     table.put({"PK": "A", "SK": "B", "blob": "x" * (limits.MAX_ITEM_BYTES - name_and_keys)})
