@@ -72,10 +72,14 @@ def run_share(plan_bytes: bytes) -> int:
 # the stacks of the running threads), its loop-health tick every 20 ms, its memory monitor every 100 ms, its
 # system monitor (psutil's CPU, memory, network and disk figures for Dask's dashboard) every 500 ms. Each wake-up
 # takes the GIL from the share's client threads; all but the memory monitor only feed Dask's diagnostics, so they
-# are paused while the worker runs a share. The memory monitor (it protects the worker) and the heartbeat (it keeps
-# the worker in the cluster; its figures are the system monitor's last) go on. A cluster the lab starts itself
-# has them off or slowed from the start (engine/cluster_local.py).
+# are paused while the worker runs a share. The memory monitor (it protects the worker) goes on. The heartbeat keeps
+# the worker in the cluster, but Dask sends it every 0.5 s (up to ten workers; not a setting), a request and a
+# reply through the scheduler each time: while a share runs it is sent every HEARTBEAT_S instead, well inside the
+# shortest time the scheduler waits before it drops a silent worker (its worker-ttl, at least ten of Dask's
+# intervals: 5 s). A cluster the lab starts itself has the diagnostics off or slowed from the start
+# (engine/cluster_local.py).
 QUIET_CALLBACKS = ("profile", "profile-cycle", "tick", "monitor")
+HEARTBEAT_S = 2.0
 _quiet_lock = threading.Lock()
 _quiet_shares = 0  # shares running in this worker process
 
@@ -91,6 +95,27 @@ def _quiet(worker: Any, share_starts: bool) -> None:
             callback = worker.periodic_callbacks.get(name)
             if callback is not None:  # PeriodicCallbacks belong to the event loop: stopped and started on it
                 worker.loop.add_callback(callback.stop if share_starts else callback.start)
+        worker.loop.add_callback(_slow_heartbeat, worker, share_starts)
+
+
+def _slow_heartbeat(worker: Any, share_starts: bool) -> None:
+    """On the worker's event loop: Dask's heartbeat swapped for one every HEARTBEAT_S, and back. (Dask's own resets
+    its period from each reply, so it is stopped rather than slowed.)"""
+    from tornado.ioloop import PeriodicCallback
+
+    dasks = worker.periodic_callbacks.get("heartbeat")
+    ours = worker.periodic_callbacks.pop("ddblab-heartbeat", None)
+    if ours is not None:
+        ours.stop()
+    if dasks is None:
+        return
+    if share_starts:
+        dasks.stop()
+        ours = PeriodicCallback(worker.heartbeat, HEARTBEAT_S * 1000)
+        worker.periodic_callbacks["ddblab-heartbeat"] = ours  # the worker stops it too, should it close
+        ours.start()
+    elif worker.status.name in ("running", "paused"):
+        dasks.start()
 
 
 def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
