@@ -9,8 +9,8 @@ Ray's fast task round trip. The engine's own means do the plumbing that engine/p
 - the shares' messages come home as worker events on one topic, the home's Dask client id, to which the home
   subscribed before submitting them: ready, call batches every SHIP_S (pickled Calls as bytes, so the scheduler
   never needs the lab), done with the number of batches sent. Each is pushed along the batched streams
-  (worker -> scheduler -> home) with no request and no reply; the scheduler keeps a topic's last events until
-  Dask's events-cleanup-delay after the home's client leaves, then forgets them (it truncates a client's topic);
+  (worker -> scheduler -> home) with no request and no reply; at the end the home has the scheduler drop the
+  copies it keeps of a topic's last events (engine/cluster_forget.py);
 - a `distributed.Event` go releases all shares together; Stop (Stop, the call budget, a lost peer) cancels the
   shares' tasks, which each share sees in its own worker's state;
 - a worker's loss comes as the scheduler's "remove-worker" event on the worker's own topic, also pushed.
@@ -28,7 +28,7 @@ import time
 import uuid
 from typing import Any, Protocol
 
-from engine import pool
+from engine import cluster_forget, pool
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.cluster_check import (
     FIX_INSTALL,
@@ -169,6 +169,15 @@ class _Home:
                     handle.clear()  # the scheduler forgets a cleared event
             except Exception:
                 pass  # the scheduler is gone, and with it what it held for this run
+            self._forget()
+
+    def _forget(self) -> None:
+        """Have the scheduler drop the run's messages it keeps (engine/cluster_forget.py says why)."""
+        cluster_forget.by_value()
+        try:
+            self.client.run_on_scheduler(cluster_forget.forget_topic, self.topics[0])
+        except Exception:
+            pass  # gone, or it refuses pickled functions: it forgets them by itself, an hour after the run
 
     def _arrived(self, event: Any) -> None:
         """A share's message, pushed by the scheduler (in the client's event loop: only hand it over)."""

@@ -298,3 +298,23 @@ def test_a_batch_lost_on_its_way_home_ends_the_run_failed_with_no_verdict(
     assert "batch 2 arrived where 1 was due" in str(run.error) and "no verdict" in str(run.error)
     assert {e["client"] for e in run.worker_errors if e["kind"] == "lost"} == {0, 2}
     assert len(run.history) > 0  # what arrived is kept
+
+
+def test_the_scheduler_keeps_none_of_a_runs_messages_after_it(
+    backend: Backend, two_workers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forget = cluster._Home._forget
+    kept: list[int] = []
+
+    def count_around(home: Any) -> None:
+        kept.append(len(home.client.get_events(home.topics[0])))  # the scheduler keeps what it pushed
+        forget(home)
+        kept.append(len(home.client.get_events(home.topics[0])))
+
+    monkeypatch.setattr(cluster._Home, "_forget", count_around)
+    run = run_pattern(
+        RunConfig(pattern="atomic-counters", threads=4, ops_per_client=2, cluster=two_workers.scheduler_address),
+        backend,
+    )
+    assert run.state is RunState.DONE, run.error
+    assert kept[0] >= 6 and kept[1] == 0, kept  # two shares' ready, calls and done, then nothing
