@@ -298,8 +298,8 @@ class _Home:
     def _check_failures(self, *, started: bool) -> None:
         """A share that failed to start, raised, or whose worker left: end the run (FAILED once started). All
         read from what the scheduler pushed: the home asks it nothing."""
-        if self.client.status not in ("running", "connecting"):
-            raise scheduler_lost(RuntimeError(f"the Dask client is {self.client.status}"))
+        if self.client.status != "running":  # the connection broke: what the scheduler pushed meanwhile is lost
+            raise scheduler_lost(RuntimeError(f"its client is {self.client.status}"))
         now = time.monotonic_ns()
         for share in self.shares:
             if share.finished:
