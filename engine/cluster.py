@@ -6,9 +6,14 @@ daemons: a scheduler and worker processes in plain Python), and one task per wor
 Ray's fast task round trip. The engine's own means do the plumbing that engine/pool.py does by hand:
 
 - one task per worker share (`Client.submit`, pinned to its worker, never retried: a share must not run twice);
-- a `distributed.Queue` per run carries the shares' messages home: ready, call batches every SHIP_S (pickled
-  Calls as bytes, so the scheduler never needs the lab), done with the number of batches sent;
-- two `distributed.Event`s: go (all shares released together) and stop (Stop, the call budget, a lost peer).
+- the shares' messages come home as worker events on one topic, the home's Dask client id, to which the home
+  subscribed before submitting them: ready, call batches every SHIP_S (pickled Calls as bytes, so the scheduler
+  never needs the lab), done with the number of batches sent. Each is pushed along the batched streams
+  (worker -> scheduler -> home) with no request and no reply; at the end the home has the scheduler drop the
+  copies it keeps of a topic's last events (engine/cluster_forget.py);
+- a `distributed.Event` go releases all shares together; Stop (Stop, the call budget, a lost peer) cancels the
+  shares' tasks, which each share sees in its own worker's state;
+- a worker's loss comes as the scheduler's "remove-worker" event on the worker's own topic, also pushed.
 
 A worker that disappears (its process killed, its machine gone, or silent for SILENT_S) ends the run FAILED:
 the calls it made since its last batch are unknown, so no verdict is given on what arrived.
@@ -16,12 +21,14 @@ the calls it made since its last batch are unknown, so no verdict is given on wh
 
 from __future__ import annotations
 
+import functools
 import pickle
+import queue
 import time
 import uuid
 from typing import Any, Protocol
 
-from engine import pool
+from engine import cluster_forget, pool
 from engine.backend import Backend, BackendKind, BackendSpec
 from engine.cluster_check import (
     FIX_INSTALL,
@@ -51,7 +58,7 @@ class Run(pool.Run, Protocol):
 
 
 SILENT_S = 20.0  # a share that sent nothing for this long is lost (a partitioned machine, a frozen process)
-WATCH_S = 0.5  # how often the home asks the scheduler which workers are still there
+WATCH_S = 0.5  # how often the home looks (in its own state) for failed, lost or silent shares
 
 
 # -- the home: the process that holds the run ------------------------------------------------------------------
@@ -93,7 +100,7 @@ class _Share:
 
 class _Home:
     def __init__(self, run: Run, client: Any, workers: list[WorkerInfo], base_seed: int) -> None:
-        from distributed import Event, Queue
+        from distributed import Event
 
         cfg = run.config
         assert run.table is not None
@@ -117,19 +124,29 @@ class _Home:
                     base_seed,
                     worker.clock_offset_ns,
                     budget,
+                    client.id,
                 ),
                 worker,
             )
             for k, (ids, worker) in enumerate(zip(groups, workers))
         ]
         plan = self.shares[0].plan
-        self.queue = Queue(plan.queue, client=client)
+        # Filled by the client's event loop as the scheduler pushes events; read by the run's thread.
+        self.inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.topics = [plan.topic, *(s.worker.address for s in self.shares)]
+        self.removed: set[str] = set()  # workers the scheduler has removed since the run subscribed
         self.go = Event(plan.go, client=client)
         self.stop = Event(plan.stop, client=client)
         self.stopping = False
 
     def drive(self) -> None:
         try:
+            # Subscribed before the shares are submitted, on the same ordered stream: no message can come first.
+            self.client.subscribe_topic(self.topics[0], self._arrived)
+            for address in self.topics[1:]:  # the scheduler's events about a worker go on its address's topic
+                self.client.subscribe_topic(address, functools.partial(self._worker_event, address))
+            gone = {s.worker.address for s in self.shares} - present(self.client)  # left before we listened
+            self.removed.update(gone)
             for share in self.shares:
                 share.future = self.client.submit(
                     run_share,
@@ -146,12 +163,32 @@ class _Home:
             self._stop_all()
             self._drain(deadline=time.monotonic() + 5.0)
             try:
-                self.client.cancel([s.future for s in self.shares if s.future is not None])
+                for topic in self.topics:
+                    self.client.unsubscribe_topic(topic)
                 for handle in (self.go, self.stop):
                     handle.clear()  # the scheduler forgets a cleared event
-                self.queue.close()
             except Exception:
                 pass  # the scheduler is gone, and with it what it held for this run
+            self._forget()
+
+    def _forget(self) -> None:
+        """Have the scheduler drop the run's messages it keeps (engine/cluster_forget.py says why)."""
+        cluster_forget.by_value()
+        try:
+            self.client.run_on_scheduler(cluster_forget.forget_topic, self.topics[0])
+        except Exception:
+            pass  # gone, or it refuses pickled functions: it forgets them by itself, an hour after the run
+
+    def _arrived(self, event: Any) -> None:
+        """A share's message, pushed by the scheduler (in the client's event loop: only hand it over)."""
+        _, message = event
+        if isinstance(message, (list, tuple)):  # the scheduler's own events on a client's topic are dicts
+            self.inbox.put(tuple(message))  # msgpack made it a list on the way
+
+    def _worker_event(self, address: str, event: Any) -> None:
+        _, message = event
+        if isinstance(message, dict) and message.get("action") == "remove-worker":
+            self.inbox.put(("removed", address))
 
     def _stop_all(self) -> None:
         if not self.stopping:
@@ -159,14 +196,16 @@ class _Home:
             try:
                 self.stop.set()
                 self.go.set()  # a share still waiting for go sees stop at once and ends without a call
+                # A running share sees its task cancelled in its worker's state within SHIP_S.
+                self.client.cancel([s.future for s in self.shares if s.future is not None])
             except Exception:
-                pass  # the scheduler is gone: the shares see their task released and stop on their own
+                pass  # the scheduler is gone: the shares see it and stop on their own
 
     def _start_together(self) -> bool:
         deadline = time.monotonic() + START_TIMEOUT_S
         next_look = 0.0
         while not all(s.ready for s in self.shares):
-            self._receive()
+            self._receive(0.02)
             if time.monotonic() >= next_look:
                 next_look = time.monotonic() + WATCH_S
                 self._check_failures(started=False)
@@ -178,7 +217,6 @@ class _Home:
                     f"cluster worker {late.worker.address} did not start its clients within {START_TIMEOUT_S:.0f} s",
                     "check the workers' logs, or run with fewer threads",
                 )
-            time.sleep(0.02)
         run = self.run
         run.history.t0_ns = time.monotonic_ns()
         for share in self.shares:
@@ -192,8 +230,7 @@ class _Home:
         run, cfg = self.run, self.run.config
         next_look = 0.0
         while not all(s.finished for s in self.shares):
-            self._receive()
-            time.sleep(SHIP_S)  # one read per batch interval takes whatever batches came meanwhile
+            self._receive(SHIP_S)
             self._publish()
             if time.monotonic() >= next_look:
                 next_look = time.monotonic() + WATCH_S
@@ -213,18 +250,24 @@ class _Home:
                 done[client] = n
         self.run.publish_progress(done, [s.cpu_s for s in self.shares])
 
-    def _receive(self) -> bool:
-        """Take every message waiting in the queue; False when there was none."""
+    def _receive(self, wait_s: float) -> bool:
+        """Take every message that has arrived, waiting up to `wait_s` for the first; False when none came."""
         try:
-            messages = self.queue.get(batch=True)
-        except Exception as e:  # the scheduler went away under us
-            raise scheduler_lost(e) from None
-        for message in messages:
+            message = self.inbox.get(timeout=wait_s)
+        except queue.Empty:
+            return False
+        while True:
             self._handle(message)
-        return bool(messages)
+            try:
+                message = self.inbox.get_nowait()
+            except queue.Empty:
+                return True
 
     def _handle(self, message: Any) -> None:
         kind, k, *rest = message
+        if kind == "removed":
+            self.removed.add(k)
+            return
         share = self.shares[k]
         if share.finished:
             return  # given up on (lost, or silent too long): what it sends late is not taken into the run
@@ -253,8 +296,10 @@ class _Home:
                 self.run.client_ended(*share.plan.client_ids)  # every call of its clients has arrived
 
     def _check_failures(self, *, started: bool) -> None:
-        """A share that failed to start, raised, or whose worker left: end the run (FAILED once started)."""
-        here = present(self.client)
+        """A share that failed to start, raised, or whose worker left: end the run (FAILED once started). All
+        read from what the scheduler pushed: the home asks it nothing."""
+        if self.client.status != "running":  # the connection broke: what the scheduler pushed meanwhile is lost
+            raise scheduler_lost(RuntimeError(f"its client is {self.client.status}"))
         now = time.monotonic_ns()
         for share in self.shares:
             if share.finished:
@@ -264,7 +309,7 @@ class _Home:
             if share.future is not None and share.future.status == "error":
                 why = one_line(share.future.exception())
                 raise LabError(f"a client share failed on cluster worker {share.worker.address}: {why}", FIX_INSTALL)
-            gone = share.worker.address not in here
+            gone = share.worker.address in self.removed
             silent = started and now - share.heard_ns > SILENT_S * 1e9
             if gone or silent:
                 how = "was lost mid-run" if gone else f"sent nothing for {SILENT_S:.0f} s"
@@ -294,8 +339,7 @@ class _Home:
         """After stop: take the shares' last batches until each is done, or the deadline passes."""
         while not all(s.finished for s in self.shares) and time.monotonic() < deadline:
             try:
-                if not self._receive():
-                    time.sleep(0.02)
+                self._receive(0.02)
                 self._check_failures(started=True)
             except LabError as e:
                 if self.run.error is None:

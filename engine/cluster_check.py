@@ -74,11 +74,15 @@ class WorkerInfo:
 
 def connect(address: str) -> Any:
     """A Dask client of the scheduler at `address`; LabError with the fix when nobody answers there."""
+    import dask
     from distributed import Client
 
     address = normalize_address(address)
     try:
-        return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        # The lab never reads the scheduler's description the client refreshes every 2 s by default (a request and
+        # a reply each time, through the scheduler's event loop, for the whole run): once a minute is plenty.
+        with dask.config.set({"distributed.client.scheduler-info-interval": "60s"}):
+            return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError) as e:
         raise LabError(f"cannot reach the Dask scheduler at {address} ({one_line(e)})", FIX_UNREACHABLE) from None
 

@@ -1,6 +1,11 @@
 """A worker's share of a cluster run (engine/cluster.py is the home): it makes its clients with their own boto3
 client, waits for go, runs them, and ships every call home in batches every SHIP_S, until the clients end, Stop,
-or the home goes away. Dask pickles `run_share` by name, so a worker needs the same lab installed."""
+or the home goes away. Dask pickles `run_share` by name, so a worker needs the same lab installed.
+
+Every message home is a worker event (`Worker.log_event` on the run's topic): it rides the worker's batched stream
+to the scheduler, which pushes it down the home's own stream (the home subscribed to the topic before it
+submitted the shares), with no request and no reply on the way. Stop comes the same way round: the home cancels
+the share's task, and the share sees its task cancelled in its own worker's state, asking nobody."""
 
 from __future__ import annotations
 
@@ -17,7 +22,6 @@ from engine.tables import TableSpec
 
 SHIP_S = 0.1
 START_TIMEOUT_S = 120.0  # a share builds its boto3 client and threads: seconds on a loaded machine
-LISTEN_S = 1.0  # a share's long poll for stop; between polls it looks whether the home released its task
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +40,7 @@ class SharePlan:
     base_seed: int
     clock_offset_ns: int  # the worker's monotonic clock minus the home's; 0 on this machine (one clock)
     max_calls: int | None
-
-    @property
-    def queue(self) -> str:
-        return f"ddblab-{self.run_id}-calls"
+    topic: str  # the worker events that carry its messages home: the home's Dask client id (see engine/cluster.py)
 
     @property
     def go(self) -> str:
@@ -71,10 +72,14 @@ def run_share(plan_bytes: bytes) -> int:
 # the stacks of the running threads), its loop-health tick every 20 ms, its memory monitor every 100 ms, its
 # system monitor (psutil's CPU, memory, network and disk figures for Dask's dashboard) every 500 ms. Each wake-up
 # takes the GIL from the share's client threads; all but the memory monitor only feed Dask's diagnostics, so they
-# are paused while the worker runs a share. The memory monitor (it protects the worker) and the heartbeat (it keeps
-# the worker in the cluster; its figures are the system monitor's last) go on. A cluster the lab starts itself
-# has them off or slowed from the start (engine/cluster_local.py).
+# are paused while the worker runs a share. The memory monitor (it protects the worker) goes on. The heartbeat keeps
+# the worker in the cluster, but Dask sends it every 0.5 s (up to ten workers; not a setting), a request and a
+# reply through the scheduler each time: while a share runs it is sent every HEARTBEAT_S instead, well inside the
+# shortest time the scheduler waits before it drops a silent worker (its worker-ttl, at least ten of Dask's
+# intervals: 5 s). A cluster the lab starts itself has the diagnostics off or slowed from the start
+# (engine/cluster_local.py).
 QUIET_CALLBACKS = ("profile", "profile-cycle", "tick", "monitor")
+HEARTBEAT_S = 2.0
 _quiet_lock = threading.Lock()
 _quiet_shares = 0  # shares running in this worker process
 
@@ -90,24 +95,49 @@ def _quiet(worker: Any, share_starts: bool) -> None:
             callback = worker.periodic_callbacks.get(name)
             if callback is not None:  # PeriodicCallbacks belong to the event loop: stopped and started on it
                 worker.loop.add_callback(callback.stop if share_starts else callback.start)
+        worker.loop.add_callback(_slow_heartbeat, worker, share_starts)
+
+
+def _slow_heartbeat(worker: Any, share_starts: bool) -> None:
+    """On the worker's event loop: Dask's heartbeat swapped for one every HEARTBEAT_S, and back. (Dask's own resets
+    its period from each reply, so it is stopped rather than slowed.)"""
+    from tornado.ioloop import PeriodicCallback
+
+    dasks = worker.periodic_callbacks.get("heartbeat")
+    ours = worker.periodic_callbacks.pop("ddblab-heartbeat", None)
+    if ours is not None:
+        ours.stop()
+    if dasks is None:
+        return
+    if share_starts:
+        dasks.stop()
+        ours = PeriodicCallback(worker.heartbeat, HEARTBEAT_S * 1000)
+        worker.periodic_callbacks["ddblab-heartbeat"] = ours  # the worker stops it too, should it close
+        ours.start()
+    elif worker.status.name in ("running", "paused"):
+        dasks.start()
 
 
 def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
-    from distributed import Event, Queue
+    from distributed import Event
 
     from engine.clientwork import ClientThreads, make_share
 
-    queue, go, stop_event = Queue(plan.queue), Event(plan.go), Event(plan.stop)
+    def send(*message: Any) -> None:
+        worker.log_event(plan.topic, (*message[:1], plan.share, *message[1:]))
+
+    go, stop_event = Event(plan.go), Event(plan.stop)
     cfg = plan.config
     stop = threading.Event()
     try:
         share = make_share(plan, plan.max_calls, stop)
     except Exception as e:
-        queue.put(("failed", plan.share, f"a client share could not start on {worker.address}: {one_line(e)}"))
+        send("failed", f"a client share could not start on {worker.address}: {one_line(e)}")
         return 0
     outbox, contexts = share.outbox, share.contexts
     clients = ClientThreads(share.pattern, contexts)
-    queue.put(("ready", plan.share))
+    send("ready")
+    # One wait on the scheduler for go, and one question after it: the only requests a share makes in a run.
     if not go.wait(START_TIMEOUT_S) or stop_event.is_set():
         stop.set()  # the home gave up, or stopped before go: the clients see it and end at once
     clients.release(time.monotonic() + cfg.duration_s if cfg.duration_s else None)
@@ -125,36 +155,30 @@ def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
                 for c in calls
             ]
         ops_done = {ctx.client_id: ctx.ops_done for ctx in contexts}
+        # Pickled bytes: the scheduler passes them on without the lab (a worker event must be msgpack-able).
         payload = pickle.dumps((calls, ops_done, sent_errors, sum(ctx.cpu_s for ctx in contexts)))
-        queue.put(("calls", plan.share, sent, payload))
+        send("calls", sent, payload)
         sent += 1
 
-    def listen() -> None:
-        # One long poll on the scheduler, not a question every SHIP_S: the share's process is GIL-bound, and
-        # every wake-up of the worker's event loop is CPU its clients' calls do not get.
-        while not stop.is_set():
-            try:
-                if stop_event.wait(LISTEN_S) or _home_gone(worker, key):
-                    stop.set()
-            except Exception:
-                stop.set()  # the scheduler is gone: nobody can take our calls any more
-
-    threading.Thread(target=listen, daemon=True, name=f"ddblab-share-{plan.share}-stop").start()
     while clients.running():
         time.sleep(SHIP_S)  # not stop.wait: once stopped, the clients' last calls still come in this rhythm
+        if not stop.is_set() and _told_to_stop(worker, key):
+            stop.set()
         ship()
-    stop.set()  # the listener ends with the share
     ship()
     share.close()
-    queue.put(("done", plan.share, sent))
+    send("done", sent)
     return sent
 
 
-def _home_gone(worker: Any, key: Any) -> bool:
-    """The home released this task (its process ended, or it cancelled the run): stop rather than run on."""
+def _told_to_stop(worker: Any, key: Any) -> bool:
+    """The home cancelled this task (Stop, the call budget, a lost peer), its process ended (the scheduler then
+    releases its tasks), or the scheduler is gone (nobody can take our calls any more). Read from this worker's
+    own state: no message."""
     try:
         ts = worker.state.tasks.get(key)
-        return ts is None or ts.state in ("cancelled", "released", "forgotten")
+        comm = worker.batched_stream.comm
+        return ts is None or ts.state in ("cancelled", "released", "forgotten") or comm is None or comm.closed()
     except Exception:
         return False
 

@@ -84,7 +84,7 @@ def test_a_racy_read_then_put_on_two_workers_still_loses_increments(backend: Bac
     assert not count.holds and count.observed < count.expected
 
 
-def test_stop_reaches_every_worker_within_two_seconds_and_their_diagnostics_resume(
+def test_stop_reaches_every_worker_within_two_seconds_and_their_diagnostics_and_heartbeat_resume(
     backend: Backend, two_workers: Any
 ) -> None:
     address = two_workers.scheduler_address
@@ -102,13 +102,17 @@ def test_stop_reaches_every_worker_within_two_seconds_and_their_diagnostics_resu
         assert all(inv.holds for inv in run.invariants)
         deadline = time.monotonic() + 10
         while not all(all(v.values()) for v in client.run(_diagnostics_running).values()):
-            assert time.monotonic() < deadline, "the workers' profiler and tick did not resume after the run"
+            assert time.monotonic() < deadline, "the workers' diagnostics and heartbeat did not resume after the run"
             time.sleep(0.1)
     assert len(during) == 2 and not any(any(v.values()) for v in during.values()), during
 
 
 def _diagnostics_running(dask_worker: Any) -> dict[str, bool]:
-    return {name: dask_worker.periodic_callbacks[name].is_running() for name in cluster_share.QUIET_CALLBACKS}
+    """Dask's diagnostics and its 0.5 s heartbeat, and whether the lab's slower heartbeat stands in for it."""
+    names = (*cluster_share.QUIET_CALLBACKS, "heartbeat")
+    running = {name: dask_worker.periodic_callbacks[name].is_running() for name in names}
+    ours = dask_worker.periodic_callbacks.get("ddblab-heartbeat")
+    return {**running, "not the lab's heartbeat": ours is None or not ours.is_running()}
 
 
 def test_an_unreachable_cluster_fails_the_run_with_one_line_and_the_fix(
@@ -294,3 +298,23 @@ def test_a_batch_lost_on_its_way_home_ends_the_run_failed_with_no_verdict(
     assert "batch 2 arrived where 1 was due" in str(run.error) and "no verdict" in str(run.error)
     assert {e["client"] for e in run.worker_errors if e["kind"] == "lost"} == {0, 2}
     assert len(run.history) > 0  # what arrived is kept
+
+
+def test_the_scheduler_keeps_none_of_a_runs_messages_after_it(
+    backend: Backend, two_workers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forget = cluster._Home._forget
+    kept: list[int] = []
+
+    def count_around(home: Any) -> None:
+        kept.append(len(home.client.get_events(home.topics[0])))  # the scheduler keeps what it pushed
+        forget(home)
+        kept.append(len(home.client.get_events(home.topics[0])))
+
+    monkeypatch.setattr(cluster._Home, "_forget", count_around)
+    run = run_pattern(
+        RunConfig(pattern="atomic-counters", threads=4, ops_per_client=2, cluster=two_workers.scheduler_address),
+        backend,
+    )
+    assert run.state is RunState.DONE, run.error
+    assert kept[0] >= 6 and kept[1] == 0, kept  # two shares' ready, calls and done, then nothing
