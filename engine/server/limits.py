@@ -363,10 +363,9 @@ def _number(text: str) -> str:
     if len(significant) > 38:
         raise _Bad("ValidationException", "DynamoDB only supports precision up to 38 digits", invalid=True)
     if significant:
-        # the value is 0.d1d2... x 10^magnitude
-        magnitude = (int(exponent) if exponent else 0) + len(whole.lstrip("0")) - (
-            0 if whole.lstrip("0") else len(fraction) - len(fraction.lstrip("0"))
-        )
+        integer = whole.lstrip("0")
+        zeros_after_point = 0 if integer else len(fraction) - len(fraction.lstrip("0"))
+        magnitude = (int(exponent) if exponent else 0) + len(integer) - zeros_after_point  # 0.d1d2.. x 10^magnitude
         if magnitude > 126:
             raise _Bad(
                 "ValidationException",
