@@ -304,7 +304,8 @@ def _value(value: Any, depth: int) -> int:
                 return len(inner) if inner.isascii() else len(inner.encode())
         elif kind == "N":
             if type(inner) is str:
-                return _number_size(_number(inner))
+                _number(inner)
+                return _number_size(inner)
         elif kind == "BOOL":
             if type(inner) is bool:
                 return 1
@@ -351,34 +352,37 @@ _INVALID = "One or more parameter values were invalid: "
 _SET_NAMES = {"SS": "string", "NS": "number", "BS": "binary"}
 
 
-def _number(text: str) -> str:
-    """`text` when DynamoDB can store it as a Number: its syntax, at most 38 significant digits, a magnitude from
-    1E-130 to under 1E+126 (or zero); moto checks only some of this, and nothing in ExpressionAttributeValues."""
+_OVERFLOW = "Number overflow. Attempting to store a number with magnitude larger than supported range"
+_UNDERFLOW = "Number underflow. Attempting to store a number with magnitude smaller than supported range"
+_NOT_A_NUMBER = "A value provided cannot be converted into a number"
+
+
+def _number(text: str) -> tuple[str, str, int]:
+    """The value of a Number DynamoDB can store, as (sign, significant digits, magnitude) with the value
+    0.d1d2... x 10^magnitude (zero is ("", "", 0)): its syntax, at most 38 significant digits, a magnitude from
+    1E-130 to under 1E+126. moto checks only some of this, and nothing in ExpressionAttributeValues."""
     if not _NUMBER.fullmatch(text):
-        raise _Bad("ValidationException", "A value provided cannot be converted into a number", invalid=True)
+        raise _Bad("ValidationException", _NOT_A_NUMBER, invalid=True)
+    sign = "-" if text[0] == "-" else ""
     mantissa, _, exponent = text.lstrip("+-").lower().partition("e")
     whole, _, fraction = mantissa.partition(".")
-    digits = (whole + fraction).lstrip("0")
-    significant = digits.rstrip("0")
+    significant = (whole + fraction).strip("0")
     if len(significant) > 38:
         raise _Bad("ValidationException", "DynamoDB only supports precision up to 38 digits", invalid=True)
-    if significant:
-        integer = whole.lstrip("0")
-        zeros_after_point = 0 if integer else len(fraction) - len(fraction.lstrip("0"))
-        magnitude = (int(exponent) if exponent else 0) + len(integer) - zeros_after_point  # 0.d1d2.. x 10^magnitude
-        if magnitude > 126:
-            raise _Bad(
-                "ValidationException",
-                "Number overflow. Attempting to store a number with magnitude larger than supported range",
-                invalid=True,
-            )
-        if magnitude < -129:
-            raise _Bad(
-                "ValidationException",
-                "Number underflow. Attempting to store a number with magnitude smaller than supported range",
-                invalid=True,
-            )
-    return text
+    if len(exponent.lstrip("+-").lstrip("0")) > 9:  # past any magnitude (and past what int() parses quickly)
+        if not significant:
+            raise _Bad("ValidationException", _NOT_A_NUMBER, invalid=True)
+        raise _Bad("ValidationException", _UNDERFLOW if exponent[0] == "-" else _OVERFLOW, invalid=True)
+    if not significant:
+        return ("", "", 0)
+    integer = whole.lstrip("0")
+    zeros_after_point = 0 if integer else len(fraction) - len(fraction.lstrip("0"))
+    magnitude = (int(exponent) if exponent else 0) + len(integer) - zeros_after_point
+    if magnitude > 126:
+        raise _Bad("ValidationException", _OVERFLOW, invalid=True)
+    if magnitude < -129:
+        raise _Bad("ValidationException", _UNDERFLOW, invalid=True)
+    return (sign, significant, magnitude)
 
 
 def _check_set(kind: str, members: list[str]) -> None:
@@ -386,9 +390,11 @@ def _check_set(kind: str, members: list[str]) -> None:
     if not members:
         raise _Bad("ValidationException", f"{_INVALID}An {_SET_NAMES[kind]} set  may not be empty", invalid=True)
     if kind == "NS":
-        from decimal import Decimal
-
-        distinct = len({Decimal(_number(m)) for m in members})
+        distinct = len({_number(m) for m in members})
+    elif kind == "BS":
+        if not all(_is_base64(m) for m in members):
+            raise _Bad("SerializationException", "Unexpected value for AttributeValue type BS at {where}")
+        distinct = len({base64.b64decode(m) for m in members})  # "AA==" and "AB==" are one byte
     else:
         distinct = len(set(members))
     if distinct < len(members):

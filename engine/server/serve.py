@@ -399,6 +399,9 @@ def build_app(
 
     if fast is None:
         fast = fastpath.verified() and not os.environ.get("DDBLAB_PLAIN_MOTO")
+    # Any region a client signs for is a region here, as on DynamoDB Local ("local", "localhost"): moto answers
+    # one outside boto3's list with a KeyError, a 500 on every request.
+    os.environ["MOTO_ALLOW_NONEXISTENT_REGION"] = "true"
     moto_app = create_backend_app("dynamodb")
     moto_app.debug = False  # no tracebacks in responses
     # A crash reaches FaithfulDynamoDB, which answers it as DynamoDB would (fastpath.crash_answer), on both paths.
@@ -423,8 +426,8 @@ def die_with_parent(parent_pid: int) -> None:
     def watch_stdin() -> None:
         # The raw fd, not sys.stdin.buffer: a thread blocked inside the buffered reader holds its lock, and the
         # interpreter's shutdown (on SIGTERM) then aborts with "Fatal Python error: _enter_buffered_busy".
-        fd = sys.stdin.fileno()
         try:
+            fd = sys.stdin.fileno()
             while os.read(fd, 4096):
                 pass
         except (OSError, ValueError):

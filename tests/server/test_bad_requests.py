@@ -148,6 +148,9 @@ UNSTORABLE = {
     "a set holding one number twice": {"NS": ["1", "1.0"]},
     "a number set with a word in it": {"NS": ["1", "one"]},
     "an empty set inside a list": {"L": [{"NS": []}]},
+    "an exponent past any magnitude": {"N": "1e" + "9" * 5000},
+    "a zero with an exponent past any": {"NS": ["1", "0e99999999999999999999"]},
+    "a binary set holding one byte twice": {"BS": ["AA==", "AB=="]},
 }
 STORABLE = [{"N": "1" * 38}, {"N": "9.9e125"}, {"N": "1e-130"}, {"N": "-0.5"}, {"NS": ["1", "2"]}, {"SS": ["a", "b"]}]
 

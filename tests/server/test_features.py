@@ -88,6 +88,34 @@ def test_the_server_answers_health_and_identifies_itself(embedded: Backend) -> N
     assert not is_embedded("http://127.0.0.1:9")
 
 
+def test_a_client_signed_for_any_region_is_served(embedded: Backend) -> None:
+    """As on DynamoDB Local: code written for it signs for "local" or "localhost", which moto did not know (a 500 on
+    every request)."""
+    import boto3
+
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=embedded.endpoint_url,
+        region_name="local",
+        aws_access_key_id="lab",
+        aws_secret_access_key="lab",
+    )
+    name = "region-local"
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    try:
+        client.put_item(TableName=name, Item={"pk": {"S": "a"}})
+        assert client.get_item(TableName=name, Key={"pk": {"S": "a"}}, ConsistentRead=True)["Item"] == {
+            "pk": {"S": "a"}
+        }
+    finally:
+        client.delete_table(TableName=name)
+
+
 def test_start_and_stop_leave_no_process() -> None:
     server = EmbeddedServer().start()
     pid, proc = server.pid, server._proc
