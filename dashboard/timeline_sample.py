@@ -89,7 +89,7 @@ class TimelineSample(Aggregate):
         seqs = shown["seq"].tolist()
         missing = [i for i, seq in enumerate(seqs) if seq not in self._hovers]
         if missing:
-            if len(self._hovers) + len(missing) > 4 * self.k:  # keep what is drawn now, drop what was sampled out
+            if len(self._hovers) + len(missing) > 2 * len(seqs):  # keep what is drawn now, drop what was sampled out
                 self._hovers = {seq: self._hovers[seq] for seq in seqs if seq in self._hovers}
             texts = hover_texts(shown.iloc[missing], [labels[i] for i in missing])
             self._hovers.update(zip((seqs[i] for i in missing), texts))

@@ -173,8 +173,8 @@ class _Home:
 
     def _forget(self) -> None:
         """Have the scheduler drop the run's messages it keeps (engine/cluster_forget.py says why)."""
-        cluster_forget.by_value()
         try:
+            cluster_forget.by_value()
             self.client.run_on_scheduler(cluster_forget.forget_topic, self.topics[0])
         except Exception:
             pass  # gone, or it refuses pickled functions: it forgets them by itself, an hour after the run
@@ -242,6 +242,22 @@ class _Home:
                 self._stop_all()
         self._publish()
         run.t_end_ns = time.monotonic_ns()
+        if not self.stopping:
+            self._check_tasks_returned()
+
+    def _check_tasks_returned(self) -> None:
+        """The shares ended on their own (their ops or their time were up): each task must have returned. The
+        scheduler cancels every task of a client it lost and got back (a reconnect); the shares then end early
+        and cleanly, every batch home, and the run would look DONE, shorter than asked."""
+        from distributed import wait
+
+        futures = [s.future for s in self.shares if s.future is not None]
+        try:
+            wait(futures, timeout=10)  # a returned task's news follows its share's last message
+        except Exception:
+            pass  # judged by their states below
+        if any(f.status == "cancelled" for f in futures):
+            raise scheduler_lost(RuntimeError("the scheduler cancelled the run's tasks (a reconnect)"))
 
     def _publish(self) -> None:
         done = [0] * self.run.config.threads
@@ -309,6 +325,10 @@ class _Home:
             if share.future is not None and share.future.status == "error":
                 why = one_line(share.future.exception())
                 raise LabError(f"a client share failed on cluster worker {share.worker.address}: {why}", FIX_INSTALL)
+            if share.future is not None and share.future.status == "cancelled" and not self.stopping:
+                # Nobody here cancelled it: the client reconnected to the scheduler, which cancels every task of
+                # a client it lost. The shares then end early and cleanly, so nothing else would tell.
+                raise scheduler_lost(RuntimeError("the scheduler cancelled the run's tasks (a reconnect)"))
             gone = share.worker.address in self.removed
             silent = started and now - share.heard_ns > SILENT_S * 1e9
             if gone or silent:

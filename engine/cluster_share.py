@@ -111,10 +111,11 @@ def _slow_heartbeat(worker: Any, share_starts: bool) -> None:
         return
     if share_starts:
         dasks.stop()
-        ours = PeriodicCallback(worker.heartbeat, HEARTBEAT_S * 1000)
+        # Never faster than Dask's own: on a big cluster (over 200 workers) Dask's interval is the longer one.
+        ours = PeriodicCallback(worker.heartbeat, max(HEARTBEAT_S * 1000, dasks.callback_time))
         worker.periodic_callbacks["ddblab-heartbeat"] = ours  # the worker stops it too, should it close
         ours.start()
-    elif worker.status.name in ("running", "paused"):
+    elif worker.status.name not in ("closing", "closed", "failed"):  # a retiring worker still needs its heartbeat
         dasks.start()
 
 

@@ -318,3 +318,23 @@ def test_the_scheduler_keeps_none_of_a_runs_messages_after_it(
     )
     assert run.state is RunState.DONE, run.error
     assert kept[0] >= 6 and kept[1] == 0, kept  # two shares' ready, calls and done, then nothing
+
+
+def test_a_run_whose_tasks_the_scheduler_cancelled_ends_failed_not_short(backend: Backend, two_workers: Any) -> None:
+    """What a reconnect to the scheduler does: the scheduler cancels every task of the client it lost, the
+    shares end early and cleanly, and every batch they sent arrives. Without a look at the tasks the run would
+    end DONE with a verdict, shorter than asked; it ends FAILED."""
+    address = two_workers.scheduler_address
+    workers(str(address), 2)
+    run = Run(RunConfig(pattern="atomic-counters", threads=4, duration_s=600, cluster=address), backend).start()
+    wait_for_calls(run, 20)
+    with distributed.Client(address, set_as_default=False, timeout=30) as other:
+        keys = other.run_on_scheduler(
+            lambda dask_scheduler: [k for k in dask_scheduler.tasks if str(k).startswith("ddblab-share-")]
+        )
+        assert len(keys) == 2, keys
+        other.cancel([distributed.Future(k, client=other) for k in keys], force=True)
+    assert run.wait(30)
+    assert run.state is RunState.FAILED and run.invariants == []
+    assert run.error is not None and "lost the connection to the Dask scheduler" in str(run.error)
+    assert "\n" not in str(run.error)
