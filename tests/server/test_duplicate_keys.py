@@ -62,7 +62,7 @@ def _requests(name: str) -> dict[str, tuple[str, Callable[[Any], Any]]]:
 CASES = list(_requests("-"))
 
 
-@pytest.fixture(params=["exact", "aws-like"])
+@pytest.fixture(scope="module", params=["exact", "aws-like"])
 def table(request: pytest.FixtureRequest, backend: Backend) -> Iterator[Any]:
     tag = ""
     if request.param == "aws-like":
