@@ -7,6 +7,7 @@
     python -m bench.server_profile --equivalence   # fast path vs moto's Flask app: the same bytes?
     python -m bench.server_profile --baseline /tmp/base   # also another checkout's server (before vs after)
     python -m bench.server_profile --app-cpu --baseline /tmp/base   # the app's CPU per request, no wire
+    python -m bench.server_profile --client-cost   # the client's work per op against each server and its replay
 
 The machine is small and shared, so servers are measured alternately, round after round, and the report
 gives medians and the embedded/dynalite ratio rather than single runs. One boto3 client is shared by all
@@ -31,6 +32,7 @@ from typing import Any
 from bench.bench_client import client
 from bench.bench_servers import SERVERS, baseline, embedded
 from bench.server_app_cpu import app_cpu, app_cpu_of
+from bench.server_client_cost import client_cost
 from bench.server_equivalence import equivalence
 
 WORKLOADS = ("update_add", "put_distinct", "cond_put")
@@ -302,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", choices=WORKLOADS, help="run one workload against a server under cProfile")
     parser.add_argument("--equivalence", action="store_true", help="compare the fast path's answers with plain moto's")
     parser.add_argument("--app-cpu", action="store_true", help="server CPU per request in process, without the wire")
+    parser.add_argument("--client-cost", action="store_true", help="the client's work per PutItem against each server")
     parser.add_argument(
         "--baseline",
         type=Path,
@@ -333,6 +336,11 @@ def main(argv: list[str] | None = None) -> int:
                 if not k.endswith(" calls")
             )
             print(f"  {label:14} {cells}")
+        return 0
+    if args.client_cost:
+        print("client per PutItem, 1 thread: Python calls (deterministic), CPU ms (median of alternating rounds)")
+        for name, (calls, ms) in client_cost(rounds=args.rounds).items():
+            print(f"  {name:20} {calls:6.0f} calls  {ms:5.2f} ms")
         return 0
     if args.profile:
         profile_server(args.profile, args.threads[-1], args.seconds)

@@ -91,6 +91,7 @@ class ServerRequest(Request):
 
     # As moto's Flask request class: a real server received it, so moto adds no Date header of its own.
     from_wsgi_server = True
+    plain = False  # set by the fast path for a POST of a JSON body without query string or encoding (fast_setup.py)
     _urls: ClassVar[dict[tuple[Any, ...], str]] = {}
 
     def __init__(self, environ: dict[str, Any]) -> None:
