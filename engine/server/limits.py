@@ -9,16 +9,15 @@ are DynamoDB's documented ones (developer guide, "Service, account, and table qu
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from engine.server.attribute_values import BadValue, value_size
+
 MAX_BODY_BYTES = 16 * 1024 * 1024  # DynamoDB: a request (e.g. BatchWriteItem) is at most 16 MB
 MAX_ITEM_BYTES = 400 * 1024  # an item, names and values as DynamoDB counts them
 MAX_EXPRESSION_BYTES = 4 * 1024  # each expression string
-MAX_NESTING = 32  # levels of lists and maps inside an attribute
 MAX_TRANSACT_ITEMS = 100  # TransactWriteItems / TransactGetItems actions
 MAX_TRANSACT_BYTES = 4 * 1024 * 1024  # the items of one transaction together
 MAX_BATCH_WRITE = 25  # BatchWriteItem requests over all tables
@@ -109,8 +108,6 @@ _REQUIRED: dict[str, tuple[str, ...]] = {
 }
 _NAME_REF = re.compile(r"#[A-Za-z0-9_]+")
 _VALUE_REF = re.compile(r":[A-Za-z0-9_]+")
-_SCALARS = frozenset({"S", "N", "B", "BOOL", "NULL"})
-_SETS = frozenset({"SS", "NS", "BS"})
 
 
 class Refused(Exception):
@@ -265,147 +262,16 @@ def _check_map(value: Any, where: str) -> int:
     size = 0
     for name, attribute in value.items():
         try:
-            size += len(name.encode()) + _value(attribute, 1)
-        except _Bad as bad:
+            size += len(name.encode()) + value_size(attribute)
+        except BadValue as bad:
             if bad.invalid and where == "ExpressionAttributeValues":
                 raise Refused(bad.code, f"{where} contains invalid value: {bad.message} for key {name[:100]}") from None
-            raise bad.refused(f"{where}.{name}"[:120]) from None
+            raise Refused(bad.code, bad.message.replace("{where}", f"{where}.{name}"[:120])) from None
     return size
 
 
 def _check_item(item: Any, where: str) -> int:
     return _check_map(item, where)
-
-
-class _Bad(Exception):
-    """A bad attribute value somewhere below a top-level attribute; named once, when it is reported. `invalid`:
-    a value DynamoDB cannot store (a number, a set), which it words its own way in ExpressionAttributeValues."""
-
-    def __init__(self, code: str, message: str, invalid: bool = False) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.invalid = invalid
-
-    def refused(self, where: str) -> Refused:
-        return Refused(self.code, self.message.replace("{where}", where))
-
-
-def _value(value: Any, depth: int) -> int:
-    """Check one attribute value (one {type: value} map, nested at most MAX_NESTING deep); return its size.
-    Written for speed: it runs on every attribute of every request."""
-    if type(value) is not dict or len(value) != 1:
-        if type(value) is dict:
-            raise _Bad("ValidationException", "Supplied AttributeValue at {where} must contain exactly one datatype")
-        raise _Bad("SerializationException", "Supplied AttributeValue at {where} is not a {type: value} map")
-    for kind, inner in value.items():
-        if kind == "S":
-            if type(inner) is str:
-                return len(inner) if inner.isascii() else len(inner.encode())
-        elif kind == "N":
-            if type(inner) is str:
-                _number(inner)
-                return _number_size(inner)
-        elif kind == "BOOL":
-            if type(inner) is bool:
-                return 1
-        elif kind == "NULL":
-            if inner is True:
-                return 1
-        elif kind == "M":
-            if type(inner) is dict:
-                if depth >= MAX_NESTING:
-                    raise _Bad("ValidationException", "Nesting Levels have exceeded supported limits")
-                return 3 + sum(1 + len(k.encode()) + _value(v, depth + 1) for k, v in inner.items())
-        elif kind == "L":
-            if type(inner) is list:
-                if depth >= MAX_NESTING:
-                    raise _Bad("ValidationException", "Nesting Levels have exceeded supported limits")
-                return 3 + sum(1 + _value(v, depth + 1) for v in inner)
-        elif kind == "B":
-            if type(inner) is str and _is_base64(inner):
-                return len(inner) * 3 // 4
-        elif kind in _SETS:
-            if type(inner) is list and all(type(v) is str for v in inner):
-                _check_set(kind, inner)
-                if kind == "SS":
-                    return sum(len(v.encode()) for v in inner)
-                if kind == "NS":
-                    return sum(_number_size(v) for v in inner)
-                return sum(len(v) * 3 // 4 for v in inner)
-        else:
-            raise _Bad("SerializationException", f"Unknown AttributeValue type {kind[:20]!r} at {{where}}")
-        raise _Bad("SerializationException", f"Unexpected value for AttributeValue type {kind} at {{where}}")
-    return 0  # unreachable: one item
-
-
-def _is_base64(text: str) -> bool:
-    try:
-        base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    return True
-
-
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_INVALID = "One or more parameter values were invalid: "
-_SET_NAMES = {"SS": "string", "NS": "number", "BS": "binary"}
-
-
-_OVERFLOW = "Number overflow. Attempting to store a number with magnitude larger than supported range"
-_UNDERFLOW = "Number underflow. Attempting to store a number with magnitude smaller than supported range"
-_NOT_A_NUMBER = "A value provided cannot be converted into a number"
-
-
-def _number(text: str) -> tuple[str, str, int]:
-    """The value of a Number DynamoDB can store, as (sign, significant digits, magnitude) with the value
-    0.d1d2... x 10^magnitude (zero is ("", "", 0)): its syntax, at most 38 significant digits, a magnitude from
-    1E-130 to under 1E+126. moto checks only some of this, and nothing in ExpressionAttributeValues."""
-    if not _NUMBER.fullmatch(text):
-        raise _Bad("ValidationException", _NOT_A_NUMBER, invalid=True)
-    sign = "-" if text[0] == "-" else ""
-    mantissa, _, exponent = text.lstrip("+-").lower().partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    significant = (whole + fraction).strip("0")
-    if len(significant) > 38:
-        raise _Bad("ValidationException", "DynamoDB only supports precision up to 38 digits", invalid=True)
-    if len(exponent.lstrip("+-").lstrip("0")) > 9:  # past any magnitude (and past what int() parses quickly)
-        if not significant:
-            raise _Bad("ValidationException", _NOT_A_NUMBER, invalid=True)
-        raise _Bad("ValidationException", _UNDERFLOW if exponent[0] == "-" else _OVERFLOW, invalid=True)
-    if not significant:
-        return ("", "", 0)
-    integer = whole.lstrip("0")
-    zeros_after_point = 0 if integer else len(fraction) - len(fraction.lstrip("0"))
-    magnitude = (int(exponent) if exponent else 0) + len(integer) - zeros_after_point
-    if magnitude > 126:
-        raise _Bad("ValidationException", _OVERFLOW, invalid=True)
-    if magnitude < -129:
-        raise _Bad("ValidationException", _UNDERFLOW, invalid=True)
-    return (sign, significant, magnitude)
-
-
-def _check_set(kind: str, members: list[str]) -> None:
-    """DynamoDB's sets are never empty and never hold one member twice (numbers by value: 1 and 1.0 are one)."""
-    if not members:
-        raise _Bad("ValidationException", f"{_INVALID}An {_SET_NAMES[kind]} set  may not be empty", invalid=True)
-    if kind == "NS":
-        distinct = len({_number(m) for m in members})
-    elif kind == "BS":
-        if not all(_is_base64(m) for m in members):
-            raise _Bad("SerializationException", "Unexpected value for AttributeValue type BS at {where}")
-        distinct = len({base64.b64decode(m) for m in members})  # "AA==" and "AB==" are one byte
-    else:
-        distinct = len(set(members))
-    if distinct < len(members):
-        raise _Bad("ValidationException", f"{_INVALID}Input collection contains duplicates", invalid=True)
-
-
-def _number_size(text: str) -> int:
-    if len(text) < 3:
-        return 2  # 1 or 2 characters: at most 2 significant digits, a byte for them and one more
-    digits = text.lstrip("+-").replace(".", "").split("e")[0].split("E")[0].strip("0") or "0"
-    return (len(digits) + 1) // 2 + 1
 
 
 def _check_transaction(params: Mapping[str, Any], op: str) -> None:
