@@ -22,6 +22,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from typing import Any
 
 LAG_TAG = "ddblab:gsi-lag-ms"
@@ -156,15 +157,63 @@ def _written_keys(op: str, params: dict[str, Any]) -> Iterator[tuple[str, dict[s
 
 
 def _key_of(table: Any, attrs: dict[str, Any]) -> _ItemKey | None:
-    from moto.dynamodb.models.dynamo_type import DynamoType
-
     raw_hash = attrs.get(table.hash_key_attr)
     if raw_hash is None:
         return None
     raw_range = attrs.get(table.range_key_attr) if table.range_key_attr else None
     if table.range_key_attr and raw_range is None:
         return None  # an invalid request: moto refuses it, nothing to remember
-    return DynamoType(raw_hash), DynamoType(raw_range) if raw_range is not None else None
+    return key_value(raw_hash), key_value(raw_range) if raw_range is not None else None
+
+
+_KeyValue: Any = None
+_SCALAR_KEYS = frozenset({"S", "N", "B"})
+
+
+def key_value(raw: Any) -> Any:
+    """A key attribute's value as moto's DynamoType, with its hash and cast value worked out once: moto's own
+    work them out again (about six calls) on every hash and comparison, and the aws-like model and the GSI lag
+    hash an item's key about ten times a request. Equal to, and hashed as, moto's DynamoType of the same value,
+    so it finds moto's items (and moto finds one it stores). Anything but a valid S, N or B value is moto's own
+    DynamoType (moto refuses such a key itself)."""
+    global _KeyValue
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    if _KeyValue is None:
+
+        class KeyValue(DynamoType):
+            def __init__(self, kind: str, value: Any, cast: Any) -> None:  # no DynamoType.__init__: a scalar
+                self.type, self.value = kind, value
+                self._cast = cast
+                self._hash = hash((kind, cast))
+
+            @property
+            def cast_value(self) -> Any:
+                return self._cast
+
+            def __hash__(self) -> int:
+                return self._hash
+
+            def __eq__(self, other: object) -> bool:
+                if not isinstance(other, DynamoType):
+                    return NotImplemented  # e.g. a bucket's (index, value) tuple of the same hash
+                return self.type == other.type and self._cast == other.cast_value
+
+            def __ne__(self, other: object) -> bool:
+                equal = self.__eq__(other)
+                return equal if equal is NotImplemented else not equal
+
+        _KeyValue = KeyValue
+    if type(raw) is dict and len(raw) == 1:
+        ((kind, value),) = raw.items()
+        if kind in _SCALAR_KEYS and type(value) is str:
+            if kind != "N":
+                return _KeyValue(kind, value, value)
+            try:
+                return _KeyValue(kind, value, Decimal(value))
+            except ArithmeticError:
+                pass
+    return DynamoType(raw)
 
 
 def _get(table: Any, key: _ItemKey) -> Any:

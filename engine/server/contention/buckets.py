@@ -24,7 +24,7 @@ _THROTTLED = {"Code": "ThrottlingError", "Message": "Throughput exceeds the curr
 def _plain(partition: Any) -> Any:
     """A partition key as (type, value) (moto's own hash of it, without its four Python calls per hash: a slot is
     hashed five times a request); a global index's (index, key) and a test's plain key are kept as they are."""
-    if type(partition) is DynamoType:
+    if isinstance(partition, DynamoType):
         return (partition.type, partition.cast_value)
     return partition
 

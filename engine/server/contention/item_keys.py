@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.server.gsi_lag import _key_of
+from engine.server.gsi_lag import _key_of, key_value
 
 SINGLE_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 TRANSACTIONS = frozenset({"TransactWriteItems", "TransactGetItems"})
@@ -73,7 +73,6 @@ _EQUALS = re.compile(r"([#\w.-]+)\s*=\s*(:[\w-]+)|(:[\w-]+)\s*=\s*([#\w.-]+)")
 def queried_partition(table: Any, params: dict[str, Any]) -> Any:
     """The partition a Query reads, as its bucket's key: the partition key's value (the table's own, read by
     a local secondary index too), or (index, value) on a global secondary index; None if not found."""
-    from moto.dynamodb.models.dynamo_type import DynamoType
 
     index = str(params.get("IndexName") or "")
     attr = table.hash_key_attr
@@ -92,7 +91,7 @@ def queried_partition(table: Any, params: dict[str, Any]) -> Any:
             found = values[value]
     if not _scalar(found):
         return None
-    return (index, DynamoType(found)) if gsi is not None else DynamoType(found)
+    return (index, key_value(found)) if gsi is not None else key_value(found)
 
 
 def table_name(op: str, params: dict[str, Any]) -> str:

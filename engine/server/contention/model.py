@@ -92,7 +92,7 @@ class AwsLike:
         now = time.monotonic()
         spec = table.profile
         ref = (region, table.moto.name)
-        counts = self.stats.setdefault(table.moto.name, Counter())
+        counts = self.stats.get(table.moto.name) or self.stats.setdefault(table.moto.name, Counter())
         counts["requests"] += 1
         keys = request_keys(op, params, table.moto)
         self._buckets.admit(op, params, ref, keys, spec, now, counts)
