@@ -13,11 +13,29 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from bench.bench_client import capturing_client
+
+
+def python_calls(op: Callable[[], Any], times: int = 20) -> float:
+    """Python function calls (and calls into C) per run of `op`: a count that does not move with the machine's
+    load, unlike its CPU time."""
+    called = [0]
+
+    def count(_frame: Any, event: str, _arg: Any) -> None:
+        if event in ("call", "c_call"):
+            called[0] += 1
+
+    sys.setprofile(count)
+    try:
+        for _ in range(times):
+            op()
+    finally:
+        sys.setprofile(None)
+    return called[0] / times
 
 
 def app_cpu(batches: int = 7, per_batch: int = 150) -> dict[str, float]:
@@ -87,17 +105,7 @@ def app_cpu(batches: int = 7, per_batch: int = 150) -> dict[str, float]:
         for _ in range(20):
             one()
         # Python function calls per request: the same count on a busy machine as on a quiet one.
-        called = [0]
-
-        def count(_frame: Any, event: str, _arg: Any, called: list[int] = called) -> None:
-            if event in ("call", "c_call"):
-                called[0] += 1
-
-        sys.setprofile(count)
-        for _ in range(20):
-            one()
-        sys.setprofile(None)
-        out[kind + " calls"] = called[0] / 20
+        out[kind + " calls"] = python_calls(one)
         best = float("inf")
         for _ in range(batches):
             start = time.process_time()

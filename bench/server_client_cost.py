@@ -15,13 +15,13 @@ from __future__ import annotations
 import multiprocessing
 import socket
 import statistics
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from bench.bench_client import capturing_client, client
+from bench.server_app_cpu import python_calls
 
 
 def _answer_of(endpoint: str, table: str) -> bytes:
@@ -87,20 +87,11 @@ def _client_cost(endpoint: str, table: str, ops: int) -> tuple[float, float]:
 
     for _ in range(50):
         op()
-    calls = [0]
-
-    def count(_frame: Any, event: str, _arg: Any) -> None:
-        if event in ("call", "c_call"):
-            calls[0] += 1
-
-    sys.setprofile(count)
-    for _ in range(20):
-        op()
-    sys.setprofile(None)
+    calls = python_calls(op)
     start = time.process_time()
     for _ in range(ops):
         op()
-    return calls[0] / 20, (time.process_time() - start) * 1000 / ops
+    return calls, (time.process_time() - start) * 1000 / ops
 
 
 def client_cost(rounds: int = 5, ops: int = 400) -> dict[str, tuple[float, float]]:

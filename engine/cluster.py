@@ -57,6 +57,12 @@ class Run(pool.Run, Protocol):
     def config(self) -> RunConfig: ...
 
 
+def _reconnected() -> LabError:
+    """The run's tasks were cancelled by the scheduler, not by the home: it does so to every task of a client it
+    lost, when that client reconnects. The shares then end early and cleanly, so nothing else would tell."""
+    return scheduler_lost(RuntimeError("the scheduler cancelled the run's tasks (a reconnect)"))
+
+
 SILENT_S = 20.0  # a share that sent nothing for this long is lost (a partitioned machine, a frozen process)
 WATCH_S = 0.5  # how often the home looks (in its own state) for failed, lost or silent shares
 
@@ -257,7 +263,7 @@ class _Home:
         except Exception:
             pass  # judged by their states below
         if any(f.status == "cancelled" for f in futures):
-            raise scheduler_lost(RuntimeError("the scheduler cancelled the run's tasks (a reconnect)"))
+            raise _reconnected()
 
     def _publish(self) -> None:
         done = [0] * self.run.config.threads
@@ -326,9 +332,7 @@ class _Home:
                 why = one_line(share.future.exception())
                 raise LabError(f"a client share failed on cluster worker {share.worker.address}: {why}", FIX_INSTALL)
             if share.future is not None and share.future.status == "cancelled" and not self.stopping:
-                # Nobody here cancelled it: the client reconnected to the scheduler, which cancels every task of
-                # a client it lost. The shares then end early and cleanly, so nothing else would tell.
-                raise scheduler_lost(RuntimeError("the scheduler cancelled the run's tasks (a reconnect)"))
+                raise _reconnected()  # nobody here cancelled it (see _check_tasks_returned)
             gone = share.worker.address in self.removed
             silent = started and now - share.heard_ns > SILENT_S * 1e9
             if gone or silent:

@@ -40,8 +40,7 @@ def value_size(value: Any, depth: int = 1) -> int:
                 return len(inner) if inner.isascii() else len(inner.encode())
         elif kind == "N":
             if type(inner) is str:
-                _number(inner)
-                return _number_size(inner)
+                return _number_size(_number(inner))
         elif kind == "BOOL":
             if type(inner) is bool:
                 return 1
@@ -59,28 +58,23 @@ def value_size(value: Any, depth: int = 1) -> int:
                     raise BadValue("ValidationException", "Nesting Levels have exceeded supported limits")
                 return 3 + sum(1 + value_size(v, depth + 1) for v in inner)
         elif kind == "B":
-            if type(inner) is str and _is_base64(inner):
+            if type(inner) is str and _base64(inner) is not None:
                 return len(inner) * 3 // 4
         elif kind in _SETS:
             if type(inner) is list and all(type(v) is str for v in inner):
-                _check_set(kind, inner)
-                if kind == "SS":
-                    return sum(len(v.encode()) for v in inner)
-                if kind == "NS":
-                    return sum(_number_size(v) for v in inner)
-                return sum(len(v) * 3 // 4 for v in inner)
+                return _set_size(kind, inner)
         else:
             raise BadValue("SerializationException", f"Unknown AttributeValue type {kind[:20]!r} at {{where}}")
         raise BadValue("SerializationException", f"Unexpected value for AttributeValue type {kind} at {{where}}")
     return 0  # unreachable: one item
 
 
-def _is_base64(text: str) -> bool:
+def _base64(text: str) -> bytes | None:
+    """The bytes `text` encodes, or None when it is not base64."""
     try:
-        base64.b64decode(text, validate=True)
+        return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
-        return False
-    return True
+        return None
 
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -121,24 +115,26 @@ def _number(text: str) -> tuple[str, str, int]:
     return (sign, significant, magnitude)
 
 
-def _check_set(kind: str, members: list[str]) -> None:
-    """DynamoDB's sets are never empty and never hold one member twice (numbers by value: 1 and 1.0 are one)."""
+def _set_size(kind: str, members: list[str]) -> int:
+    """A set's size, once checked: DynamoDB's sets are never empty and never hold one member twice (numbers by
+    value: 1 and 1.0 are one; binary members by their bytes: "AA==" and "AB==" are one)."""
     if not members:
         raise BadValue("ValidationException", f"{_INVALID}An {_SET_NAMES[kind]} set  may not be empty", invalid=True)
     if kind == "NS":
-        distinct = len({_number(m) for m in members})
+        numbers = [_number(m) for m in members]
+        distinct, size = len(set(numbers)), sum(_number_size(n) for n in numbers)
     elif kind == "BS":
-        if not all(_is_base64(m) for m in members):
+        decoded = [_base64(m) for m in members]
+        if None in decoded:
             raise BadValue("SerializationException", "Unexpected value for AttributeValue type BS at {where}")
-        distinct = len({base64.b64decode(m) for m in members})  # "AA==" and "AB==" are one byte
+        distinct, size = len(set(decoded)), sum(len(m) * 3 // 4 for m in members)
     else:
-        distinct = len(set(members))
+        distinct, size = len(set(members)), sum(len(m.encode()) for m in members)
     if distinct < len(members):
         raise BadValue("ValidationException", f"{_INVALID}Input collection contains duplicates", invalid=True)
+    return size
 
 
-def _number_size(text: str) -> int:
-    if len(text) < 3:
-        return 2  # 1 or 2 characters: at most 2 significant digits, a byte for them and one more
-    digits = text.lstrip("+-").replace(".", "").split("e")[0].split("E")[0].strip("0") or "0"
-    return (len(digits) + 1) // 2 + 1
+def _number_size(number: tuple[str, str, int]) -> int:
+    """A number's size as DynamoDB counts it: a byte per two significant digits, and one more (zero: 2)."""
+    return (max(len(number[1]), 1) + 1) // 2 + 1

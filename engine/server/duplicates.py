@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.server.contention.item_keys import batch_attrs, item_key
+from engine.server.gsi_lag import moto_table
 from engine.server.limits import Refused
 
 BATCH_DUPLICATES = "Provided list of item keys contains duplicates"
@@ -16,6 +17,8 @@ TRANSACTION_DUPLICATES = "Transaction request cannot include multiple operations
 def check(op: str, params: dict[str, Any], region: str) -> None:
     """Raise Refused when a BatchWriteItem names one key twice in a table, or a TransactGetItems one item twice.
     A request whose table or key is no table or key is left to moto, which refuses it."""
+    if op not in ("BatchWriteItem", "TransactGetItems"):
+        return  # every other request: no work on the hot path
     try:
         _check(op, params, region)
     except Refused:
@@ -27,14 +30,14 @@ def check(op: str, params: dict[str, Any], region: str) -> None:
 def _check(op: str, params: dict[str, Any], region: str) -> None:
     if op == "BatchWriteItem":
         for name, requests in (params.get("RequestItems") or {}).items():
-            table = _table(region, name)
+            table = moto_table(region, name)
             if table is not None and isinstance(requests, list):
                 _unique([item_key(table, batch_attrs(request)) for request in requests], BATCH_DUPLICATES)
     elif op == "TransactGetItems":
         keys = []
         for action in params.get("TransactItems") or []:
             body = action.get("Get") if isinstance(action, dict) else None
-            table = _table(region, body.get("TableName")) if isinstance(body, dict) else None
+            table = moto_table(region, body.get("TableName")) if isinstance(body, dict) else None
             if table is not None and isinstance(body, dict):
                 key = item_key(table, body.get("Key") or {})
                 keys.append(None if key is None else (table.name, key))
@@ -45,10 +48,3 @@ def _unique(keys: list[Any], message: str) -> None:
     named = [key for key in keys if key is not None]
     if len(set(named)) < len(named):
         raise Refused("ValidationException", message)
-
-
-def _table(region: str, name: Any) -> Any:
-    from moto.core import DEFAULT_ACCOUNT_ID
-    from moto.dynamodb.models import dynamodb_backends
-
-    return dynamodb_backends[DEFAULT_ACCOUNT_ID][region].tables.get(name) if isinstance(name, str) else None

@@ -25,6 +25,10 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.dynamodb.models import dynamodb_backends
+from moto.dynamodb.models.dynamo_type import DynamoType
+
 LAG_TAG = "ddblab:gsi-lag-ms"
 _WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
 _TABLE_LIFECYCLE = frozenset({"CreateTable", "DeleteTable"})
@@ -34,11 +38,9 @@ _ItemKey = tuple[Any, Any]  # (hash DynamoType, range DynamoType or None)
 _Pending = deque[tuple[float, Any]]  # (visible_at monotonic s, moto Item before the write or None), oldest first
 
 
-def _backend() -> Any:
-    from moto.core import DEFAULT_ACCOUNT_ID
-    from moto.dynamodb.models import dynamodb_backends
-
-    return dynamodb_backends[DEFAULT_ACCOUNT_ID]
+def moto_table(region: str, name: Any) -> Any:
+    """moto's table of that name in that region, or None (also for a name that is no string)."""
+    return dynamodb_backends[DEFAULT_ACCOUNT_ID][region].tables.get(name) if isinstance(name, str) else None
 
 
 class GsiLag:
@@ -85,7 +87,7 @@ class GsiLag:
 
     def _table(self, region: str, name: str) -> tuple[Any, float] | None:
         """The moto table and its lag in seconds, if it has GSIs and opted in."""
-        table = _backend()[region].tables.get(name)
+        table = moto_table(region, name)
         if table is None or not table.global_indexes:
             return None
         for tag in table.tags or []:
@@ -166,51 +168,47 @@ def _key_of(table: Any, attrs: dict[str, Any]) -> _ItemKey | None:
     return key_value(raw_hash), key_value(raw_range) if raw_range is not None else None
 
 
-_KeyValue: Any = None
 _SCALAR_KEYS = frozenset({"S", "N", "B"})
 
 
-def key_value(raw: Any) -> Any:
+class KeyValue(DynamoType):
     """A key attribute's value as moto's DynamoType, with its hash and cast value worked out once: moto's own
     work them out again (about six calls) on every hash and comparison, and the aws-like model and the GSI lag
     hash an item's key about ten times a request. Equal to, and hashed as, moto's DynamoType of the same value,
-    so it finds moto's items (and moto finds one it stores). Anything but a valid S, N or B value is moto's own
-    DynamoType (moto refuses such a key itself)."""
-    global _KeyValue
-    from moto.dynamodb.models.dynamo_type import DynamoType
+    so it finds moto's items (and moto finds one it stores)."""
 
-    if _KeyValue is None:
+    def __init__(self, kind: str, value: str, cast: Any) -> None:  # no DynamoType.__init__: a scalar
+        self.type, self.value = kind, value
+        self._cast = cast
+        self._hash = hash((kind, cast))
 
-        class KeyValue(DynamoType):
-            def __init__(self, kind: str, value: Any, cast: Any) -> None:  # no DynamoType.__init__: a scalar
-                self.type, self.value = kind, value
-                self._cast = cast
-                self._hash = hash((kind, cast))
+    @property
+    def cast_value(self) -> Any:
+        return self._cast
 
-            @property
-            def cast_value(self) -> Any:
-                return self._cast
+    def __hash__(self) -> int:
+        return self._hash
 
-            def __hash__(self) -> int:
-                return self._hash
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DynamoType):
+            return NotImplemented  # e.g. a bucket's (index, value) tuple of the same hash
+        return self.type == other.type and self._cast == other.cast_value
 
-            def __eq__(self, other: object) -> bool:
-                if not isinstance(other, DynamoType):
-                    return NotImplemented  # e.g. a bucket's (index, value) tuple of the same hash
-                return self.type == other.type and self._cast == other.cast_value
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
-            def __ne__(self, other: object) -> bool:
-                equal = self.__eq__(other)
-                return equal if equal is NotImplemented else not equal
 
-        _KeyValue = KeyValue
+def key_value(raw: Any) -> DynamoType:
+    """A KeyValue for a valid S, N or B value; anything else is moto's own DynamoType (moto refuses such a key
+    itself)."""
     if type(raw) is dict and len(raw) == 1:
         ((kind, value),) = raw.items()
         if kind in _SCALAR_KEYS and type(value) is str:
             if kind != "N":
-                return _KeyValue(kind, value, value)
+                return KeyValue(kind, value, value)
             try:
-                return _KeyValue(kind, value, Decimal(value))
+                return KeyValue(kind, value, Decimal(value))
             except ArithmeticError:
                 pass
     return DynamoType(raw)

@@ -18,6 +18,7 @@ from engine.server.contention.buckets import Buckets
 from engine.server.contention.holds import Holds
 from engine.server.contention.item_keys import Ref, request_keys, table_name
 from engine.server.contention.stale_reads import StaleReads
+from engine.server.gsi_lag import moto_table
 from engine.server.profile import PROFILE_TAG, ProfileSpec
 
 _READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
@@ -29,13 +30,6 @@ _Z99 = 2.3263478740408408  # the standard normal's 99th percentile
 class _Table:
     moto: Any
     profile: ProfileSpec
-
-
-def _backend() -> Any:
-    from moto.core import DEFAULT_ACCOUNT_ID
-    from moto.dynamodb.models import dynamodb_backends
-
-    return dynamodb_backends[DEFAULT_ACCOUNT_ID]
 
 
 class AwsLike:
@@ -70,7 +64,7 @@ class AwsLike:
         return self._tables[ref]
 
     def _load(self, region: str, name: str) -> _Table | None:
-        table = _backend()[region].tables.get(name)
+        table = moto_table(region, name)
         if table is None:
             return None
         spec = self.default
