@@ -10,18 +10,21 @@ from engine.errors import BadInput
 from engine.server.profile import ProfileSpec
 
 
-def knob_settings(pairs: list[str]) -> dict[str, str]:
+def knob_settings(pairs: list[str], flag: str = "--set", example: str = "accounts=4") -> dict[str, str]:
+    """NAME=VALUE pairs as a dict; a malformed one is refused naming the flag it came with."""
     options = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep or not name:
-            raise BadInput(f"--set {pair!r} is not NAME=VALUE", "write it like --set accounts=4")
+        if not sep or not name.strip():
+            raise BadInput(f"{flag} {pair!r} is not NAME=VALUE", f"write it like {flag} {example}")
         options[name.strip()] = value.strip()
     return options
 
 
 def profile_for(args: argparse.Namespace) -> ProfileSpec:
-    return ProfileSpec.parse(args.profile, knob_settings(args.profile_set) if args.profile_set else None)
+    return ProfileSpec.parse(
+        args.profile, knob_settings(args.profile_set, "--profile-set", "commit_ms=20") if args.profile_set else None
+    )
 
 
 def backend_for(args: argparse.Namespace) -> Backend:

@@ -47,6 +47,14 @@ def test_a_password_in_an_endpoint_url_is_refused_and_never_echoed(capsys, monke
     assert "s3cret" not in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("flag", "pair"), [("--set", "accounts"), ("--set", "=4"), ("--profile-set", "commit_ms"), ("--profile-set", " =5")]
+)
+def test_a_pair_that_is_not_name_value_is_named_with_its_own_flag(capsys, flag: str, pair: str) -> None:
+    line = refused(capsys, "run", "24", "--profile", "aws-like", flag, pair)
+    assert f"{flag} {pair!r} is not NAME=VALUE" in line and f"write it like {flag} " in line
+
+
 @pytest.mark.parametrize("interval", ["0", "-1", "0.001", "1e9"])
 def test_serve_refuses_a_ttl_interval_that_would_spin_a_core(capsys, interval: str) -> None:
     assert "--ttl-interval" in refused(capsys, "serve", "--ttl-interval", interval)
