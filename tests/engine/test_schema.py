@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -19,15 +20,20 @@ CALL = {"client": 0, "action": "a", "op": "PutItem", "key": "k", "invoke_ns": 10
 
 
 def test_every_variants_export_is_accepted_back(backend: Backend) -> None:
-    for name, pattern in all_patterns().items():
-        for variant in pattern.variants:
-            run = run_pattern(
-                RunConfig(pattern=name, variant=variant, threads=2, ops_per_client=2, lost_response_share=0.2), backend
-            )
-            out = io.StringIO()
-            run.history.write_jsonl(out, meta={"summary": summary(run)})
-            history, meta = read_jsonl(io.StringIO(out.getvalue()))
-            assert len(history) == len(run.history) and meta["summary"]["variant"] == variant
+    def round_trip(name: str, variant: str) -> None:
+        run = run_pattern(
+            RunConfig(pattern=name, variant=variant, threads=2, ops_per_client=2, lost_response_share=0.2), backend
+        )
+        out = io.StringIO()
+        run.history.write_jsonl(out, meta={"summary": summary(run)})
+        history, meta = read_jsonl(io.StringIO(out.getvalue()))
+        assert len(history) == len(run.history) and meta["summary"]["variant"] == variant
+
+    # The runs mostly wait (lease pauses, GSI lag): side by side, each on its own table, they take a fifth of the time.
+    pairs = [(name, variant) for name, pattern in all_patterns().items() for variant in pattern.variants]
+    with ThreadPoolExecutor(len(pairs)) as pool:
+        for done in [pool.submit(round_trip, *pair) for pair in pairs]:
+            done.result()
 
 
 def _file(*calls: dict, meta: dict | None = None) -> io.StringIO:
