@@ -167,7 +167,7 @@ def _run_share(plan: SharePlan, worker: Any, key: Any) -> int:
         sent += 1
 
     while clients.running():
-        time.sleep(SHIP_S)  # not stop.wait: once stopped, the clients' last calls still come in this rhythm
+        clients.wait(SHIP_S)  # not stop.wait: once stopped, the clients' last calls still come in this rhythm
         if not stop.is_set() and _told_to_stop(worker, key):
             stop.set()
         ship()

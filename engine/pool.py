@@ -350,7 +350,7 @@ def child_main(down: Connection, up: Connection) -> None:
     cpu_at_go = time.process_time()
     clients.release(time.monotonic() + cfg.duration_s if cfg.duration_s else None)
     while clients.running():
-        time.sleep(SHIP_S)
+        clients.wait(SHIP_S)
         _ship(up, outbox, clients, time.process_time() - cpu_at_go)
     _ship(up, outbox, clients, time.process_time() - cpu_at_go)
     share.close()
