@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -88,6 +89,15 @@ class ClientThreads:
 
     def running(self) -> bool:
         return any(t.is_alive() for t in self._threads)
+
+    def wait(self, timeout: float) -> None:
+        """Up to `timeout` seconds, less once every client has ended: the last batch home need not wait out its
+        interval (a run's end, and so its calls/s, would count it)."""
+        deadline = time.monotonic() + timeout
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+            if t.is_alive():
+                return
 
     def take_errors(self) -> list[dict[str, Any]]:
         with self._lock:

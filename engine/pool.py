@@ -289,7 +289,7 @@ def home_error(home: _Home) -> LabError:
 def _watch(run: Run, homes: list[_Home]) -> None:
     cfg = run.config
     while any(home.thread.is_alive() for home in homes):
-        time.sleep(0.05)  # one pass for all children: stop and the call budget react within it
+        _wait(homes, 0.05)  # one pass for all children: stop and the call budget react within it
         run.publish_progress(_ops_done(homes, cfg.threads), [home.cpu_s for home in homes])
         stop = run._stop.is_set() or (cfg.max_calls is not None and len(run.history) >= cfg.max_calls)
         if not run.backend.alive() and run.error is None:
@@ -302,6 +302,14 @@ def _watch(run: Run, homes: list[_Home]) -> None:
                 home.stop()
     run.publish_progress(_ops_done(homes, cfg.threads), [home.cpu_s for home in homes])
     run.t_end_ns = time.monotonic_ns()
+
+
+def _wait(homes: list[_Home], timeout: float) -> None:
+    """Up to `timeout` seconds, less once every child has sent all its calls: the run's end is noted when it comes
+    (a child's exit after it, and the wait, would count in the run's calls/s)."""
+    deadline = time.monotonic() + timeout
+    for home in homes:
+        home.thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _ops_done(homes: list[_Home], threads: int) -> list[int]:
@@ -350,7 +358,7 @@ def child_main(down: Connection, up: Connection) -> None:
     cpu_at_go = time.process_time()
     clients.release(time.monotonic() + cfg.duration_s if cfg.duration_s else None)
     while clients.running():
-        time.sleep(SHIP_S)
+        clients.wait(SHIP_S)
         _ship(up, outbox, clients, time.process_time() - cpu_at_go)
     _ship(up, outbox, clients, time.process_time() - cpu_at_go)
     share.close()

@@ -188,6 +188,9 @@ def test_the_cluster_bench_measures_a_run_on_the_workers(backend: Backend, two_w
 
     row = cluster_scaling.one_run(backend, "2 cluster workers", 1.0, two_workers.scheduler_address)
     assert row["calls_per_s"] > 0 and row["cpu_us_per_call"] > 0 and row["staleness_ms"] >= 0
+    parts = [row[field] for field, _ in cluster_scaling.PARTS]
+    assert sum(parts) == pytest.approx(row["cpu_us_per_call"])
+    assert all(p > 0 for p in parts), parts  # the home, the workers' Dask loops, their clients: each one charged
     modes = {mode: row for mode in cluster_scaling.MODES}
     ratios = {"calls_per_s": [0.9, 1.0, 1.2], "cpu_us_per_call": [1.2, 1.0, 1.1]}  # three passes' own ratios
     result = {"threads": 64, "latency_ms": 10.0, "cluster_start_s": 1.0, "modes": modes, "ratios": ratios}
