@@ -31,7 +31,11 @@ _REGIONS: dict[tuple[str, str], str | None] = {}  # (URL, User-Agent) -> the reg
 
 def region_of(handler: Any, request: Any, full_url: str) -> str:
     """BaseResponse.get_region_from_url, with the URL's and the User-Agent's regex searches done once per pair."""
-    headers = request.headers
+    return region_from(handler, request.headers, full_url)
+
+
+def region_from(handler: Any, headers: Any, full_url: str) -> str:
+    """region_of for a request's headers alone."""
     agent = headers.get("User-Agent", "")
     key = (full_url, agent)
     if key in _REGIONS:
@@ -126,6 +130,11 @@ def get_current_account(self: Any) -> str:
 
     if "MOTO_ACCOUNT_ID" in os.environ:
         return os.environ["MOTO_ACCOUNT_ID"]
-    if "x-moto-account-id" in self.headers:
-        return self.headers["x-moto-account-id"]
-    return account_of(self.get_access_key())
+    return current_account(self.headers, self.get_access_key())
+
+
+def current_account(headers: Any, access_key: str) -> str:
+    """get_current_account for a request's headers and access key, with MOTO_ACCOUNT_ID not set."""
+    if "x-moto-account-id" in headers:
+        return str(headers["x-moto-account-id"])
+    return account_of(access_key)
