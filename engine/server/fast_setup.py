@@ -31,12 +31,13 @@ _REGIONS: dict[tuple[str, str], str | None] = {}  # (URL, User-Agent) -> the reg
 
 def region_of(handler: Any, request: Any, full_url: str) -> str:
     """BaseResponse.get_region_from_url, with the URL's and the User-Agent's regex searches done once per pair."""
-    return region_from(handler, request.headers, full_url)
+    headers = request.headers
+    authorization = headers["Authorization"] if "Authorization" in headers else None
+    return region_from(handler, full_url, headers.get("User-Agent", ""), authorization)
 
 
-def region_from(handler: Any, headers: Any, full_url: str) -> str:
-    """region_of for a request's headers alone."""
-    agent = headers.get("User-Agent", "")
+def region_from(handler: Any, full_url: str, agent: str, authorization: str | None) -> str:
+    """region_of from the User-Agent and Authorization headers' values (None: no such header)."""
     key = (full_url, agent)
     if key in _REGIONS:
         region = _REGIONS[key]
@@ -48,8 +49,8 @@ def region_from(handler: Any, headers: Any, full_url: str) -> str:
             _REGIONS[key] = region
     if region is not None:
         return region
-    if "Authorization" in headers and "AWS4" in headers["Authorization"]:
-        return str(headers["Authorization"].split(",")[0].split("/")[2])
+    if authorization is not None and "AWS4" in authorization:
+        return authorization.split(",")[0].split("/")[2]
     return str(handler.default_region)
 
 

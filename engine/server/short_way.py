@@ -21,7 +21,7 @@ from moto import settings
 from moto.core.parse import JSONParser
 from moto.core.request import PRESERVED_HEADER_NAMES_ENVIRON_KEY
 from moto.core.responses import ActionContext, ActionResult
-from moto.core.serialize import get_serializer_class
+from moto.core.serialize import XFormedAttributePicker, get_serializer_class
 from moto.core.utils import get_service_model
 from moto.dynamodb.responses import DynamoHandler
 from moto.utilities.utils import get_partition
@@ -52,12 +52,25 @@ _SERIALIZER = get_serializer_class("dynamodb", "json")  # what moto picks for a 
 class _Operation:
     """What moto builds anew for every request of one operation, built once: its model and its body's parser."""
 
-    __slots__ = ("name", "model", "parser")
+    __slots__ = ("name", "model", "parser", "_serializer")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.model = _SERVICE.operation_model(name)
         self.parser = JSONParser(self.model, map_type=DynamoHandler.PROTOCOL_PARSER_MAP_TYPE)
+        self._serializer: Any = None
+
+    def serializer(self) -> Any:
+        """The serializer ActionResult.execute_result makes for this operation (with DynamoHandler's transformers
+        and moto's pretty-print setting), made once; its path (where it is in the answer, pushed and popped as it
+        goes) starts afresh for each answer, even after one that raised half-way."""
+        if self._serializer is None:
+            picker = XFormedAttributePicker(response_transformers=DynamoHandler.RESPONSE_KEY_PATH_TO_TRANSFORMER)
+            self._serializer = _SERIALIZER(
+                operation_model=self.model, pretty_print=settings.PRETTIFY_RESPONSES, value_picker=picker
+            )
+        self._serializer.path = [self.name]
+        return self._serializer
 
 
 _OPERATIONS = {name: _Operation(name) for name in ROUTED}
@@ -73,8 +86,13 @@ class ShortHandler(DynamoHandler):
         return self.operation.name
 
     def serialized(self, action_result: ActionResult) -> Any:
-        context = ActionContext(_SERVICE, self.operation.model, _SERIALIZER, self)
-        status_code, headers, body = action_result.execute_result(context)
+        if type(action_result).execute_result is ActionResult.execute_result:
+            # ActionResult.execute_result with the operation's serializer made once, not per answer.
+            serialized = self.operation.serializer().serialize(action_result.result)
+            status_code, headers, body = serialized["status_code"], serialized["headers"], serialized["body"]
+        else:
+            context = ActionContext(_SERVICE, self.operation.model, _SERIALIZER, self)
+            status_code, headers, body = action_result.execute_result(context)
         headers.update(self.response_headers)
         return status_code, headers, body
 
@@ -128,7 +146,8 @@ def answer(op: str, environ: dict[str, Any], body: bytes, params: dict[str, Any]
     handler.uri_match = {}
     handler.headers = headers
     handler.response_headers = {"server": "amazon.com"}
-    handler.region = fast_setup.region_from(handler, headers, full_url)
+    agent = environ.get("HTTP_USER_AGENT", "")  # as headers.get("User-Agent", ""), without the name's lookup
+    handler.region = fast_setup.region_from(handler, full_url, agent, environ.get("HTTP_AUTHORIZATION"))
     handler.partition = get_partition(handler.region)
     handler.params = operation.parser._parse_shape(operation.model.input_shape, params)
     handler.access_key = handler.get_access_key()
