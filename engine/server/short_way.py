@@ -108,6 +108,7 @@ def routable(op: str, environ: Mapping[str, Any], body: bytes, params: Any) -> b
         and environ.get("CONTENT_TYPE") == _JSON_TYPE
         and not environ.get("QUERY_STRING")
         and "HTTP_HOST" in environ
+        and "RAW_URI" not in environ  # moto's raw path is then that, not "/"
         and "HTTP_CONTENT_ENCODING" not in environ
         and "HTTP_ORIGIN" not in environ
         and "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK" not in environ
