@@ -193,6 +193,8 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
             for pk in ("t2", "t2", "t3")
         ],
         call("transact_get_items", TransactItems=[{"Get": {"TableName": t, "Key": k("a")}}]),
+        *short_way_errors(call, put, update, k, t),
+        *aws_like_calls(call, k),
         call("update_time_to_live", TableName=h, TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"}),
         call("describe_time_to_live", TableName=h),
         call("tag_resource", ResourceArn=arn, Tags=[{"Key": "k", "Value": "v"}]),
@@ -220,11 +222,118 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
         ("other path", "/x", "ListTables", b"{}"),
         ("no target", "/", "", b"{}"),
         ("CORS", "/", "ListTables", b"{}"),
+        *odd_bodies(t),
     ]
     for label, path, target, body in odd:
         headers = {**signed, **({"X-Amz-Target": "DynamoDB_20120810." + target} if target else {})}
         requests.append((label, path, {**headers, "Origin": "http://x"} if label == "CORS" else headers, body))
     return requests
+
+
+def short_way_errors(call: Any, put: Any, update: Any, k: Any, t: str) -> list[tuple[str, dict[str, Any]]]:
+    """Refusals of the calls the short way answers (engine/server/short_way.py), one of each kind."""
+    one = {":one": {"N": "1"}}
+    check = {"ConditionCheck": {"TableName": t, "Key": k("a"), "ConditionExpression": "attribute_not_exists(pk)"}}
+    return [
+        call("get_item", TableName="missing", Key=k("a")),
+        call(
+            "update_item", TableName="missing", Key=k("a"), UpdateExpression="ADD n :one", ExpressionAttributeValues=one
+        ),
+        call("delete_item", TableName="missing", Key=k("a")),
+        put(k("rv"), ReturnValues="ALL_NEW"),
+        put(k("rc"), ReturnConsumedCapacity="TOTAL"),
+        put(k("rc"), ReturnConsumedCapacity="BOGUS"),
+        update(k("a"), "ADD n :one", one, ReturnValues="BOGUS"),
+        call(
+            "delete_item",
+            TableName=t,
+            Key=k("a"),
+            ConditionExpression="n = :v",
+            ExpressionAttributeValues={":v": one[":one"]},
+        ),
+        call("get_item", TableName=t, Key=k("a"), ProjectionExpression="#x"),
+        call("get_item", TableName=t, Key=k("a"), AttributesToGet=["n"], ProjectionExpression="n"),
+        call(
+            "query", TableName="missing", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "a"}}
+        ),
+        call(
+            "query",
+            TableName=t,
+            IndexName="nosuch",
+            KeyConditionExpression="g = :p",
+            ExpressionAttributeValues={":p": {"S": "x"}},
+            ReturnConsumedCapacity="INDEXES",
+        ),
+        call("transact_write_items", TransactItems=[check]),
+        call("transact_write_items", TransactItems=[{"Put": {"TableName": "missing", "Item": k("a")}}]),
+        call("transact_get_items", TransactItems=[{"Get": {"TableName": "missing", "Key": k("a")}}]),
+        call("batch_get_item", RequestItems={"missing": {"Keys": [k("a")]}}),
+        call(
+            "batch_write_item", RequestItems={t: [{"PutRequest": {"Item": k("d")}}, {"PutRequest": {"Item": k("d")}}]}
+        ),
+        call("batch_write_item", RequestItems={t: [{"DeleteRequest": {"Key": k(f"b{i}")}} for i in range(2)]}),
+    ]
+
+
+def aws_like_calls(call: Any, k: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The hot calls on a table of the aws-like profile (SIMULATED; no network time, no random draw: strongly
+    consistent reads only; not BatchGetItem, which the model reads as eventual whatever its tables ask), where
+    the model wraps moto's answer."""
+    a = "eqaws"
+    spec = "aws-like latency_ms=0 latency_p99_ms=0 commit_ms=0"
+    one = {":one": {"N": "1"}}
+    return [
+        call(
+            "create_table",
+            TableName=a,
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in ("pk", "sk")],
+            Tags=[{"Key": "ddblab:profile", "Value": spec}],
+        ),
+        call("put_item", TableName=a, Item={**k("a"), "n": {"N": "1"}}),
+        call("put_item", TableName=a, Item=k("a"), ConditionExpression="attribute_not_exists(pk)"),
+        call("update_item", TableName=a, Key=k("a"), UpdateExpression="ADD n :one", ExpressionAttributeValues=one),
+        call("get_item", TableName=a, Key=k("a"), ConsistentRead=True),
+        call(
+            "query",
+            TableName=a,
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": "a"}},
+            ConsistentRead=True,
+        ),
+        call("transact_write_items", TransactItems=[{"Put": {"TableName": a, "Item": k("t")}}]),
+        call("transact_get_items", TransactItems=[{"Get": {"TableName": a, "Key": k("t")}}]),
+        call("batch_write_item", RequestItems={a: [{"PutRequest": {"Item": k("w")}}]}),
+        call("delete_item", TableName=a, Key=k("a"), ReturnValues="ALL_OLD"),
+        call("delete_table", TableName=a),
+    ]
+
+
+def odd_bodies(t: str) -> list[tuple[str, str, str, bytes]]:
+    """Bodies moto reads otherwise than json.loads does (as a query string, as UTF-8 only) or takes in part (its
+    parser drops members it does not know and null ones): the short way must leave each to moto, or agree."""
+    key = '"Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}'
+    get = f'{{"TableName": "{t}", {key}}}'
+    return [
+        (
+            "body with &",
+            "/",
+            "PutItem",
+            f'{{"TableName": "{t}", "Item": {{"pk": {{"S": "&Action=ListTables"}}}}}}'.encode(),
+        ),
+        (
+            "unknown and null members",
+            "/",
+            "GetItem",
+            f'{{"TableName": "{t}", {key}, "Bogus": 1, "Limit": null}}'.encode(),
+        ),
+        ("leading space", "/", "GetItem", b"  " + get.encode()),
+        ("UTF-8 BOM", "/", "GetItem", b"\xef\xbb\xbf" + get.encode()),
+        ("UTF-16", "/", "GetItem", get.encode("utf-16-le")),
+        ("a list", "/", "GetItem", b"[1]"),
+        ("a null key value", "/", "GetItem", f'{{"TableName": "{t}", "Key": {{"pk": null}}}}'.encode()),
+    ]
 
 
 def raw_exchange(port: int, path: str, headers: dict[str, str], body: bytes) -> tuple[str, str]:

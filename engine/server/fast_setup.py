@@ -32,7 +32,12 @@ _REGIONS: dict[tuple[str, str], str | None] = {}  # (URL, User-Agent) -> the reg
 def region_of(handler: Any, request: Any, full_url: str) -> str:
     """BaseResponse.get_region_from_url, with the URL's and the User-Agent's regex searches done once per pair."""
     headers = request.headers
-    agent = headers.get("User-Agent", "")
+    authorization = headers["Authorization"] if "Authorization" in headers else None
+    return region_from(handler, full_url, headers.get("User-Agent", ""), authorization)
+
+
+def region_from(handler: Any, full_url: str, agent: str, authorization: str | None) -> str:
+    """region_of from the User-Agent and Authorization headers' values (None: no such header)."""
     key = (full_url, agent)
     if key in _REGIONS:
         region = _REGIONS[key]
@@ -44,8 +49,8 @@ def region_of(handler: Any, request: Any, full_url: str) -> str:
             _REGIONS[key] = region
     if region is not None:
         return region
-    if "Authorization" in headers and "AWS4" in headers["Authorization"]:
-        return str(headers["Authorization"].split(",")[0].split("/")[2])
+    if authorization is not None and "AWS4" in authorization:
+        return authorization.split(",")[0].split("/")[2]
     return str(handler.default_region)
 
 
@@ -126,6 +131,11 @@ def get_current_account(self: Any) -> str:
 
     if "MOTO_ACCOUNT_ID" in os.environ:
         return os.environ["MOTO_ACCOUNT_ID"]
-    if "x-moto-account-id" in self.headers:
-        return self.headers["x-moto-account-id"]
-    return account_of(self.get_access_key())
+    return current_account(self.headers, self.get_access_key())
+
+
+def current_account(headers: Any, access_key: str) -> str:
+    """get_current_account for a request's headers and access key, with MOTO_ACCOUNT_ID not set."""
+    if "x-moto-account-id" in headers:
+        return str(headers["x-moto-account-id"])
+    return account_of(access_key)

@@ -31,7 +31,7 @@ from moto.dynamodb.responses import DynamoHandler
 from werkzeug.datastructures import CombinedMultiDict
 from werkzeug.http import HTTP_STATUS_CODES
 
-from engine.server import fast_condition, fast_serialize, fast_setup, fast_update
+from engine.server import fast_condition, fast_serialize, fast_setup, fast_update, short_way
 from engine.server.fast_request import ServerRequest, request_id_maker
 
 VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
@@ -87,14 +87,32 @@ class DirectDynamo:
             # moto's Flask route passes the headers as a dict; setup_class reads them only for an empty body,
             # where the short way makes the same dict itself.
             given = None if request.plain else request.headers.as_dict()
-            status, headers, body = DynamoHandler.dispatch(request, request.raw_url, given)
+            answer = DynamoHandler.dispatch(request, request.raw_url, given)
         except ClientError as exc:  # as moto's convert_to_flask_response
-            status, headers, body = 400, {}, exc.response["Error"]["Message"]
+            answer = 400, {}, exc.response["Error"]["Message"]
         # Any other exception goes up to FaithfulDynamoDB, as it does from moto's Flask app (serve.build_app).
+        status, headers, data = self._flask_answer(answer)
+        start_response(status, headers)
+        return [data]
+
+    def short(
+        self, op: str, environ: dict[str, Any], body: bytes, params: Any
+    ) -> tuple[str, list[tuple[str, str]], bytes] | None:
+        """The answer __call__ would give this request, through short_way.py; None when it does not take it."""
+        if not short_way.routable(op, environ, body, params):
+            return None
+        try:
+            answer = short_way.answer(op, environ, body, params)
+        except ClientError as exc:
+            answer = 400, {}, exc.response["Error"]["Message"]
+        return None if answer is None else self._flask_answer(answer)
+
+    def _flask_answer(self, answer: tuple[int, dict[str, Any], Any]) -> tuple[str, list[tuple[str, str]], bytes]:
+        """moto's (status, headers, body) as Flask sends it: status line, header list, bytes."""
+        status, headers, body = answer
         data = body.encode() if isinstance(body, str) else bytes(body)
         reason = HTTP_STATUS_CODES.get(status, "UNKNOWN").upper()
-        start_response(f"{status} {reason}", self._flask_headers(headers, data))
-        return [data]
+        return f"{status} {reason}", self._flask_headers(headers, data), data
 
     def _flask_headers(self, headers: dict[str, Any], data: bytes) -> list[tuple[str, str]]:
         """The header list werkzeug's Response(headers=...) and flask-cors produce, in the same order."""
