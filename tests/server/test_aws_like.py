@@ -125,6 +125,21 @@ def test_reads_without_consistent_read_are_stale_inside_the_window_only(tables) 
     assert table.get("NEW", "S", consistent=False) is None  # a new item: not there yet on the lagging copy
 
 
+def test_a_batch_get_is_stale_or_consistent_as_its_table_asks(tables) -> None:
+    table = tables(stale_ms=400, stale_share=1.0)
+    table.put({"PK": "A", "SK": "S", "v": 1})
+    time.sleep(0.45)
+    table.put({"PK": "A", "SK": "S", "v": 2})
+
+    def batch_get(**asked: bool) -> int:
+        keys = {"Keys": [{"PK": "A", "SK": "S"}], **asked}
+        [item] = table.client.batch_get_item(RequestItems={table.name: keys})["Responses"][table.name]
+        return int(item["v"])
+
+    assert batch_get() == 1 and batch_get(ConsistentRead=False) == 1  # always stale inside the window
+    assert batch_get(ConsistentRead=True) == 2  # a BatchGetItem asks for ConsistentRead per table: never stale
+
+
 def test_no_stale_reads_when_the_share_is_zero(tables) -> None:
     table = tables(stale_ms=1000, stale_share=0.0)
     for v in range(20):

@@ -11,7 +11,7 @@ from typing import Any
 
 from moto.dynamodb.models.dynamo_type import DynamoType
 
-from engine.server.contention.item_keys import Named, Ref
+from engine.server.contention.item_keys import Named, Ref, consistent_read
 from engine.server.contention.refusals import cancelled, throttled
 from engine.server.profile import ProfileSpec
 
@@ -52,7 +52,7 @@ class Buckets:
     ) -> None:
         """Take the request's capacity units from each partition key's bucket, or refuse it whole: throttled, or
         for a transaction cancelled with reason ThrottlingError on the items of the throttled keys."""
-        eventual = not params.get("ConsistentRead")
+        eventual = not consistent_read(op, params, ref[1])
         wanted: dict[Slot, float] = {}
         for kind, key in keys:
             if kind in ("write", "twrite"):

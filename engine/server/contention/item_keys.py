@@ -94,6 +94,15 @@ def queried_partition(table: Any, params: dict[str, Any]) -> Any:
     return (index, key_value(found)) if gsi is not None else key_value(found)
 
 
+def consistent_read(op: str, params: dict[str, Any], table: str) -> bool:
+    """Whether the request reads `table` with ConsistentRead: a BatchGetItem asks for it per table, in its
+    RequestItems, every other read at the top."""
+    if op == "BatchGetItem":
+        asked = (params.get("RequestItems") or {}).get(table)
+        return bool(isinstance(asked, dict) and asked.get("ConsistentRead"))
+    return bool(params.get("ConsistentRead"))
+
+
 def table_name(op: str, params: dict[str, Any]) -> str:
     """The table a request goes to; of one that names several, the first (the only one the model covers)."""
     name = params.get("TableName")

@@ -16,7 +16,7 @@ from typing import Any
 from engine.server.contention.batch import Modelled, split_batch
 from engine.server.contention.buckets import Buckets
 from engine.server.contention.holds import Holds
-from engine.server.contention.item_keys import Ref, request_keys, table_name
+from engine.server.contention.item_keys import Ref, consistent_read, request_keys, table_name
 from engine.server.contention.stale_reads import StaleReads
 from engine.server.gsi_lag import moto_table
 from engine.server.profile import PROFILE_TAG, ProfileSpec
@@ -94,7 +94,7 @@ class AwsLike:
         result = Modelled()
         if op == "BatchWriteItem":
             params = split_batch(params, ref, table.moto, spec, now, counts, result, self._holds, self._buckets)
-        if op in _READS and not params.get("ConsistentRead") and not params.get("IndexName"):
+        if op in _READS and not consistent_read(op, params, table.moto.name) and not params.get("IndexName"):
             counts["eventual_reads"] += 1
             with self._stale.serve(op, ref, keys, table.moto, spec, now, counts):
                 yield result
