@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.server import contention, control, duplicates, limits, undo
+from engine.server import contention, control, duplicates, key_types, limits, undo
 from engine.server.gsi_lag import GsiLag
 from engine.server.profile import EXACT, ProfileSpec
 
@@ -119,6 +119,7 @@ class FaithfulDynamoDB:
             self.state.requests += 1
             try:
                 duplicates.check(op, params, region)  # reads the tables' key schemas: under the lock
+                key_types.check(op, params, region)
             except limits.Refused as refused:
                 return _respond(start_response, *_error(refused.code, refused.message, refused.status))
             table = None if self.model.table_changed(op) else self.model.profile(op, params, region)

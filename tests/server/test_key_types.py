@@ -1,0 +1,80 @@
+"""A key attribute of another type than its table's is a client mistake: DynamoDB answers ValidationException,
+never a 500 and never "no such item", for every request that names an item, in both profiles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from engine.backend import Backend
+from engine.server import profile as profiles
+
+WRONG = {
+    "map": {"M": {"x": {"S": "a"}}},
+    "list": {"L": [{"S": "a"}]},
+    "string set": {"SS": ["a"]},
+    "number for a string": {"N": "1"},
+    "binary for a string": {"B": b"a"},
+    "bool": {"BOOL": True},
+    "null": {"NULL": True},
+}
+
+
+@pytest.fixture(params=["exact", "aws-like"])
+def table(request: pytest.FixtureRequest, embedded: Backend) -> Iterator[tuple[Any, str]]:
+    client = boto3.client(  # the wire's own types: Backend.client would serialize {"S": "a"} as a map
+        "dynamodb",
+        endpoint_url=embedded.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="lab",
+        aws_secret_access_key="lab",
+        config=Config(retries={"mode": "standard", "total_max_attempts": 1}),  # a 500 must not be retried away
+    )
+    name = f"keytypes-{request.param}"
+    tags = [] if request.param == "exact" else [{"Key": profiles.PROFILE_TAG, "Value": "aws-like"}]
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+        **({"Tags": tags} if tags else {}),
+    )
+    yield client, name
+    client.delete_table(TableName=name)
+
+
+def requests(client: Any, t: str, key: dict[str, Any]) -> dict[str, Callable[[], Any]]:
+    return {
+        "GetItem": lambda: client.get_item(TableName=t, Key=key),
+        "PutItem": lambda: client.put_item(TableName=t, Item=key),
+        "DeleteItem": lambda: client.delete_item(TableName=t, Key=key),
+        "UpdateItem": lambda: client.update_item(
+            TableName=t, Key=key, UpdateExpression="SET v = :v", ExpressionAttributeValues={":v": {"N": "1"}}
+        ),
+        "BatchGetItem": lambda: client.batch_get_item(RequestItems={t: {"Keys": [key]}}),
+        "BatchWriteItem": lambda: client.batch_write_item(RequestItems={t: [{"DeleteRequest": {"Key": key}}]}),
+        "TransactGetItems": lambda: client.transact_get_items(TransactItems=[{"Get": {"TableName": t, "Key": key}}]),
+        "TransactWriteItems": lambda: client.transact_write_items(
+            TransactItems=[{"Put": {"TableName": t, "Item": key}}, {"Delete": {"TableName": t, "Key": key}}]
+        ),
+    }
+
+
+@pytest.mark.parametrize("kind", list(WRONG))
+def test_a_key_of_the_wrong_type_is_a_validation_error_for_every_request(table: tuple[Any, str], kind: str) -> None:
+    client, name = table
+    for op, call in requests(client, name, {"pk": WRONG[kind], "sk": {"S": "s"}}).items():
+        with pytest.raises(ClientError) as refused:
+            call()
+        assert refused.value.response["Error"]["Code"] == "ValidationException", (op, refused.value.response)
+    client.put_item(TableName=name, Item={"pk": {"S": "a"}, "sk": {"S": "s"}})  # the server answers on
+    read = client.get_item(TableName=name, Key={"pk": {"S": "a"}, "sk": {"S": "s"}}, ConsistentRead=True)
+    assert read["Item"]["pk"] == {"S": "a"}
