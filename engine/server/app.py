@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.server import contention, control, duplicates, key_types, limits, undo
+from engine.server import contention, control, duplicates, key_types, limits, number_math, undo
 from engine.server.gsi_lag import GsiLag
 from engine.server.profile import EXACT, ProfileSpec
 
@@ -75,6 +75,7 @@ class FaithfulDynamoDB:
     ) -> None:
         undo.install()  # transactions restore the items they touched, not whole-table copies
         limits.install()  # moto's item-size limit set to DynamoDB's
+        number_math.install()  # sums of numbers written with an exponent
         self._moto = moto_app
         self.lab_token = lab_token  # /_lab/config takes changes only with it (control.py); "" takes none
         self._lock = threading.Lock()

@@ -198,6 +198,11 @@ class KeyValue(DynamoType):
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> KeyValue:
+        # DynamoType's own deepcopy (moto copies whole tables for a transaction) sets type and value only: a copy
+        # without its hash crashed the next lookup with AttributeError, a 500.
+        return KeyValue(self.type, self.value, self._cast)
+
 
 def key_value(raw: Any) -> DynamoType:
     """A KeyValue for a valid S, N or B value; anything else is moto's own DynamoType (moto refuses such a key

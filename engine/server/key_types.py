@@ -48,6 +48,29 @@ def _check(op: str, params: dict[str, Any], region: str) -> None:
                         f"{name} expected: {wanted} actual: {given or 'none'}",
                     )
                 raise Refused("ValidationException", KEY_MISMATCH)
+        if is_item:
+            _check_index_keys(table, attrs)
+
+
+def _check_index_keys(table: Any, item: dict[str, Any]) -> None:
+    """An item whose index key attribute has another type than its definition is refused (moto stored it, and a
+    Scan of the index then crashed sorting it against the others)."""
+    indexes = table.indexes + table.global_indexes
+    if not indexes:
+        return
+    defined = {a.get("AttributeName"): a.get("AttributeType") for a in table.attr or []}
+    for index in indexes:
+        for name in index.schema_key_attrs:
+            value = item.get(name)
+            if value is None:
+                continue  # an item without the attribute is left out of the index
+            given = next(iter(value)) if isinstance(value, dict) and len(value) == 1 else None
+            if given != defined.get(name):
+                raise Refused(
+                    "ValidationException",
+                    "One or more parameter values were invalid: Type mismatch for Index Key "
+                    f"{name} Expected: {defined.get(name)} Actual: {given or 'none'} IndexName: {index.name}",
+                )
 
 
 def _named(op: str, params: dict[str, Any]) -> Iterator[tuple[Any, Any, bool]]:

@@ -78,3 +78,49 @@ def test_a_key_of_the_wrong_type_is_a_validation_error_for_every_request(table: 
     client.put_item(TableName=name, Item={"pk": {"S": "a"}, "sk": {"S": "s"}})  # the server answers on
     read = client.get_item(TableName=name, Key={"pk": {"S": "a"}, "sk": {"S": "s"}}, ConsistentRead=True)
     assert read["Item"]["pk"] == {"S": "a"}
+
+
+def test_an_index_key_of_the_wrong_type_is_refused_and_the_index_still_scans(embedded: Backend) -> None:
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=embedded.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="lab",
+        aws_secret_access_key="lab",
+        config=Config(retries={"mode": "standard", "total_max_attempts": 1}),
+    )
+    name = "index-key-types"
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "g", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-g",
+                "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    try:
+        client.put_item(TableName=name, Item={"pk": {"S": "a"}, "g": {"S": "x"}})
+        for wrong in WRONG.values():
+            with pytest.raises(ClientError) as refused:
+                client.put_item(TableName=name, Item={"pk": {"S": "b"}, "g": wrong})
+            assert refused.value.response["Error"]["Code"] == "ValidationException"
+            assert "Type mismatch for Index Key g" in refused.value.response["Error"]["Message"]
+        assert [i["pk"] for i in client.scan(TableName=name, IndexName="by-g")["Items"]] == [{"S": "a"}]
+        # A number written with an exponent is a number: sums with it are DynamoDB's, not a 500.
+        update = {"UpdateExpression": "ADD n :a", "ExpressionAttributeValues": {":a": {"N": "1e3"}}}
+        client.update_item(TableName=name, Key={"pk": {"S": "a"}}, **update)
+        after = client.update_item(TableName=name, Key={"pk": {"S": "a"}}, ReturnValues="UPDATED_NEW", **update)
+        assert after["Attributes"]["n"] == {"N": "2000"}
+        minus = {"UpdateExpression": "SET n = n - :a", "ExpressionAttributeValues": {":a": {"N": "2.5E1"}}}
+        after = client.update_item(TableName=name, Key={"pk": {"S": "a"}}, ReturnValues="UPDATED_NEW", **minus)
+        assert after["Attributes"]["n"] == {"N": "1975"}
+    finally:
+        client.delete_table(TableName=name)
