@@ -33,10 +33,9 @@ from werkzeug.http import HTTP_STATUS_CODES
 
 from engine.server import fast_condition, fast_serialize, fast_setup, fast_update, short_way
 from engine.server.fast_request import ServerRequest, request_id_maker
+from engine.server.short_way import _JSON_TYPE, _TARGET_PREFIX
 
 VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
-_TARGET_PREFIX = "DynamoDB_20120810."
-_JSON_TYPE = "application/x-amz-json-1.0"  # botocore's Content-Type for DynamoDB
 
 
 def verified() -> bool:

@@ -44,7 +44,7 @@ ROUTED = frozenset(
     }
 )
 _TARGET_PREFIX = "DynamoDB_20120810."
-_JSON_TYPE = "application/x-amz-json-1.0"
+_JSON_TYPE = "application/x-amz-json-1.0"  # botocore's Content-Type for DynamoDB
 _SERVICE = get_service_model("dynamodb")
 _SERIALIZER = get_serializer_class("dynamodb", "json")  # what moto picks for a request of Content-Type _JSON_TYPE
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import boto3
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from bench import bench_client
 from engine.backend import Backend
 from engine.server import profile as profiles
 
@@ -27,14 +26,7 @@ WRONG = {
 
 @pytest.fixture(params=["exact", "aws-like"])
 def table(request: pytest.FixtureRequest, embedded: Backend) -> Iterator[tuple[Any, str]]:
-    client = boto3.client(  # the wire's own types: Backend.client would serialize {"S": "a"} as a map
-        "dynamodb",
-        endpoint_url=embedded.endpoint_url,
-        region_name="us-east-1",
-        aws_access_key_id="lab",
-        aws_secret_access_key="lab",
-        config=Config(retries={"mode": "standard", "total_max_attempts": 1}),  # a 500 must not be retried away
-    )
+    client = bench_client.client(str(embedded.endpoint_url))  # the wire's types: Backend.client would serialize them
     name = f"keytypes-{request.param}"
     tags = [] if request.param == "exact" else [{"Key": profiles.PROFILE_TAG, "Value": "aws-like"}]
     client.create_table(
@@ -81,14 +73,7 @@ def test_a_key_of_the_wrong_type_is_a_validation_error_for_every_request(table: 
 
 
 def test_an_index_key_of_the_wrong_type_is_refused_and_the_index_still_scans(embedded: Backend) -> None:
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=embedded.endpoint_url,
-        region_name="us-east-1",
-        aws_access_key_id="lab",
-        aws_secret_access_key="lab",
-        config=Config(retries={"mode": "standard", "total_max_attempts": 1}),
-    )
+    client = bench_client.client(str(embedded.endpoint_url))  # the wire's types: Backend.client would serialize them
     name = "index-key-types"
     client.create_table(
         TableName=name,

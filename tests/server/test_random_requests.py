@@ -9,11 +9,10 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError, ParamValidationError
 
+from bench import bench_client
 from engine.backend import Backend
 from engine.server import profile as profiles
 
@@ -133,14 +132,7 @@ class Requests:
 
 @pytest.fixture(params=["exact", "aws-like"])
 def table(request: pytest.FixtureRequest, embedded: Backend) -> Iterator[tuple[Any, str]]:
-    client = boto3.client(  # the wire's own types: Backend.client would serialize {"S": "a"} as a map
-        "dynamodb",
-        endpoint_url=embedded.endpoint_url,
-        region_name="us-east-1",
-        aws_access_key_id="lab",
-        aws_secret_access_key="lab",
-        config=Config(retries={"mode": "standard", "total_max_attempts": 1}),  # a 500 must not be retried away
-    )
+    client = bench_client.client(str(embedded.endpoint_url))  # the wire's types: Backend.client would serialize them
     name = f"random-requests-{request.param}"
     aws_like = profiles.ProfileSpec.parse("aws-like", {"latency_ms": 0, "latency_p99_ms": 0}).tag_value()
     client.create_table(
