@@ -200,14 +200,41 @@ def measure(seconds: float = 3.0, passes: int = 2, latency_ms: float = LATENCY_M
     ratios = {
         field: [dask[field] / pool[field] for pool, dask in pairs] for field in ("calls_per_s", "cpu_us_per_call")
     }
-    return {"threads": THREADS, "latency_ms": latency_ms, "cluster_start_s": start_s, "modes": rows, "ratios": ratios}
+    # The machine's own swing: the order flips from pass to pass, so the cluster runs last in one pass and first in
+    # the next, back to back with nothing changed between them; their ratio is what the load alone moves a figure by.
+    runs = samples["2 cluster workers"]
+    back_to_back = {
+        field: [runs[k + 1][field] / runs[k][field] for k in range(0, len(runs) - 1, 2)]
+        for field in ("calls_per_s", "cpu_us_per_call")
+    }
+    return {
+        "threads": THREADS,
+        "latency_ms": latency_ms,
+        "cluster_start_s": start_s,
+        "modes": rows,
+        "ratios": ratios,
+        "back_to_back": back_to_back,
+    }
 
 
-def _ratio(result: dict[str, Any], field: str) -> tuple[float, str]:
-    """The median of the passes' cluster ÷ pool ratios, and how far they spread ("" with one pass)."""
-    each = result["ratios"][field]
-    spread = f" [{min(each):.2f}–{max(each):.2f} over {len(each)} passes]" if len(each) > 1 else ""
+def _ratio(result: dict[str, Any], field: str, of: str = "ratios", what: str = "passes") -> tuple[float, str]:
+    """The median of the passes' cluster ÷ pool ratios (or of another list of ratios), and how far they spread (""
+    with one)."""
+    each = result[of][field]
+    spread = f" [{min(each):.2f}–{max(each):.2f} over {len(each)} {what}]" if len(each) > 1 else ""
     return statistics.median(each), spread
+
+
+def _swing(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The back-to-back cluster runs' ratios: how far a figure moves on this machine with nothing changed, the
+    yardstick for the two targets' 5 %."""
+    rows = []
+    for field, what in (("calls_per_s", "calls/s"), ("cpu_us_per_call", "client-side CPU per call")):
+        if result.get("back_to_back", {}).get(field):
+            value, spread = _ratio(result, field, "back_to_back", "pairs")
+            figure = f"the machine's own swing: {what}, a cluster run / the next one, back to back{spread}"
+            rows.append({"figure": figure, "value": round(value, 3), "target": "info", "pass": True})
+    return rows
 
 
 def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -242,6 +269,7 @@ def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
             "target": "≤ 1.05",
             "pass": cpu_ratio <= 1.05,
         },
+        *_swing(result),
         {"figure": "client-side CPU per call (µs), same three", "value": cpu, "target": "info", "pass": True},
         *(
             {"figure": f"  of it (µs), same three: {what}", "value": part(field), "target": "info", "pass": True}

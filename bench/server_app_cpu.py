@@ -132,13 +132,13 @@ def _evict_caches() -> None:
     json.loads(json.dumps(_OTHER_WORK))
 
 
-def app_cpu_of(checkout: Path) -> dict[str, float]:
-    """app_cpu() with another checkout's engine (this checkout's bench), in a child process."""
+def app_cpu_of(checkout: Path, batches: int = 7, per_batch: int = 150) -> dict[str, float]:
+    """app_cpu(batches, per_batch) with another checkout's engine (this checkout's bench), in a child process."""
     here = str(Path(__file__).resolve().parent.parent)
     code = (
         f"import sys, json; sys.path.insert(0, {here!r}); import bench.server_app_cpu as sp\n"
         "for m in [m for m in sys.modules if m == 'engine' or m.startswith('engine.')]: del sys.modules[m]\n"
-        f"sys.path.insert(0, {str(checkout)!r}); print(json.dumps(sp.app_cpu()))"
+        f"sys.path.insert(0, {str(checkout)!r}); print(json.dumps(sp.app_cpu({batches}, {per_batch})))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=checkout)
     return dict(json.loads(result.stdout.strip().splitlines()[-1]))

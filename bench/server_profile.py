@@ -304,6 +304,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", choices=WORKLOADS, help="run one workload against a server under cProfile")
     parser.add_argument("--equivalence", action="store_true", help="compare the fast path's answers with plain moto's")
     parser.add_argument("--app-cpu", action="store_true", help="server CPU per request in process, without the wire")
+    parser.add_argument(
+        "--app-cpu-size",
+        type=int,
+        nargs=2,
+        default=[7, 150],
+        metavar=("BATCHES", "PER_BATCH"),
+        help="--app-cpu's batches and requests per batch (fewer: a shorter run on a loaded machine)",
+    )
     parser.add_argument("--client-cost", action="store_true", help="the client's work per PutItem against each server")
     parser.add_argument(
         "--baseline",
@@ -318,9 +326,16 @@ def main(argv: list[str] | None = None) -> int:
         names = [*(names or ["embedded", *(["dynalite"] if shutil.which("node") else [])]), "baseline"]
 
     if args.app_cpu:
-        rounds = [("this checkout", lambda: app_cpu())]
+        batches, per_batch = args.app_cpu_size
+        rounds = [("this checkout", lambda: app_cpu(batches, per_batch))]
         if args.baseline:
-            rounds.append(("baseline", lambda: app_cpu_of(args.baseline.resolve())))
+            # Both in fresh child processes: like with like (in this process, later rounds would find the first
+            # round's tables, items and caches).
+            here = Path(__file__).resolve().parent.parent
+            rounds = [
+                ("this checkout", lambda: app_cpu_of(here, batches, per_batch)),
+                ("baseline", lambda: app_cpu_of(args.baseline.resolve(), batches, per_batch)),
+            ]
         seen: dict[str, list[dict[str, float]]] = {}
         for _ in range(args.rounds):  # alternating, as the servers are
             for label, measure_app in rounds:

@@ -8,16 +8,19 @@ from. Further arguments go to `streamlit run` unchanged, e.g. `--server.port 860
 
 from __future__ import annotations
 
+import os
 import sys
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.errors import LabError
+from engine.backend import BackendSpec
+from engine.errors import AwsNotConfirmed, BadInput, LabError
 
 HERE = Path(__file__).resolve().parent
 APP = HERE / "streamlit_app.py"
 CONFIG = HERE.parent / ".streamlit" / "config.toml"
+ENDPOINT_ENV = "DDBLAB_ENDPOINT_URL"  # the sidebar's default backend (docker-compose: DynamoDB Local)
 
 
 def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
@@ -60,6 +63,20 @@ def streamlit_args(argv: Sequence[str]) -> list[str]:
     return ["streamlit", "run", str(APP), *flags, *args]
 
 
+def check_endpoint_setting(raw: str | None) -> None:
+    """DDBLAB_ENDPOINT_URL checked as `--endpoint-url` is (engine's BackendSpec.parse): a malformed or AWS one
+    refused at launch in one line, since the sidebar would otherwise start on the embedded server unannounced."""
+    if raw is None or not raw.strip():
+        return
+    try:
+        BackendSpec.parse(raw)
+    except LabError as e:
+        fix = "unset it for the embedded server, or give e.g. DDBLAB_ENDPOINT_URL=http://127.0.0.1:8000"
+        if isinstance(e, AwsNotConfirmed):
+            fix = "unset it and choose AWS in the sidebar, where it is confirmed"
+        raise BadInput(f"{ENDPOINT_ENV}: {e.problem.replace('--endpoint-url', 'the endpoint URL')}", fix) from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if "-h" in argv or "--help" in argv:
@@ -67,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         import dashboard.limits  # noqa: F401 - reads and checks the DDBLAB_* settings
+
+        check_endpoint_setting(os.environ.get(ENDPOINT_ENV))
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -29,6 +29,7 @@ LIMITS = {"ops": LIMIT_OPS, "duration": LIMIT_DURATION}
 KNOB = "k."  # a pattern knob's parameter: k.accounts=4
 PROFILE = "profile"  # the sidebar's "Server profile": restored before the sidebar is drawn (restore_profile)
 PROFILES = {p.value: p.value for p in ServerProfile}
+SEEN_KEPT = 500  # URLs a session remembers having written (a few hundred bytes each)
 
 
 @dataclass(frozen=True)
@@ -193,7 +194,7 @@ def restore(page: str, parse_link: Callable[[Mapping[str, str]], Restored]) -> l
     for key, value in restored.values.items():
         st.session_state[key] = value
     _initials().update(restored.values)
-    st.session_state["links-seen"] = _controls(params)
+    _see(_controls(params))
     return restored.problems
 
 
@@ -211,9 +212,26 @@ def initial(key: str, fallback: Any) -> Any:
 
 
 def _new_link(params: Mapping[str, str]) -> bool:
-    """Whether the URL holds a link this session has not applied: one just opened, or edited by hand (the URL a
-    page wrote itself is "seen"; one "seen" for every page, so the next page does not take it for a new link)."""
-    return bool(_controls(params)) and _controls(params) != st.session_state.get("links-seen")
+    """Whether the URL holds a link this session has not applied: one just opened, or edited by hand. Every URL a
+    page wrote itself is "seen", not only the last: a widget changed while the browser has not yet shown the URL
+    of the rerun before sends that older URL with its rerun, and taking it for a new link would undo the user's
+    earlier edits (seen in a browser test on a loaded machine: a variant picked and threads typed, then reset)."""
+    controls = _controls(params)
+    return bool(controls) and controls not in _seen()
+
+
+def _seen() -> dict[frozenset[tuple[str, str]], None]:
+    seen: dict[frozenset[tuple[str, str]], None] = st.session_state.setdefault("links-seen", {})
+    return seen
+
+
+def _see(controls: frozenset[tuple[str, str]]) -> None:
+    """Note a URL as seen; the oldest are forgotten past SEEN_KEPT (a session of edits cannot grow without end)."""
+    seen = _seen()
+    seen.pop(controls, None)
+    seen[controls] = None  # the newest last
+    while len(seen) > SEEN_KEPT:
+        del seen[next(iter(seen))]
 
 
 def restore_profile(key: str) -> None:
@@ -236,7 +254,7 @@ def remember(page: str, params: Mapping[str, str]) -> str:
     wanted = {**params, **keep}
     if _params() != wanted:
         st.query_params.from_dict(wanted)
-    st.session_state["links-seen"] = _controls(wanted)
+    _see(_controls(wanted))
     return link_to(params)
 
 

@@ -158,8 +158,12 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
                 "Checked when the run ends: the table is read back and the history replayed.",
                 icon=":material/hourglass_top:",
             )
-        elif record.run is not None and record.run.state.value == "failed":
-            st.warning("Not checked: the run failed before verification.")
+        elif record.state == "failed":
+            st.warning(
+                "Not checked: the run failed before verification."
+                if record.run is not None
+                else "No verdicts: this history is not a whole run (see above)."
+            )
         else:
             st.info("This history carries no invariant verdicts.")
         return

@@ -19,6 +19,7 @@ from dashboard.verdicts import flagged_calls
 
 KEY = "presenter"
 CHART_HEIGHT = 300  # two charts side by side under the verdict and counters fit 720 px
+PAIR_CHART_HEIGHT = 260  # a pair's timelines, under verdicts of up to three lines: 720 px too
 
 # Large type, less padding, no sidebar: the page is for the room, not for the operator.
 CSS = """<style>
@@ -65,7 +66,25 @@ def _sized(fig: go.Figure, height: int = CHART_HEIGHT) -> go.Figure:
     or long names) gets its rows on top of that, or it would squeeze the plot to a strip."""
     legend_rows = max(0, (fig.layout.margin.b or 56) - 56)
     fig.update_layout(height=height + legend_rows)
+    _spaced_ticks(fig)
     return fig
+
+
+LABEL_PX = 16  # a tick label's height: closer labels print over each other (a projector's 8 clients in 60 px)
+
+
+def _spaced_ticks(fig: go.Figure) -> None:
+    """A y axis with a label at every step (a timeline's clients) labels every 2nd, 5th, ... step instead when
+    the plot is too short for all of them."""
+    axis = fig.layout.yaxis
+    if axis.tickmode != "linear" or not axis.dtick or not axis.range:
+        return
+    plot_px = (fig.layout.height or 0) - (fig.layout.margin.t or 0) - (fig.layout.margin.b or 0)
+    steps = abs(axis.range[1] - axis.range[0]) / axis.dtick
+    if plot_px <= 0 or steps * LABEL_PX <= plot_px:
+        return
+    every = next(n for n in (2, 5, 10, 20, 50, 100, 1_000) if steps / n * LABEL_PX <= plot_px or n == 1_000)
+    fig.update_yaxes(dtick=axis.dtick * every)
 
 
 def _simulated(record: RunRecord) -> bool:
@@ -147,7 +166,7 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
                 _verdict(side, whole.id, height=110)
                 _counters(side)
                 timeline, _ = _figures(side, x_range, lanes)
-                ui.chart(_sized(timeline, 240), f"{key}-{whole.id}-p-timeline")
+                ui.chart(_sized(timeline, PAIR_CHART_HEIGHT), f"{key}-{whole.id}-p-timeline")
 
     if not any(r.running for r in records) and replay.replay_toggle(key, toggle_at):
         replay.replay_pair(records, key, body, compact=True)

@@ -155,7 +155,10 @@ class RunRecord:
 
     @property
     def error(self) -> LabError | None:
-        return self.run.error if self.run is not None else None
+        if self.run is not None:
+            return self.run.error
+        text = (self.imported_summary or {}).get("error")  # a failed run's export, or a file cut short
+        return LabError(str(text)) if text and self.state == "failed" else None
 
     @property
     def profile(self) -> ProfileSpec | None:

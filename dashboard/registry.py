@@ -11,13 +11,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Unpack
 
 import streamlit as st
 
 from dashboard.limits import CallBudget, env_int
 from dashboard.records import RunRecord, Source, known_pattern
-from dashboard.run_registry import RunRegistry, in_page_words
+from dashboard.run_registry import Caps, RunRegistry, in_page_words
 from dashboard.sweeps import SweepJob, SweepState
 from engine.backend import Backend, BackendSpec
 from engine.errors import BadInput
@@ -42,7 +42,7 @@ __all__ = [
 class Registry(RunRegistry):
     """Runs, sweeps and backends shared by every session of one dashboard process. Thread-safe."""
 
-    def __init__(self, **caps: Any) -> None:  # RunRegistry's caps and backend factory, checked there
+    def __init__(self, **caps: Unpack[Caps]) -> None:
         super().__init__(**caps)
         self._sweeps: dict[str, SweepJob] = {}
 

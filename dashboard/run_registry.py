@@ -11,7 +11,7 @@ import itertools
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypedDict
 
 from dashboard.limits import (
     MAX_AWS_CALLS,
@@ -40,6 +40,19 @@ def backend_label(backend: Backend, info: dict[str, Any] | None = None) -> str:
         account = (info or {}).get("account", "")
         return f"AWS {backend.spec.region}" + (f" · account {account}" if account else "")
     return f"endpoint {backend.endpoint_url}"
+
+
+class Caps(TypedDict, total=False):
+    """RunRegistry's keyword arguments, for a subclass that passes them on (mypy checks both sides)."""
+
+    max_threads_per_run: int
+    max_total_threads: int
+    max_runs: int
+    max_total_calls: int
+    max_aws_calls: int
+    max_total_processes: int
+    max_imported_calls: int
+    backend_factory: Callable[[BackendSpec], Backend]
 
 
 class RunRegistry:
@@ -298,7 +311,7 @@ class RunRegistry:
                 f"dashboard's limit of {self.max_imported_calls:,} imported calls in memory",
                 "delete an imported run on the History page, or raise DDBLAB_MAX_IMPORTED_CALLS",
             )
-        summary: dict[str, Any] = meta.get("summary") or {}
+        summary = _judged_only_if_whole(meta.get("summary") or {}, len(history), name)
         pattern = summary.get("pattern") or "unknown"
         variant = summary.get("variant") or "?"
         clients = history.snapshot()["client"]
@@ -363,3 +376,23 @@ def in_page_words(e: LabError) -> LabError:
 def client_processes(config: RunConfig) -> int:
     """Client processes a run starts: none when its threads stay in the dashboard's own process."""
     return config.processes if config.processes > 1 else 0
+
+
+def _judged_only_if_whole(summary: dict[str, Any], calls: int, name: str) -> dict[str, Any]:
+    """The file's summary, whose verdicts judge the calls of the whole run it counts: when the file holds other
+    calls than that (cut at a line's end, or edited), the run is kept to look at, marked failed, with its verdicts
+    set aside (`invariants_in_file`), never shown as the verdicts of the calls on screen."""
+    counted = summary.get("calls")
+    if not summary.get("invariants") or counted == calls:
+        return summary
+    held = f"{calls:,} of the {counted:,} calls its summary counts" if isinstance(counted, int) else f"{calls:,} calls"
+    return {
+        **summary,
+        "state": "failed",
+        "error": (
+            f"{name} holds {held}: the file was cut short or edited, so the verdicts it carries do not judge "
+            "these calls and are not shown"
+        ),
+        "invariants": [],
+        "invariants_in_file": summary["invariants"],
+    }

@@ -33,6 +33,8 @@ from engine.run_config import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS
 from engine.runner import Run, RunConfig, RunState
 from engine.server.profile import KNOBS, ServerProfile
 
+EXIT_STOPPED = 3  # the run was verified, but on the calls made before a stop (Ctrl-C, SIGTERM) or its call budget
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
@@ -137,7 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--max-calls",
         type=_positive_int,
-        help=f"stop the run after this many calls (default on AWS: {AWS_DEFAULT_MAX_CALLS})",
+        help=(
+            "stop the run after this many calls: no client starts another operation, and each ends the one it is "
+            f"in, so a few more calls may be made (default on AWS: {AWS_DEFAULT_MAX_CALLS})"
+        ),
     )
     run.add_argument("--history", metavar="FILE", help="export every call to FILE (.jsonl or .csv)")
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object, nothing else")
@@ -284,7 +289,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             info = backend.describe()  # before the first write: where this is going, never credentials
             print(
                 f"AWS account {info.get('account')} region {info['region']}: creating a tagged ddblab-* "
-                f"pay-per-request table; at most {config.max_calls} calls",
+                f"pay-per-request table; no operation starts after {config.max_calls} calls",
                 file=sys.stderr,
             )
         run = Run(config, backend).start()
@@ -303,7 +308,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if run.state is RunState.FAILED:
         print(f"error: {run.error}", file=sys.stderr)
         return run.error.exit_code if run.error else 1
-    return 0
+    return EXIT_STOPPED if run.state is RunState.STOPPED else 0
 
 
 def _check_history_path(path: str) -> None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.cluster_calm import calm
+
 LAB_DASK_CONFIG: dict[str, Any] = {
     "distributed.scheduler.work-stealing": False,  # a share is pinned to its worker: nothing to steal
     "distributed.scheduler.active-memory-manager.start": False,  # no data kept on workers: nothing to move
@@ -30,18 +32,49 @@ LAB_DASK_CONFIG: dict[str, Any] = {
 }
 
 
-def start_local_cluster(workers: int = 2) -> Any:
-    """A LocalCluster of `workers` worker processes (one thread each) on 127.0.0.1, under LAB_DASK_CONFIG; a
-    context manager (close it, or leave its `with`, to stop it). Its nannies hand the config to the worker
-    processes they start, so a worker a nanny restarts keeps it."""
+SYNC_INTERVAL_S = 3600  # how often the LocalCluster object updates its description at the scheduler (Dask: 1 s)
+
+# Loaded into each worker process as it starts: its own session, as the pool's client processes have, so that the
+# OS shares the CPU between the workers and the home as it does between the pool's children and theirs (see there).
+WORKER_PRELOAD = ("engine.cluster_session",)
+
+
+def start_local_cluster(workers: int = 2, *, calm: bool = True) -> Any:
+    """A LocalCluster of `workers` worker processes (one thread each) on 127.0.0.1, under LAB_DASK_CONFIG, each in
+    a session of its own (WORKER_PRELOAD); a context manager (close it, or leave its `with`, to stop it). Its
+    nannies hand the config and the preload to the worker processes they start, so a worker a nanny restarts
+    keeps them. `calm=False` leaves its scheduler and nannies as Dask has them (bench.cluster_quiet compares)."""
     import dask
     from distributed import LocalCluster
 
     with dask.config.set(LAB_DASK_CONFIG):
         # port 0: the scheduler's HTTP server (no dashboard without bokeh) never meets another's port
-        return LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1"
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            host="127.0.0.1",
+            preload=list(WORKER_PRELOAD),
+            # The cluster object sends the scheduler its own description every second by default (a request with a
+            # reply, for Dask's cluster widgets): nothing of the lab reads it.
+            scheduler_sync_interval=SYNC_INTERVAL_S if calm else 1,  # Dask's default: 1 s
         )
+    if not calm:
+        return cluster
+    try:
+        cluster.sync(_calm, cluster)
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
+
+
+async def _calm(cluster: Any) -> None:
+    """On the cluster's event loop: stop the scheduler's and the nannies' wake-ups that nothing of the lab needs
+    (engine/cluster_calm.py). The nannies run in this process: a worker a nanny restarts keeps them."""
+    for server in (cluster.scheduler, *cluster.workers.values()):
+        calm(server)
 
 
 def dask_env() -> dict[str, str]:

@@ -58,13 +58,14 @@ class SharePlan:
 
 def run_share(plan_bytes: bytes) -> int:
     """A Dask task: make this share's clients, wait for go, run, ship every call home. Returns batches sent."""
-    from distributed import get_worker, secede
+    from distributed import get_client, get_worker, secede
 
     plan: SharePlan = pickle.loads(plan_bytes)
     worker = get_worker()
     if worker.id != plan.worker_id:
         return 0  # rescheduled onto another worker after its own was lost: the home has already given up on it
     key = worker.get_current_task()
+    get_client()  # the worker's own Dask client (the go and stop Events use it), made now so that _quiet finds it
     secede()  # leave the worker's task slot: a share runs for the whole run, and other runs may share the worker
     _quiet(worker, True)
     try:
@@ -74,16 +75,20 @@ def run_share(plan_bytes: bytes) -> int:
 
 
 # A worker's event loop wakes about 160 times a second by default: its sampling profiler every 10 ms (it walks
-# the stacks of the running threads), its loop-health tick every 20 ms, its memory monitor every 100 ms, its
-# system monitor (psutil's CPU, memory, network and disk figures for Dask's dashboard) every 500 ms. Each wake-up
+# the stacks of the running threads), its loop-health tick every 20 ms (and its cycle every second), its memory
+# monitor every 100 ms, its system monitor (psutil's CPU, memory, network and disk figures for Dask's dashboard)
+# every 500 ms, its counters' shift every 5 s. Each wake-up
 # takes the GIL from the share's client threads; all but the memory monitor only feed Dask's diagnostics, so they
 # are paused while the worker runs a share. The memory monitor (it protects the worker) goes on. The heartbeat keeps
 # the worker in the cluster, but Dask sends it every 0.5 s (up to ten workers; not a setting), a request and a
 # reply through the scheduler each time: while a share runs it is sent every HEARTBEAT_S instead, well inside the
 # shortest time the scheduler waits before it drops a silent worker (its worker-ttl, at least ten of Dask's
-# intervals: 5 s). A cluster the lab starts itself has the diagnostics off or slowed from the start
-# (engine/cluster_local.py).
-QUIET_CALLBACKS = ("profile", "profile-cycle", "tick", "monitor")
+# intervals: 5 s). The worker's own Dask client (the go and stop Events need one) asks the scheduler for its whole
+# description every 2 s (a request, and a reply listing every worker with its metrics), which nothing of the lab
+# reads: paused too (QUIET_CLIENT_CALLBACKS). A cluster the lab starts itself has the diagnostics off or slowed from
+# the start (engine/cluster_local.py).
+QUIET_CALLBACKS: tuple[str, ...] = ("profile", "profile-cycle", "tick", "ticks", "monitor", "shift_counters")
+QUIET_CLIENT_CALLBACKS: tuple[str, ...] = ("scheduler-info",)
 HEARTBEAT_S = 2.0
 _quiet_lock = threading.Lock()
 _quiet_shares = 0  # shares running in this worker process
@@ -100,6 +105,12 @@ def _quiet(worker: Any, share_starts: bool) -> None:
             callback = worker.periodic_callbacks.get(name)
             if callback is not None:  # PeriodicCallbacks belong to the event loop: stopped and started on it
                 worker.loop.add_callback(callback.stop if share_starts else callback.start)
+        client: Any = getattr(worker, "_client", None)  # Dask's private attribute: no public call reads it back
+        callbacks = getattr(client, "_periodic_callbacks", {})
+        for name in QUIET_CLIENT_CALLBACKS:
+            callback = callbacks.get(name)
+            if callback is not None:  # on the client's loop (the worker's, for the client the worker made)
+                client.loop.add_callback(callback.stop if share_starts else callback.start)
         worker.loop.add_callback(_slow_heartbeat, worker, share_starts)
 
 

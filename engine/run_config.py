@@ -15,6 +15,10 @@ from engine.server.profile import EXACT, ProfileSpec
 from engine.tables import validate_table_name
 
 DEFAULT_MAX_THREADS = 256
+MAX_THREADS_CAP = 4_096  # the highest --max-threads (and dashboard DDBLAB_MAX_THREADS_PER_RUN): threads are OS threads
+# A run's History keeps every call in memory (about 200 bytes each): ten million per client is already gigabytes.
+MAX_OPS_PER_CLIENT = 10_000_000
+MAX_SEED = 2**31 - 1  # as the dashboard's Random seed control; a run without one draws from the same range
 MAX_PROCESSES = 64
 AWS_DEFAULT_MAX_CALLS = 20_000  # per run on real AWS, unless the user sets another budget
 
@@ -45,6 +49,11 @@ class RunConfig:
         """Check every field; return the pattern class, the config with defaults filled, and its options."""
         pattern = get_pattern(self.pattern)
         variant = self.variant or pattern.safe_variant()
+        if not isinstance(self.max_threads, int) or not 1 <= self.max_threads <= MAX_THREADS_CAP:
+            raise BadInput(
+                f"the thread cap must be from 1 to {MAX_THREADS_CAP}, got {self.max_threads}",
+                f"use --max-threads 1 to {MAX_THREADS_CAP} (default {DEFAULT_MAX_THREADS})",
+            )
         if not isinstance(self.threads, int) or self.threads < 1:
             raise BadInput(f"threads must be at least 1, got {self.threads}", "use --threads 1 or more")
         if self.threads > self.max_threads:
@@ -53,8 +62,11 @@ class RunConfig:
                 f"use at most {self.max_threads}, or raise the cap with --max-threads",
             )
         ops = self.ops_per_client
-        if ops is not None and ops < 1:
-            raise BadInput(f"ops per client must be at least 1, got {ops}", "use --ops 1 or more")
+        if ops is not None and not 1 <= ops <= MAX_OPS_PER_CLIENT:
+            raise BadInput(
+                f"ops per client must be from 1 to {MAX_OPS_PER_CLIENT:,}, got {ops}",
+                f"use --ops 1 to {MAX_OPS_PER_CLIENT}, or --duration for a longer run",
+            )
         if self.duration_s is not None and not 0 < self.duration_s <= 24 * 3600:
             raise BadInput(
                 f"duration must be above 0 s and at most a day, got {self.duration_s}",
@@ -65,6 +77,9 @@ class RunConfig:
         share = pattern.lost_response_default if self.lost_response_share is None else self.lost_response_share
         if not 0.0 <= share <= 1.0:
             raise BadInput(f"lost-response share must be from 0 to 1, got {share}", "use e.g. --lost-responses 0.2")
+        if self.seed is not None and not 0 <= self.seed <= MAX_SEED:
+            # Python's random treats -n as n, so a negative seed would replay other seeds' clients.
+            raise BadInput(f"the random seed must be from 0 to {MAX_SEED}, got {self.seed}", "use e.g. --seed 7")
         if self.max_calls is not None and self.max_calls < 1:
             raise BadInput(f"max calls must be at least 1, got {self.max_calls}", "use e.g. --max-calls 10000")
         if not isinstance(self.processes, int) or not 1 <= self.processes <= min(self.threads, MAX_PROCESSES):

@@ -20,7 +20,7 @@ from engine import cluster, pool
 from engine.backend import Backend
 from engine.calls import CallError, ClientContext
 from engine.clientwork import client_failure
-from engine.errors import BadInput, ClientsLost, LabError, server_died
+from engine.errors import ClientsLost, LabError, server_died
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
 from engine.patterns import Invariant
@@ -35,7 +35,7 @@ class RunState(StrEnum):
     RUNNING = "running"
     VERIFYING = "verifying"
     DONE = "done"
-    STOPPED = "stopped"  # stopped early by the user; still verified
+    STOPPED = "stopped"  # stopped early, by the user or by its call budget (stop_reason); verified on the calls made
     FAILED = "failed"
 
 
@@ -58,6 +58,7 @@ class Run:
         self.t_end_ns: int | None = None
         self.shared: dict[str, Any] = {}
         self.server_stats: dict[str, int] = {}  # what the aws-like model did to the run's table (SIMULATED)
+        self.stop_reason: str | None = None  # why a STOPPED run ended before its planned end
         self._stop = threading.Event()
         self._done = threading.Event()
         self._lock = threading.Lock()
@@ -83,8 +84,10 @@ class Run:
         self._stop.set()
         self._done.set()
 
-    def stop(self) -> None:
-        """Ask every client to finish its current call and stop; the run then verifies and ends."""
+    def stop(self, reason: str = "stopped by the user") -> None:
+        """Ask every client to finish its current call and stop; the run then verifies and ends STOPPED."""
+        if not self._stop.is_set() and not self.finished:
+            self.stop_reason = reason
         self._stop.set()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -154,17 +157,10 @@ class Run:
         try:
             self.state = RunState.PREPARING
             cfg = self.config
-            if cfg.profile.simulated and not self.backend.profiles_supported():
-                raise BadInput(
-                    "the aws-like profile is simulated by the lab's embedded server, not by this backend",
-                    "leave out --endpoint-url/--aws (or point it at `python -m engine serve`), or use --profile exact",
-                )
+            spec = self.backend.with_profile(self.pattern.table_spec(self.options), cfg.profile)
             judge = self.backend.judge_client()
             client = self.backend.client(threads=cfg.threads, retry=cfg.retry)
             injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
-            spec = self.pattern.table_spec(self.options)
-            if self.backend.profiles_supported():
-                spec = dataclasses.replace(spec, profile_tag=cfg.profile.tag_value())
             judged = open_table(
                 judge,
                 cfg.pattern,
@@ -185,7 +181,9 @@ class Run:
             self.invariants = self.pattern.verify(judged, self.history, self.options)
             if cfg.profile.simulated and self.backend.endpoint_url:
                 self.server_stats = table_stats(self.backend.endpoint_url, judged.name)
-            self.state = RunState.STOPPED if self._stop.is_set() else RunState.DONE
+            if not self._stop.is_set() and cfg.max_calls is not None and len(self.history) >= cfg.max_calls:
+                self.stop_reason = f"its call budget of {cfg.max_calls:,} calls ran out"  # the clients checked it
+            self.state = RunState.STOPPED if self.stop_reason or self._stop.is_set() else RunState.DONE
         except LabError as e:
             self.error = e
             self.state = RunState.FAILED

@@ -7,7 +7,7 @@ from typing import Any
 
 from engine.calls import THROTTLED
 from engine.history import History, dumps
-from engine.runner import Run, conflicts
+from engine.runner import Run, RunState, conflicts
 
 THROTTLE_CODES = THROTTLED  # one list: the codes clients retry as throttling are the ones counted as such
 CAUSES = ("condition_refused", "transaction_conflict", "throttled")
@@ -100,6 +100,8 @@ def summary(run: Run) -> dict[str, Any]:
         "endpoint_url": backend.endpoint_url,
         "table": run.table.name if run.table else cfg.table_name,
         "state": run.state.value,
+        # why a stopped run ended before its planned end (the user; its call budget); None otherwise
+        "stop_reason": run.stop_reason if run.state is RunState.STOPPED else None,
         "error": str(run.error) if run.error else None,
         "duration_s": round(duration, 3),
         "calls": counts["calls"],
@@ -148,6 +150,12 @@ def render_text(data: dict[str, Any]) -> str:
                 + "   ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(stats.items()) if k != "requests")
                 + f"   (of {stats.get('requests', 0)} requests to the table)"
             )
+    if data.get("state") == "stopped":
+        planned = f" ({data['threads']} × {data['ops_per_client']} ops were planned)" if data["ops_per_client"] else ""
+        out.append(
+            f"STOPPED    {data.get('stop_reason') or 'stopped early'}, after {data['calls']:,} calls{planned}: the "
+            "verdicts below judge the calls made, not a whole run"
+        )
     if data["error"]:
         out.append(f"ERROR: {data['error']}")
     o = data["outcomes"]

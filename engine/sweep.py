@@ -9,6 +9,7 @@ its harm is unknown (NaN), never 0.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -77,7 +78,8 @@ def sweep(
     stop: Callable[[], bool] | None = None,
 ) -> pd.DataFrame:
     """One run per point of `plan`; one row each (`sweep_row` and the repeat). Ends early after a run that
-    FAILED (its row says so) or when `stop()` says so."""
+    FAILED (its row says so) or when `stop()` says so: a run under way is then stopped and verified, as `run`
+    stops on Ctrl-C, and its row says "stopped"."""
     cls = get_pattern(pattern)
     chosen = list(variants or cls.variants)
     for name in chosen:
@@ -100,9 +102,16 @@ def sweep(
                 profile=profile,
             ),
             backend,
-        ).run_to_end()
+        )
+        if stop is None:
+            run.run_to_end()
+        else:
+            run.start()
+            while not run.wait(0.1):  # polled, so a stop asked mid-run ends this run too, verified
+                if stop():
+                    run.stop()
         rows.append({**sweep_row(run), "repeat": point.repeat})
-        if run.state is RunState.FAILED:
+        if run.state in (RunState.FAILED, RunState.STOPPED):
             break
     return pd.DataFrame(rows)
 
@@ -144,6 +153,7 @@ def sweep_row(run: Run) -> dict[str, Any]:
         # Shares of all calls, by cause; and of reads without ConsistentRead, the ones the lagging copy served
         # (SIMULATED by the aws-like profile: "profile" says which one the row ran under).
         "profile": run.config.profile.name.value,
+        "profile_tag": run.config.profile.tag_value(),  # name and knobs: `json_records` gives the profile object
         **{f"{cause}_share": n / calls if calls else 0.0 for cause, n in causes.items()},
         "stale_read_share": (
             run.server_stats.get("stale_reads", 0) / run.server_stats["eventual_reads"]
@@ -173,6 +183,7 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
             "failed": len(group) - len(good),
             "harm": str(group["harm"].iloc[0]) if "harm" in group else "",
             "profile": str(group["profile"].iloc[0]) if "profile" in group else "exact",
+            "profile_tag": str(group["profile_tag"].iloc[0]) if "profile_tag" in group else "",
         }
         for name in MEAN:
             point[name] = _mean(good[name]) if name in good else float("nan")
@@ -187,6 +198,27 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
         point["state"] = next((s for s in ("failed", "stopped") if s in states), "done")
         out.append(point)
     return pd.DataFrame(out)
+
+
+def json_records(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """The sweep as `sweep --json` prints it: one record per point (`summarize`) with its runs in `per_run`;
+    `profile` on both is the object `run --json` gives (name, simulated, knobs), so a reader of the file alone
+    sees which figures were SIMULATED and under which knobs."""
+    points = summarize(rows)
+    if points.empty:
+        return []
+    records: list[dict[str, Any]] = json.loads(points.to_json(orient="records"))
+    for record in records:
+        mine = rows[(rows["variant"] == record["variant"]) & (rows["threads"] == record["threads"])]
+        record["per_run"] = [_with_profile_object(r) for r in json.loads(mine.to_json(orient="records"))]
+        _with_profile_object(record)
+    return records
+
+
+def _with_profile_object(record: dict[str, Any]) -> dict[str, Any]:
+    tag = record.pop("profile_tag", "") or str(record.get("profile") or "exact")  # rows from before the tag
+    record["profile"] = ProfileSpec.from_tag(tag).as_dict()
+    return record
 
 
 def spread_series(points: pd.DataFrame) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 from engine.backend import Backend, RetryPolicy
 from engine.calllog import NO_RESULT, CallLog
 from engine.calls import Caller, CallError
-from engine.errors import LabError, TableNameTaken
+from engine.errors import BadInput, LabError, TableNameTaken
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
 from engine.patterns import Pattern, RunOptions, get_pattern
@@ -77,13 +77,16 @@ def run_walkthrough(
     the printed text and the recorded calls."""
     pattern_cls: type[Pattern] = get_pattern(pattern_ref)
     pattern = pattern_cls()
-    if variant is not None:
-        pattern_cls.resolve_options(variant, {})  # an unknown variant is refused with the names it could be
+    check_variant(pattern_cls, variant)
     scene = pattern.walkthrough_for(variant)
+    safe = pattern_cls.safe_variant()
+    # The table names the profile, as a run's does: a `serve` at --endpoint-url otherwise plays its own default.
+    spec = backend.with_profile(
+        pattern.table_spec(RunOptions(safe, 1, 1, pattern_cls.resolve_options(safe, {}))), backend.profile
+    )
     client = backend.client(threads=16, retry=RetryPolicy("standard", 3))
     injector = FaultInjector(client, FaultPlan())
-    options = RunOptions(pattern_cls.safe_variant(), 1, 1, pattern_cls.resolve_options(pattern_cls.safe_variant(), {}))
-    table = _fresh_table(client, f"{PREFIX}p{pattern_cls.seed}-{pattern_cls.name}", pattern.table_spec(options))
+    table = _fresh_table(client, f"{PREFIX}p{pattern_cls.seed}-{pattern_cls.name}", spec)
     log = CallLog(stream)
     history = History()
     try:
@@ -93,6 +96,27 @@ def run_walkthrough(
             drop_table(table)
         injector.close()
     return log.text(), history
+
+
+def scene_variants(pattern_cls: type[Pattern]) -> list[str]:
+    """The variants with a walkthrough scene of their own (most patterns have one scene for all)."""
+    pattern = pattern_cls()
+    return [v for v in pattern_cls.variants if pattern.walkthrough_for(v) != pattern.walkthrough]
+
+
+def check_variant(pattern_cls: type[Pattern], variant: str | None) -> None:
+    """BadInput for a --variant the walkthrough would not play: unknown, or one without a scene of its own (the
+    default scene would be played under its name)."""
+    if variant is None:
+        return
+    pattern_cls.resolve_options(variant, {})  # an unknown variant is refused with the names it could be
+    own = scene_variants(pattern_cls)
+    if variant not in own:
+        raise BadInput(
+            f"pattern {pattern_cls.name!r} has no walkthrough scene of its own for variant {variant!r} "
+            "(its default scene would play under that name)",
+            f"use --variant {' or '.join(own)}, or leave out --variant" if own else "leave out --variant",
+        )
 
 
 def _fresh_table(client: Any, name: str, spec: TableSpec) -> Table:

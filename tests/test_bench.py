@@ -28,3 +28,14 @@ def test_the_dashboard_figures_come_from_a_recorded_run_drawn_as_the_page_draws_
     wall, cpu, sent = dashboard_refresh.refresh(dashboard_refresh.running_record(history, summary))
     assert wall > 0 and cpu > 0 and sent > 10_000  # every chart of the Run page, as JSON
     assert 0 < dashboard_refresh.kept_bytes_per_call(dashboard_refresh.Recorded(), 3000) < 100_000
+
+
+def test_the_cluster_quieting_bench_reports_each_figure_as_the_median_pair_with_its_range() -> None:
+    from bench import cluster_quiet
+
+    ratios = {field: [0.8, 0.9, 1.1] for field in cluster_quiet.FIELDS}
+    modes = {mode: dict.fromkeys(cluster_quiet.FIELDS, 100.0) for mode in cluster_quiet.MODES}
+    asked = {"quiet": {"heartbeat_worker": 1.0}, "loud": {"identity": 1.3, "heartbeat_worker": 1.0}}
+    lines = cluster_quiet.report({"pairs": 3, "modes": modes, "ratios": ratios, "requests_per_s": asked})
+    assert lines[0] == "plumbing_ms_per_s, quiet / loud: 0.900 [0.80–1.10 over 3 pairs]; medians 100 / 100"
+    assert lines[-1].endswith("answered a second while the clients ran: identity 1.30, heartbeat_worker 1.00")

@@ -26,7 +26,7 @@ SUITE = ("tests/server/test_atomicity.py::test_the_endpoint_under_test_is_atomic
 def test_races_and_every_patterns_invariants_hold_on_dynamodb_local() -> None:
     if why := dynamodb_local.missing():
         pytest.skip(why)
-    server, endpoint = dynamodb_local.start()
+    server, endpoint = dynamodb_local.start(jvm_options=dynamodb_local.QUICK_JIT)
     try:
         result = subprocess.run(
             [

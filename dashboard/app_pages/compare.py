@@ -59,5 +59,10 @@ if records:
     else:
         st.caption(ui.plain(f"pair {group} · {records[0].backend_label}"))  # the backend, "on cluster …" when spread
         live.compare_view(records, f"compare-{group}")
+elif wanted := st.query_params.get("group"):  # a link or bookmark to a pair this dashboard no longer holds
+    st.info(
+        f"Pair {wanted} is no longer in this dashboard (it was restarted, or the pair's runs were deleted). "
+        "Earlier runs are on the History page; Start both runs the pair again."
+    )
 else:
     st.info("Start both variants to see them race side by side.")

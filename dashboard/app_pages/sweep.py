@@ -13,7 +13,9 @@ st.title("Sweep thread counts")
 st.caption("One run per variant and thread count, one after another, on the current backend.")
 
 choices = [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run]
-links.show_problems(links.restore("sweep", lambda p: links.parse_sweep(p, thread_choices=choices)))
+problems = links.restore("sweep", lambda p: links.parse_sweep(p, thread_choices=choices))
+links.show_problems(problems)
+autostart = links.autostart("sweep", problems)  # before remember(), which writes the URL without autostart
 pattern = controls.pattern_picker("sweep")
 controls.cluster_notice(pattern)
 c1, c2, c3 = st.columns([3, 1, 1])
@@ -33,26 +35,28 @@ sweep_link = {"pattern": pattern.name, "threads": ",".join(map(str, counts)), "o
 links.copy_link(links.remember("sweep", links.with_profile(sweep_link, sidebar.current_profile().name.value)), "sweep")
 
 spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget shared by every session
+
+
+def start_sweep() -> str:
+    return registry.start_sweep(
+        pattern.name,
+        counts,
+        int(ops),
+        sidebar.current_spec(),
+        int(repeats),
+        sidebar.current_profile(),
+        cluster=sidebar.current_cluster(),
+    ).id
+
+
+if autostart and not spent:  # a slide's link to a sweep starts it on open, as the Run and Compare pages' do
+    links.start_now(start_sweep, "sweep_id", "sweep", ui.show_error)
 job = registry.sweep(st.session_state.get("sweep_id") or st.query_params.get("sweep"))
-b1, b2, _ = st.columns([1, 1, 4])
+b1, b2, _ = st.columns([1.5, 1, 3.5])  # "Start sweep" and its icon in full at 1280 px
 if b1.button(
     "Start sweep", icon=":material/play_arrow:", type="primary", key="sweep-start", width="stretch", disabled=spent
 ):
-    ui.start_and_remember(
-        lambda: (
-            registry.start_sweep(
-                pattern.name,
-                counts,
-                int(ops),
-                sidebar.current_spec(),
-                int(repeats),
-                sidebar.current_profile(),
-                cluster=sidebar.current_cluster(),
-            ).id
-        ),
-        "sweep_id",
-        "sweep",
-    )
+    ui.start_and_remember(start_sweep, "sweep_id", "sweep")
 stop = b2.button("Stop", icon=":material/stop:", key="sweep-stop", disabled=not (job and job.running), width="stretch")
 if stop and job is not None:
     job.stop()
@@ -60,5 +64,10 @@ if stop and job is not None:
 if job is not None:
     st.divider()
     live.sweep_view(job, key=f"sweep-{job.id}")
+elif wanted := st.query_params.get("sweep"):  # a link or bookmark to a sweep this dashboard no longer holds
+    st.info(
+        f"Sweep {wanted} is no longer in this dashboard (it was restarted since; sweeps live as long as the "
+        "dashboard). Start sweep runs it again with the settings above."
+    )
 else:
     st.info("Pick thread counts, then Start sweep: each point is a full run of both variants.")

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from engine.commands.backend_args import backend_for
 from engine.errors import BadInput
@@ -31,7 +35,7 @@ def thread_counts(text: str) -> list[int]:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from engine.sweep import plan, render_sweep, summarize, sweep
+    from engine.sweep import json_records, plan, render_sweep, sweep
 
     counts = thread_counts(args.threads)
     pattern = get_pattern(args.pattern)
@@ -45,29 +49,60 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             )
     for variant in variants:  # every run of the sweep is checked before the server starts
         RunConfig(pattern=pattern.name, variant=variant, threads=counts[-1], ops_per_client=args.ops).validated()
-    next(plan(counts, variants, args.repeats))  # bad --repeats fails here, before any server starts
-    with backend_for(args) as backend:
-        frame = sweep(
-            backend,
-            pattern.name,
-            counts,
-            ops_per_client=args.ops,
-            profile=backend.profile,
-            repeats=args.repeats,
-            variants=variants,
-            progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
-        )
+    planned = len(list(plan(counts, variants, args.repeats)))  # bad --repeats fails here, before any server starts
+    with _stop_on_signals() as stopped:
+        with backend_for(args) as backend:
+            frame = sweep(
+                backend,
+                pattern.name,
+                counts,
+                ops_per_client=args.ops,
+                profile=backend.profile,
+                repeats=args.repeats,
+                variants=variants,
+                progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
+                stop=lambda: bool(stopped),
+            )
+    finished = int((frame["state"] != RunState.STOPPED.value).sum()) if not frame.empty else 0
+    complete = not stopped and finished == planned
+    what = "points" if args.repeats == 1 else "runs"
     if args.json:
-        points = summarize(frame)
-        records = json.loads(points.to_json(orient="records")) if not points.empty else []
+        records = json_records(frame)
         for record in records:
-            mine = frame[(frame["variant"] == record["variant"]) & (frame["threads"] == record["threads"])]
-            record["per_run"] = json.loads(mine.to_json(orient="records"))
-        print(json.dumps(records))
+            record["sweep_complete"] = complete  # a reader of the file alone can tell a stopped sweep
+            record[f"sweep_{what}_planned"] = planned
+        print(json.dumps(records), flush=True)
     else:
-        print(render_sweep(frame, pattern.name))
+        print(render_sweep(frame, pattern.name), flush=True)
+    if stopped:
+        print(
+            f"error: INCOMPLETE sweep: stopped after {finished} of {planned} {what} "
+            f"({stopped[0]}; a run under way was stopped and verified, its row says 'stopped')",
+            file=sys.stderr,
+        )
+        return 128 + stopped[1]
     failed = frame[frame["state"] == RunState.FAILED.value] if not frame.empty else frame
     if len(failed):
         print(f"error: the sweep stopped at a failed run: {failed['error'].iloc[0]}", file=sys.stderr)
         return 1
     return 0
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[list[Any]]:
+    """Ctrl-C and SIGTERM stop the sweep in order, so its finished rows are printed: the list then holds the
+    signal's name and number. A second Ctrl-C interrupts at once."""
+    stopped: list[Any] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if stopped and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        if not stopped:
+            stopped.extend([signal.Signals(signum).name, signum])
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stopped
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)

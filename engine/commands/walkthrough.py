@@ -11,13 +11,13 @@ from engine.patterns import all_patterns, get_pattern
 
 
 def cmd_walkthrough(args: argparse.Namespace) -> int:
-    from engine.walkthrough import run_walkthrough
+    from engine.walkthrough import check_variant, run_walkthrough
 
     refs = list(all_patterns()) if args.pattern == "all" else [get_pattern(args.pattern).name]
     if args.variant is not None:
         if len(refs) > 1:
             raise BadInput("--variant needs one pattern, not 'all'", "e.g. walkthrough 23 --variant version-attribute")
-        get_pattern(refs[0]).resolve_options(args.variant, {})  # unknown: refused before any server starts
+        check_variant(get_pattern(refs[0]), args.variant)  # unknown or sceneless: refused before any server starts
     with backend_for(args) as backend:
         if backend.profile.simulated:
             print(f"server profile: {backend.profile.describe()}\n")

@@ -30,6 +30,9 @@ class Variant:
     description: str
 
 
+_KINDS: dict[type, tuple[str, str]] = {int: ("a whole number", "integer"), float: ("a number", "number")}
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     """A knob of a pattern: shown in the CLI (--set name=value) and as a dashboard control."""
@@ -53,9 +56,8 @@ class Option:
         try:
             value = kind(float(raw)) if kind is int and isinstance(raw, str) and "." not in raw else kind(raw)
         except (TypeError, ValueError, OverflowError):
-            raise BadInput(
-                f"{self.name}={raw!r} is not a {kind.__name__}", f"use --set {self.name}=<{kind.__name__}>"
-            ) from None
+            what, placeholder = _KINDS.get(kind, (f"a {kind.__name__}", kind.__name__))
+            raise BadInput(f"{self.name}={raw!r} is not {what}", f"use --set {self.name}=<{placeholder}>") from None
         if isinstance(value, float) and not math.isfinite(value):
             raise BadInput(f"{self.name}={raw!r} is not a finite number", f"use --set {self.name}=<number>")
         if isinstance(value, str):

@@ -15,6 +15,7 @@ What it adds, and why:
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import random
 import threading
@@ -23,7 +24,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.server import contention, control, duplicates, key_types, limits, number_math, undo
+from engine.server import (
+    contention,
+    control,
+    duplicates,
+    key_types,
+    limits,
+    number_math,
+    shapes,
+    start_keys,
+    undo,
+    updated_values,
+)
 from engine.server.gsi_lag import GsiLag
 from engine.server.profile import EXACT, ProfileSpec
 
@@ -76,6 +88,7 @@ class FaithfulDynamoDB:
         undo.install()  # transactions restore the items they touched, not whole-table copies
         limits.install()  # moto's item-size limit set to DynamoDB's
         number_math.install()  # sums of numbers written with an exponent
+        updated_values.install()  # UpdateItem's UPDATED_NEW/UPDATED_OLD: the named paths, not what changed
         self._moto = moto_app
         self.lab_token = lab_token  # /_lab/config takes changes only with it (control.py); "" takes none
         self._lock = threading.Lock()
@@ -95,6 +108,11 @@ class FaithfulDynamoDB:
 
     # -- WSGI ----------------------------------------------------------------------------------------------
 
+    def _is_judge(self, environ: dict[str, Any]) -> bool:
+        """A request of the lab that started this server (its token: see Backend.judge_client)."""
+        sent = environ.get("HTTP_X_DDBLAB_TOKEN", "")
+        return bool(self.lab_token) and hmac.compare_digest(sent.encode(), self.lab_token.encode())
+
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if path.startswith("/_lab/"):
@@ -104,28 +122,40 @@ class FaithfulDynamoDB:
         try:
             op = limits.operation(environ.get("HTTP_X_AMZ_TARGET", ""))
             params = _parse(body)
+            if type(params) is dict:
+                shapes.check(op, params)  # every top-level member's JSON type and bounds, as the model has them
             limits.check(op, params)
         except limits.Refused as refused:
             return _respond(start_response, *_error(refused.code, refused.message, refused.status))
         faults = self.state.faults
-        if faults.latency_ms > 0:
-            time.sleep(faults.latency_ms / 1000.0)
-        if faults.throttle_share > 0 and self._random.random() < faults.throttle_share:
-            return _respond(
-                start_response,
-                *_error(faults.throttle_code, "Rate of requests exceeds the allowed throughput (injected)"),
-            )
+        # Injected faults are for the clients, not for the lab's judge (a run's set-up and verification).
+        if (faults.latency_ms > 0 or faults.throttle_share > 0) and not self._is_judge(environ):
+            if faults.latency_ms > 0:
+                time.sleep(faults.latency_ms / 1000.0)
+            if faults.throttle_share > 0 and self._random.random() < faults.throttle_share:
+                return _respond(
+                    start_response,
+                    *_error(faults.throttle_code, "Rate of requests exceeds the allowed throughput (injected)"),
+                )
         region = _region(environ)
         with self._lock:
             self.state.requests += 1
             try:
                 duplicates.check(op, params, region)  # reads the tables' key schemas: under the lock
                 key_types.check(op, params, region)
+                if op == "Scan" or op == "Query":  # tested here: no call for the other operations
+                    start_keys.check(params, region)
             except limits.Refused as refused:
                 return _respond(start_response, *_error(refused.code, refused.message, refused.status))
             table = None if self.model.table_changed(op) else self.model.profile(op, params, region)
             if op == "TransactWriteItems" and params.get("ClientRequestToken"):
                 status, headers, out = self._transact_with_token(environ, body, params, region, table)
+            elif op in limits.SIZED_WHOLE:
+                limits.request_sized = True
+                try:
+                    status, headers, out = self._apply(op, environ, body, params, region, table)
+                finally:
+                    limits.request_sized = False
             else:
                 status, headers, out = self._apply(op, environ, body, params, region, table)
         if table is not None:  # aws-like: the answer waits, outside the lock (serve.py sends it later)
@@ -137,21 +167,33 @@ class FaithfulDynamoDB:
         self, op: str, environ: dict[str, Any], body: bytes, params: dict[str, Any], region: str, table: Any
     ) -> tuple[str, list[tuple[str, str]], bytes]:
         """One request through moto, with the aws-like model around it when its table has that profile."""
+        gsi = self.gsi
         if table is None:
-            with self.gsi.around(op, params, region) as result:
+            state = gsi.before(op, params, region)
+            ok = False
+            try:
                 status, headers, out = self._call_moto(op, environ, body, params)
-                result["ok"] = status.startswith("200")
+                ok = status.startswith("200")
+            finally:
+                gsi.after(state, ok)
             return status, headers, out
         try:
-            with self.model.around(op, params, region, table) as modelled:
-                with self.gsi.around(op, params, region) as result:
-                    status, headers, out = modelled.send(
-                        lambda sent: self._call_moto(op, environ, sent, params if sent is body else None), body
-                    )
-                    result["ok"] = modelled["ok"] = status.startswith("200")
+            modelled = self.model.begin(op, params, region, table)
         except limits.Refused as refused:
             out = contention.encode_error(refused)
             return "400 Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out
+        try:
+            state = gsi.before(op, params, region)
+            try:
+                if modelled.kept is None:
+                    status, headers, out = self._call_moto(op, environ, body, params)
+                else:  # a BatchWriteItem the model left some writes of out
+                    status, headers, out = modelled.send(lambda sent: self._call_moto(op, environ, sent, None), body)
+                modelled.ok = status.startswith("200")
+            finally:
+                gsi.after(state, modelled.ok)
+        finally:
+            self.model.end(modelled)
         return status, headers, out
 
     def _call_moto(
@@ -163,7 +205,7 @@ class FaithfulDynamoDB:
             try:
                 answer = short(op, environ, body, params)
             except Exception as exc:  # moto crashed: as below
-                return _crashed(exc, environ)
+                return _crashed(exc, environ, op, params)
             if answer is not None:
                 return answer
         import io
@@ -180,7 +222,7 @@ class FaithfulDynamoDB:
         try:
             chunks = self._moto(env, capture)
         except Exception as exc:  # moto crashed (its Flask app propagates exceptions too: build_app)
-            return _crashed(exc, environ)
+            return _crashed(exc, environ, op, params if params is not None else _parse(body))
         try:
             out = b"".join(chunks)
         finally:
@@ -291,9 +333,14 @@ class FaithfulDynamoDB:
         return deleted
 
 
-def _crashed(exc: Exception, environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
+def _crashed(exc: Exception, environ: dict[str, Any], op: str, params: Any) -> tuple[str, list[tuple[str, str]], bytes]:
     from engine.server.fastpath import crash_answer
 
+    # A crash on a body that breaks the API's shapes deep down (the top level is checked first): that body's 400.
+    problem = shapes.deep_problem(op, params)
+    if problem is not None:
+        status, out = _error(problem.code, problem.message, problem.status)
+        return f"{status} Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out
     code, headers, text = crash_answer(exc, environ.get("HTTP_X_AMZ_TARGET", ""))
     out = text.encode()
     reason = "Bad Request" if code == 400 else "Internal Server Error"
@@ -309,8 +356,14 @@ def _region(environ: dict[str, Any]) -> str:
         return "us-east-1"
 
 
+_DECODE = json.JSONDecoder().decode  # json.loads's own decoder, without its per-call argument checks
+
+
 def _parse(body: bytes) -> Any:
     try:
+        if body[:1] == b"{" and 0 not in body[:4]:
+            # What json.loads(bytes) does to a body of this start (detect_encoding: UTF-8), in 3 calls, not 16.
+            return _DECODE(body.decode("utf-8", "surrogatepass"))
         return json.loads(body) if body else {}
     except ValueError:  # UnicodeDecodeError and RecursionError's cousin too
         raise limits.Refused("SerializationException", "The request body is not valid JSON") from None

@@ -40,6 +40,10 @@ def value_size(value: Any, depth: int = 1) -> int:
                 return len(inner) if inner.isascii() else len(inner.encode())
         elif kind == "N":
             if type(inner) is str:
+                if len(inner) <= 38 and inner.isdigit() and inner.isascii():
+                    # A plain non-negative integer of at most 38 digits, which DynamoDB stores whatever they are:
+                    # its size (_number_size) without _number's checks, in a few C calls instead of 13 calls.
+                    return (max(len(inner.strip("0")), 1) + 1) // 2 + 1
                 return _number_size(_number(inner))
         elif kind == "BOOL":
             if type(inner) is bool:

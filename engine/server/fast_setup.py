@@ -59,11 +59,22 @@ def _iam_backend(account: Any, partition: str) -> Any:
     return dict.get(account, partition) if account is not None else None
 
 
+_iam_models: Any = None  # moto.iam.models once imported: an import statement per request cost a few microseconds
+
+
+def _import_iam() -> Any:
+    """moto.iam.models, imported on first use (as moto does), then kept."""
+    global _iam_models
+    from moto.iam import models
+
+    _iam_models = models
+    return models
+
+
 def account_of(access_key: str) -> str:
     """moto.iam.models.get_account_id_from, looking only at the IAM backends that exist."""
-    from moto.iam.models import iam_backends
-
-    for account_id, account in list(dict.items(iam_backends)):
+    iam = _iam_models or _import_iam()
+    for account_id, account in list(dict.items(iam.iam_backends)):
         for partition in PARTITION_NAMES:
             backend = _iam_backend(account, partition)
             if backend is not None and access_key in backend.access_keys:
@@ -73,8 +84,7 @@ def account_of(access_key: str) -> str:
 
 def mark_visited(account_id: str, access_key: str, service: str, region: str) -> None:
     """moto.iam.models.mark_account_as_visited, which changes something only when a backend holds the key."""
-    from moto.iam import models as iam
-
+    iam = _iam_models or _import_iam()
     backend = _iam_backend(dict.get(iam.iam_backends, account_id), core_responses.get_partition(region))
     if backend is not None and access_key in backend.access_keys:
         iam.mark_account_as_visited(account_id=account_id, access_key=access_key, service=service, region=region)

@@ -101,3 +101,62 @@ def validate_checking_structure_once(validate: Callable[[Any], Any]) -> Callable
         return tree
 
     return validated
+
+
+class _OldItemCopy:
+    """Stands in for the `copy` module in moto.dynamodb.responses, whose one use there is UpdateItem's deep copy of
+    the item before the update (`existing_item`). moto reads that copy only to build ReturnValues: for an
+    UpdateItem that returns none, `skip_old_item_copy` makes it None, which moto's code then reads as an item
+    that did not exist (no copy, no to_json, no comparison of every attribute), and gives the same answer."""
+
+    skip = False
+
+    def deepcopy(self, item: Any, memo: Any = None) -> Any:
+        return None if self.skip else copy.deepcopy(item, memo)
+
+
+OLD_ITEM_COPY = _OldItemCopy()
+
+
+def skip_old_item_copy(update_item: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """DynamoHandler.update_item, without its copy of the old item when ReturnValues is NONE (given or not)."""
+
+    def updated(self: Any) -> Any:
+        if self.body.get("ReturnValues", "NONE") != "NONE":  # any other value (a wrong one too): moto's own way
+            return update_item(self)
+        OLD_ITEM_COPY.skip = True
+        try:
+            return update_item(self)
+        finally:
+            OLD_ITEM_COPY.skip = False
+
+    return updated
+
+
+class _ItemNotCopied:
+    """What moto's models module sees as `copy` during an UpdateItem on a table without a stream: its one deep copy
+    there (`orig_item`, the item before the update) is read only to add a stream record, so it is not made."""
+
+    @staticmethod
+    def deepcopy(obj: Any, memo: Any = None) -> Any:
+        return obj
+
+
+def skip_item_copy_without_stream(update_item: Callable[..., Any]) -> Callable[..., Any]:
+    """DynamoDBBackend.update_item, without its copy of the old item when the table has no stream (any other
+    case, a table not found by its name too: moto's own way). The models module's `copy` is put back after,
+    whatever it was (undo.py swaps it during a transaction, which may call this)."""
+    import moto.dynamodb.models as models
+
+    def updated(self: Any, table_name: str, *args: Any, **kwargs: Any) -> Any:
+        table = self.tables.get(table_name) if isinstance(table_name, str) else None
+        if table is None or table.stream_shard is not None:
+            return update_item(self, table_name, *args, **kwargs)
+        previous = models.__dict__["copy"]
+        models.__dict__["copy"] = _ItemNotCopied
+        try:
+            return update_item(self, table_name, *args, **kwargs)
+        finally:
+            models.__dict__["copy"] = previous
+
+    return updated

@@ -31,7 +31,16 @@ from moto.dynamodb.responses import DynamoHandler
 from werkzeug.datastructures import CombinedMultiDict
 from werkzeug.http import HTTP_STATUS_CODES
 
-from engine.server import fast_condition, fast_serialize, fast_setup, fast_update, short_way
+from engine.server import (
+    fast_condition,
+    fast_lookup,
+    fast_parse,
+    fast_serialize,
+    fast_setup,
+    fast_update,
+    fast_walk,
+    short_way,
+)
 from engine.server.fast_request import ServerRequest, request_id_maker
 from engine.server.short_way import _JSON_TYPE, _TARGET_PREFIX
 
@@ -186,13 +195,24 @@ def tune_moto() -> None:
     - setup_class, about a third of a PutItem: for a plain JSON POST (fast_setup.py) the steps with one possible
       outcome are skipped, the region is found once per (URL, User-Agent), and an access key's account is looked
       for only in the IAM backends that exist (moto creates the missing ones, empty, to look in them).
+    - UpdateItem deep-copied the item before the update and compared it, attribute by attribute, with the one
+      after, only to build ReturnValues: with ReturnValues NONE the copy is skipped and moto's code goes its way
+      for a new item, with the same answer (fast_update.skip_old_item_copy). The backend then deep-copied it
+      again for a stream record: skipped on a table without a stream (fast_update.skip_item_copy_without_stream).
+    - Import statements run per request (a few microseconds each): in the answer's conversion to plain types, at
+      each of its steps (fast_serialize.dynamo_to_dict, otherwise moto's own function), and IAMRequest in the
+      authorization step; each now imported once.
+    - The backend of every request and the hash and comparisons of a string key: read without moto's nested
+      __getitem__s and its cast_value's type tests (fast_lookup.py).
     """
+    import moto.core.authorization as authorization
     import moto.core.exceptions as core_exceptions
     import moto.core.parse as parse
     import moto.core.responses as core_responses
     import moto.core.serialize as serialize
     import moto.dynamodb.comparisons as comparisons
     import moto.dynamodb.models as models
+    import moto.dynamodb.models.utilities as utilities
     import moto.dynamodb.parsing.validators as validators
     import moto.dynamodb.responses as responses
     from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
@@ -203,7 +223,15 @@ def tune_moto() -> None:
         return
     core_responses._ddblab_tuned = True  # type: ignore[attr-defined]
 
+    fast_lookup.install()
     DynamoHandler.setup_class = fast_setup.setup_class_for_plain(DynamoHandler.setup_class)  # type: ignore[method-assign]
+    responses.copy = fast_update.OLD_ITEM_COPY  # type: ignore[assignment]
+    DynamoHandler.update_item = fast_update.skip_old_item_copy(DynamoHandler.update_item)  # type: ignore[method-assign, assignment]
+    models.DynamoDBBackend.update_item = fast_update.skip_item_copy_without_stream(  # type: ignore[method-assign]
+        models.DynamoDBBackend.update_item
+    )
+    responses.dynamo_to_dict = utilities.dynamo_to_dict = fast_serialize.dynamo_to_dict
+    authorization.ActionAuthenticatorMixin._authenticate_and_authorize_normal_action = _authorize_normal_action  # type: ignore[method-assign]
     DynamoHandler.get_current_account = fast_setup.get_current_account  # type: ignore[method-assign]
     core_responses.method_names_from_class = functools.lru_cache(maxsize=64)(core_responses.method_names_from_class)
 
@@ -216,8 +244,10 @@ def tune_moto() -> None:
     )
     Node.find_clauses = fast_update.find_clauses_once(Node.find_clauses)
 
-    DepthFirstTraverser.nodes_to_be_processed = _node_types  # type: ignore[method-assign, unused-ignore]
-    DepthFirstTraverser.traverse_node_recursively = _traverse  # type: ignore[method-assign, unused-ignore]
+    DepthFirstTraverser.nodes_to_be_processed = fast_walk.node_types  # type: ignore[method-assign, unused-ignore]
+    DepthFirstTraverser.traverse_node_recursively = fast_walk.traverse  # type: ignore[method-assign, unused-ignore]
+    resolving = validators.ExpressionAttributeResolvingProcessor
+    resolving.pre_processing_of_child = fast_walk.resolving_pre_processing_of_child  # type: ignore[method-assign]
     serialize.ResponseSerializer.get_value = fast_serialize.picked(serialize.ResponseSerializer.get_value)  # type: ignore[method-assign]
     serialize.JSONSerializer._serialize_type_structure = fast_serialize.structure(  # type: ignore[method-assign]
         serialize.JSONSerializer._serialize_type_structure
@@ -240,8 +270,9 @@ def tune_moto() -> None:
     core_responses.urlparse = functools.lru_cache(maxsize=256)(core_responses.urlparse)  # type: ignore[assignment]
     core_responses.get_partition = functools.lru_cache(maxsize=256)(core_responses.get_partition)
     core_responses.camelcase_to_underscores = functools.lru_cache(maxsize=1024)(core_responses.camelcase_to_underscores)
-    parse.JSONParser._parse_shape = _parse_shape  # type: ignore[method-assign]
-    parse.JSONParser._parse_structure = _parse_structure  # type: ignore[method-assign]
+    parse.JSONParser._parse_shape = fast_parse.parse_shape  # type: ignore[method-assign]
+    parse.JSONParser._parse_structure = fast_parse.parse_structure  # type: ignore[method-assign]
+    parse.JSONParser._parse_map = fast_parse.parse_map  # type: ignore[method-assign]
 
     def json_error_init(self: Any, error_type: str, message: str, _: str = "", **__: Any) -> None:
         super(core_exceptions._RESTError, self).__init__()  # werkzeug's HTTPException
@@ -253,15 +284,16 @@ def tune_moto() -> None:
     core_exceptions.JsonRESTError.__init__ = json_error_init  # type: ignore[method-assign]
 
 
-_NODE_TYPES: dict[type, tuple[type, ...]] = {}
+_IAM_REQUEST: list[type] = []  # moto.iam.access_control.IAMRequest, once imported
 
 
-def _node_types(walker: Any) -> tuple[type, ...]:
-    """DepthFirstTraverser.nodes_to_be_processed, once per walker class."""
-    types = _NODE_TYPES.get(type(walker))
-    if types is None:
-        types = _NODE_TYPES[type(walker)] = tuple(walker._processing_map())
-    return types
+def _authorize_normal_action(self: Any, resource: str = "*") -> None:
+    """ActionAuthenticatorMixin._authenticate_and_authorize_normal_action, importing IAMRequest once, not per call."""
+    if not _IAM_REQUEST:
+        from moto.iam.access_control import IAMRequest
+
+        _IAM_REQUEST.append(IAMRequest)
+    self._authenticate_and_authorize_action(_IAM_REQUEST[0], resource)
 
 
 # Upper-case letters and digits to "1", any other ASCII character to "0": a run of 20 "1"s is a run of 20 of them.
@@ -289,87 +321,3 @@ def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str]
     if isinstance(body, str) and "<RequestId>" in body:  # moto's re.sub raises (ignored) on any other body
         body = _re.sub(r"(?<=<RequestId>).*(?=<\/RequestId>)", request_id, body)
     return headers, body
-
-
-_PARSERS: dict[tuple[type, str], Callable[..., Any]] = {}
-_MEMBERS: dict[Any, tuple[tuple[str, str, Any], ...]] = {}  # structure shape -> (name, JSON name, shape)
-
-
-def _parse_shape(self: Any, shape: Any, node: Any) -> Any:
-    """RequestParser._parse_shape, with the handler found once per (parser class, shape type)."""
-    key = (type(self), shape.type_name)
-    handler = _PARSERS.get(key)
-    if handler is None:
-        handler = _PARSERS[key] = getattr(type(self), f"_parse_{shape.type_name}", type(self)._default_handle)
-    return handler(self, shape, node)
-
-
-def _parse_structure(self: Any, shape: Any, value: Any) -> Any:
-    """BaseJSONParser._parse_structure, with each shape's members and their JSON names listed once, and a map of
-    one member (an attribute value: one of its ten types) parsed without a look at the nine others."""
-    if shape.is_document_type:
-        return value
-    if value is None:
-        return None
-    members = _MEMBERS.get(shape)
-    if members is None:
-        members = tuple(
-            (name, member.serialization.get("name", name), member) for name, member in shape.members.items()
-        )
-        if len(_MEMBERS) < 4096:
-            _MEMBERS[shape] = members
-    final_parsed = self.MAP_TYPE()
-    if type(value) is dict and len(value) == 1:
-        ((json_key, raw_value),) = value.items()
-        if raw_value is not None:
-            for name, json_name, member in members:
-                if json_name == json_key:
-                    final_parsed[name] = self._parse_shape(member, raw_value)
-        return final_parsed
-    for name, json_name, member in members:
-        raw_value = value.get(json_name)
-        if raw_value is not None:
-            final_parsed[name] = self._parse_shape(member, raw_value)
-    return final_parsed
-
-
-_NOT_A_NODE = object()
-# (walker class, node class) -> the walker's function for that node (None: not processed, _NOT_A_NODE: a leaf)
-_ROUTES: dict[tuple[type, type], Any] = {}
-
-
-def _route(walker: Any, node: Any) -> Any:
-    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
-
-    if not isinstance(node, Node):
-        return _NOT_A_NODE
-    if not isinstance(node, walker.nodes_to_be_processed()):
-        return None
-    plain_process = type(walker).process is DepthFirstTraverser.process
-    for node_type, processor in walker._processing_map().items():
-        if isinstance(node, node_type):
-            if plain_process and getattr(processor, "__self__", None) is walker:
-                return processor.__func__  # a method of the walker: the same one for every walker of its class
-            break
-    return lambda walker, node: walker.process(node)
-
-
-def _traverse(self: Any, node: Any, child_id: int = -1) -> Any:
-    """DepthFirstTraverser.traverse_node_recursively, with its class tests done once per (walker, node class)."""
-    key = (type(self), type(node))
-    route = _ROUTES.get(key)
-    if route is None and key not in _ROUTES:
-        route = _ROUTES[key] = _route(self, node)
-    if route is _NOT_A_NODE:
-        return node
-    parent_node = node.parent
-    if node.children is not None:
-        for i, child_node in enumerate(node.children):
-            self.pre_processing_of_child(node, i)
-            self.traverse_node_recursively(child_node, i)
-    if route is not None:
-        node = route(self, node)
-        node.parent = parent_node
-        if parent_node:
-            parent_node.children[child_id] = node
-    return node

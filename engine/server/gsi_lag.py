@@ -21,7 +21,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
@@ -32,6 +31,8 @@ from moto.dynamodb.models.dynamo_type import DynamoType
 LAG_TAG = "ddblab:gsi-lag-ms"
 _WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
 _TABLE_LIFECYCLE = frozenset({"CreateTable", "DeleteTable"})
+_INDEX_READS = frozenset({"Query", "Scan"})
+_WROTE, _SWAPPED, _LIFECYCLE = "wrote", "swapped", "lifecycle"  # what `before` hands `after`
 
 _TableRef = tuple[str, str]  # (region, table name)
 _ItemKey = tuple[Any, Any]  # (hash DynamoType, range DynamoType or None)
@@ -40,7 +41,18 @@ _Pending = deque[tuple[float, Any]]  # (visible_at monotonic s, moto Item before
 
 def moto_table(region: str, name: Any) -> Any:
     """moto's table of that name in that region, or None (also for a name that is no string)."""
-    return dynamodb_backends[DEFAULT_ACCOUNT_ID][region].tables.get(name) if isinstance(name, str) else None
+    if not isinstance(name, str):
+        return None
+    return region_backend(DEFAULT_ACCOUNT_ID, region).tables.get(name)
+
+
+def region_backend(account: str, region: str) -> Any:
+    """dynamodb_backends[account][region], read straight from the two dicts when both entries exist (moto's
+    __getitem__s, about nine Python calls, create a missing one; every request looks it up two to four times).
+    A reset of moto's backends clears the dicts, so a stale backend is never found here."""
+    backends = dict.get(dynamodb_backends, account)
+    backend = dict.get(backends, region) if backends is not None else None
+    return dynamodb_backends[account][region] if backend is None else backend
 
 
 class GsiLag:
@@ -52,29 +64,41 @@ class GsiLag:
         with self._lock:
             self._pending.clear()
 
-    @contextmanager
-    def around(self, op: str, params: dict[str, Any], region: str) -> Iterator[dict[str, bool]]:
-        """Wrap one moto call; the caller sets result["ok"] when the call succeeded."""
-        result = {"ok": False}
+    def before(self, op: str, params: dict[str, Any], region: str) -> Any:
+        """Before one moto call: what `after` needs (None when nothing). The caller calls `after` once the call
+        is over, also when it raised (ok False then). Two plain calls, not a context manager: this runs on every
+        request, and a generator-based one cost about seven calls."""
         if op in _WRITES:
             captured = self._capture(op, params, region)
-            yield result
-            if result["ok"] and captured:
-                now = time.monotonic()
-                for (ref, key, lag_s), image in captured.items():
-                    queue = self._pending.setdefault(ref, {}).setdefault(key, deque())
-                    _expire(queue, now)  # keeps a key written often but never read through an index small
-                    queue.append((now + lag_s, image))
-        elif op in ("Query", "Scan") and params.get("IndexName"):
-            with self._swapped(str(params.get("TableName", "")), str(params["IndexName"]), region):
-                yield result
-        elif op in _TABLE_LIFECYCLE:
-            yield result
-            if result["ok"]:
-                # A table re-created under the same name (walkthroughs reuse theirs) starts with nothing pending.
-                self._pending.pop((region, str(params.get("TableName", ""))), None)
+            return (_WROTE, captured) if captured else None
+        if op in _INDEX_READS and params.get("IndexName"):
+            restore = self._swap_in(str(params.get("TableName", "")), str(params["IndexName"]), region)
+            return (_SWAPPED, restore) if restore else None
+        if op in _TABLE_LIFECYCLE:
+            return (_LIFECYCLE, (region, str(params.get("TableName", ""))))
+        return None
+
+    def after(self, state: Any, ok: bool) -> None:
+        """After the moto call `before` saw: a write's images wait their lag, an index read's swapped images are
+        put back, a table created or deleted starts with nothing pending."""
+        if state is None:
+            return
+        kind, what = state
+        if kind is _SWAPPED:
+            table, restore = what
+            for key, item in restore:
+                _put(table, key, item)
+        elif not ok:
+            return
+        elif kind is _WROTE:
+            now = time.monotonic()
+            for (ref, key, lag_s), image in what.items():
+                queue = self._pending.setdefault(ref, {}).setdefault(key, deque())
+                _expire(queue, now)  # keeps a key written often but never read through an index small
+                queue.append((now + lag_s, image))
         else:
-            yield result
+            # A table re-created under the same name (walkthroughs reuse theirs) starts with nothing pending.
+            self._pending.pop(what, None)
 
     def forget(self, table_name: str, item: Any) -> None:
         """The TTL sweeper deleted `item`: drop its pending images (it leaves the indexes at once)."""
@@ -113,13 +137,13 @@ class GsiLag:
             captured.setdefault(((region, table_name), key, lag_s), copy.deepcopy(_get(table, key)))
         return captured
 
-    @contextmanager
-    def _swapped(self, table_name: str, index_name: str, region: str) -> Iterator[None]:
+    def _swap_in(self, table_name: str, index_name: str, region: str) -> Any:
+        """Before an index read: the items not yet visible to the indexes show their older images; returns the
+        table and the current images, for `after` to put back (None when nothing was swapped)."""
         found = self._table(region, table_name)
         pending = self._pending.get((region, table_name))
         if found is None or not pending or not any(i.name == index_name for i in found[0].global_indexes):
-            yield
-            return
+            return None
         table = found[0]
         now = time.monotonic()
         restore: list[tuple[_ItemKey, Any]] = []
@@ -131,11 +155,7 @@ class GsiLag:
                 continue
             restore.append((key, _get(table, key)))
             _put(table, key, queue[0][1])  # the image before the oldest write the index has not seen yet
-        try:
-            yield
-        finally:
-            for key, item in restore:
-                _put(table, key, item)
+        return table, restore
 
 
 def _expire(queue: _Pending, now: float) -> None:
@@ -192,7 +212,11 @@ class KeyValue(DynamoType):
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, DynamoType):
             return NotImplemented  # e.g. a bucket's (index, value) tuple of the same hash
-        return self.type == other.type and self._cast == other.cast_value
+        if self.type != "N":
+            # A string or binary: moto's cast_value of one is its value, without its five type tests (this
+            # compares with moto's own keys at every lookup in a table).
+            return self.type == other.type and self.value == other.value
+        return other.type == "N" and self._cast == other.cast_value
 
     def __ne__(self, other: object) -> bool:
         equal = self.__eq__(other)
@@ -204,18 +228,31 @@ class KeyValue(DynamoType):
         return KeyValue(self.type, self.value, self._cast)
 
 
+_INTERNED: dict[tuple[str, str], KeyValue] = {}  # (type, value as sent) -> its one KeyValue
+_INTERN_AT_MOST = 50_000  # distinct keys kept; past that the table starts afresh (memory stays bounded)
+
+
 def key_value(raw: Any) -> DynamoType:
     """A KeyValue for a valid S, N or B value; anything else is moto's own DynamoType (moto refuses such a key
-    itself)."""
+    itself). The same (type, value) gets the same KeyValue (interned: a KeyValue is never changed), so the model's
+    lookups of a key it saw in an earlier request find it by identity, without a call to __eq__."""
     if type(raw) is dict and len(raw) == 1:
         ((kind, value),) = raw.items()
         if kind in _SCALAR_KEYS and type(value) is str:
+            interned = _INTERNED.get((kind, value))
+            if interned is not None:
+                return interned
             if kind != "N":
-                return KeyValue(kind, value, value)
-            try:
-                return KeyValue(kind, value, Decimal(value))
-            except ArithmeticError:
-                pass
+                made = KeyValue(kind, value, value)
+            else:
+                try:
+                    made = KeyValue(kind, value, Decimal(value))
+                except ArithmeticError:
+                    return DynamoType(raw)
+            if len(_INTERNED) >= _INTERN_AT_MOST:
+                _INTERNED.clear()
+            _INTERNED[(kind, value)] = made
+            return made
     return DynamoType(raw)
 
 

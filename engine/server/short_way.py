@@ -24,7 +24,6 @@ from moto.core.responses import ActionContext, ActionResult
 from moto.core.serialize import XFormedAttributePicker, get_serializer_class
 from moto.core.utils import get_service_model
 from moto.dynamodb.responses import DynamoHandler
-from moto.utilities.utils import get_partition
 from werkzeug.datastructures import ImmutableMultiDict
 
 from engine.server import fast_setup
@@ -149,7 +148,7 @@ def answer(op: str, environ: dict[str, Any], body: bytes, params: dict[str, Any]
     handler.response_headers = {"server": "amazon.com"}
     agent = environ.get("HTTP_USER_AGENT", "")  # as headers.get("User-Agent", ""), without the name's lookup
     handler.region = fast_setup.region_from(handler, full_url, agent, environ.get("HTTP_AUTHORIZATION"))
-    handler.partition = get_partition(handler.region)
+    handler.partition = core_responses.get_partition(handler.region)  # cached by tune_moto
     handler.params = operation.parser._parse_shape(operation.model.input_shape, params)
     handler.access_key = handler.get_access_key()
     handler.current_account = fast_setup.current_account(headers, handler.access_key)

@@ -19,7 +19,8 @@ def test_sweeps_and_runs_started_together_never_pass_the_thread_cap(backend: Bac
     registry = Registry(max_total_threads=12, backend_factory=lambda spec: backend)
     spec = BackendSpec()
     sweep = registry.start_sweep("atomic-counters", [1, 8], 20, spec)  # holds 8 until it ends, from now on
-    run = registry.start(RunConfig(pattern="atomic-counters", threads=4, duration_s=600), spec)
+    # It only holds 4 threads while the sweep runs: a latency keeps it from taking the sweep's CPU.
+    run = registry.start(RunConfig(pattern="atomic-counters", threads=4, duration_s=600, latency_ms=50), spec)
     try:
         assert registry.threads_in_use() == 12
         with pytest.raises(BadInput, match="limit of 12"):

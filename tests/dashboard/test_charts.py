@@ -250,3 +250,18 @@ def test_a_refresh_at_100k_calls_samples_and_says_so() -> None:
     assert figs[0].layout.meta["sampled"] and figs[3].layout.meta["sampled"]
     assert "sampled: 2,000 of 100,000 calls shown" in figs[0].layout.title.subtitle.text
     assert "sampled: 4,000 of" in figs[3].layout.title.subtitle.text
+
+
+def test_a_presenter_chart_too_short_for_every_clients_label_labels_every_other(counters_racy) -> None:
+    # A Compare pair's timelines on a 720 px projector: 8 clients' labels printed over each other in 60 px.
+    from dashboard.presenter import LABEL_PX, _sized
+
+    def labelled(height: int, lanes: int) -> float:
+        fig = _sized(charts.timeline(counters_racy[0], lanes=lanes), height)
+        plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+        assert lanes / fig.layout.yaxis.dtick * LABEL_PX <= plot_px  # the labels fit
+        return float(fig.layout.yaxis.dtick)
+
+    assert labelled(600, 8) == 1  # room for every client
+    assert labelled(300, 8) == 2
+    assert labelled(300, 24) == 5

@@ -213,6 +213,7 @@ def test_text_from_an_imported_file_is_shown_as_plain_text() -> None:
     summary["invariants"][0]["name"] = "![tracker](http://example.com/pixel.png) **bold**"
     summary["invariants"][0]["explanation"] = "<img src='http://example.com/x.png'> [link](http://example.com)"
     summary["error"] = "![e](http://example.com/e.png)"
+    summary["calls"] = len(lines) - 1  # a whole file: its verdicts are shown (a cut one's would not be)
     registry = get_registry()
     record = registry.import_history("![f](http://example.com/f.png).jsonl", "\n".join(map(json.dumps, lines)).encode())
     try:
@@ -223,3 +224,28 @@ def test_text_from_an_imported_file_is_shown_as_plain_text() -> None:
         assert any("pixel.png" in value for value in shown)  # but the text is there, escaped
     finally:
         registry.remove(record.id)
+
+
+def test_a_file_cut_short_at_a_line_end_is_kept_but_not_judged() -> None:
+    """A history cut after its 19th call (or its header alone) still carries the whole run's summary: its PASS
+    verdicts judged 960 calls, not the ones on screen, so the run shows as FAILED with the reason, no verdicts."""
+    lines = (DATA / "atomic-counters-racy.jsonl").read_bytes().split(b"\n")
+    registry = get_registry()
+    for cut, calls in ((lines[:20], 19), (lines[:1], 0)):
+        record = registry.import_history("cut.jsonl", b"\n".join(cut))
+        try:
+            assert record.state == "failed" and record.invariants() == [] and len(record.history) == calls
+            assert record.error is not None and f"holds {calls:,} of the 960 calls" in str(record.error)
+            assert (record.summary() or {})["invariants_in_file"]  # set aside, not lost
+            at = _history_page()
+            assert not at.exception, [e.value for e in at.exception]
+            page = " ".join(m.value for m in at.markdown)
+            assert "PASS" not in page and "FAIL]" not in page and "hold**" not in page
+            assert any(f"holds {calls:,} of the 960 calls" in e.value for e in at.error)
+        finally:
+            registry.remove(record.id)
+    whole = registry.import_history("whole.jsonl", b"\n".join(lines))
+    try:
+        assert whole.state == "done" and whole.invariants() and whole.error is None
+    finally:
+        registry.remove(whole.id)

@@ -112,6 +112,19 @@ def test_sweep_page_draws_lines_and_a_table() -> None:
     assert len(at.get("plotly_chart")) == 3  # harm and its price, with bands; conflicts by cause; throughput, latency
 
 
+def test_a_sweep_link_with_autostart_starts_its_sweep_once() -> None:
+    at = app("app_pages/sweep.py")
+    for name, value in {"pattern": "atomic-counters", "threads": "1,2", "ops": "2", "repeats": "1"}.items():
+        at.query_params[name] = value
+    at.query_params["autostart"] = "1"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    until(at, lambda a: "done · 4 of 4 runs" in " ".join(str(p.proto.text) for p in a.get("progress")))
+    started = at.query_params["sweep"]
+    at.run()  # the same link again in this session: not a second sweep
+    assert at.query_params["sweep"] == started
+
+
 def test_history_page_imports_a_file_and_refuses_a_broken_one() -> None:
     at = app("app_pages/history.py")
     at.file_uploader(key="history-upload").set_value(
@@ -151,3 +164,20 @@ def test_a_spent_call_budget_is_shown_with_its_fix_and_start_is_disabled(monkeyp
         assert f"budget of {used:,} calls is spent" in warning and "DDBLAB_MAX_TOTAL_CALLS" in warning
         assert at.button(key=start).disabled
         assert f"calls used: {used:,} of {used:,} (0 left)" in " ".join(c.value for c in at.sidebar.caption)
+
+
+@pytest.mark.parametrize(
+    ("page", "param", "says"),
+    [
+        ("app_pages/compare.py", "group", "Pair nonexistent is no longer in this dashboard"),
+        ("app_pages/sweep.py", "sweep", "Sweep nonexistent is no longer in this dashboard"),
+        ("app_pages/run.py", "run", "Run nonexistent is no longer in this dashboard"),
+    ],
+)
+def test_a_link_to_something_gone_says_so_on_every_page(page: str, param: str, says: str) -> None:
+    # As the Run page does: a bookmark to a pair or sweep this dashboard no longer holds is named, not a blank hint.
+    at = app(page)
+    at.query_params[param] = "nonexistent"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert says in text(at)

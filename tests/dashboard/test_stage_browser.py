@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.dashboard.test_browser import ARGS, CHROMIUM, dashboard_url
+from tests.dashboard.test_browser import ARGS, CHROMIUM, collect_in_this_thread, dashboard_url
 
 __all__ = ["dashboard_url"]  # the module-scoped server fixture, shared by every test here
 
@@ -28,6 +28,7 @@ def browser(dashboard_url: str) -> Iterator[Any]:
             yield b
         finally:
             b.close()
+    collect_in_this_thread()
 
 
 def test_the_badge_reads_running_while_the_run_goes(dashboard_url: str, browser: Any) -> None:
@@ -42,8 +43,10 @@ def test_the_badge_reads_running_while_the_run_goes(dashboard_url: str, browser:
     threads.press("Enter")
     page.get_by_text("duration (s)", exact=True).first.click()  # "Stop after": a duration, so the run lasts
     seconds = page.get_by_role("spinbutton", name="Seconds")
-    seconds.fill("20")
+    seconds.fill("120")
     seconds.press("Enter")
+    # A rerun still on its way can put the default (10 s) back; a run that ends by itself never reads STOPPED.
+    expect(seconds).to_have_value("120.00", timeout=30_000)
     page.wait_for_timeout(500)
     page.get_by_test_id("stBaseButton-primary").click()
 
@@ -185,7 +188,7 @@ def test_presenter_view_fits_a_run_and_a_pair_on_one_screen(
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": width, "height": height})
-    link = "presenter=1&pattern=atomic-counters&variant=read-then-put&threads=3&ops=4&autostart=1"
+    link = "presenter=1&pattern=atomic-counters&variant=read-then-put&threads=4&ops=10&autostart=1"
     page.goto(f"{dashboard_url}/?{link}", wait_until="domcontentloaded")
     expect(page.get_by_text("invariants broken").first).to_be_visible(timeout=60_000)
     page.wait_for_timeout(1500)  # the charts' final redraw

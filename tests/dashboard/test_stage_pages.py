@@ -12,8 +12,9 @@ from tests.dashboard.test_pages import APP, app, text, until
 
 def test_a_compare_pair_replays_together_from_the_start() -> None:
     at = app("app_pages/compare.py")
-    at.number_input(key="compare-atomic-counters-threads").set_value(2)
-    at.number_input(key="compare-atomic-counters-ops").set_value(3)
+    # Enough calls that the racy side's clients surely interleave: with 2 x 3 a loaded machine once ran them apart.
+    at.number_input(key="compare-atomic-counters-threads").set_value(4)
+    at.number_input(key="compare-atomic-counters-ops").set_value(20)
     at.button(key="compare-start").click().run()
     until(at, lambda a: "all 4 invariants hold" in text(a) and "invariants broken" in text(a))
     next(t for t in at.toggle if t.label == "Replay").set_value(True).run()
@@ -78,10 +79,32 @@ def test_after_an_autostart_link_the_users_edits_stick_at_once() -> None:
     assert at.query_params["threads"] == "5" and at.query_params["variant"] == "read-then-put"
 
 
+def test_a_rerun_that_brings_an_older_url_of_this_session_keeps_the_users_edits() -> None:
+    # The browser sends its URL with each rerun; on a loaded machine a second edit can go before the URL of the
+    # first has arrived, so the rerun carries the older URL the page wrote itself. That is not a new link.
+    at = _open({"pattern": "atomic-counters", "variant": "add", "threads": "2", "ops": "3"})
+    older = dict(at.query_params)
+    at.radio(key="run-atomic-counters-variant").set_value("read-then-put").run()
+    at.number_input(key="run-atomic-counters-threads").set_value(5).run()
+    for name in list(at.query_params):
+        del at.query_params[name]
+    for name, value in older.items():
+        at.query_params[name] = value
+    at.number_input(key="run-atomic-counters-ops").set_value(7).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.radio(key="run-atomic-counters-variant").value == "read-then-put"
+    assert at.number_input(key="run-atomic-counters-threads").value == 5
+    assert (at.query_params["variant"], at.query_params["threads"], at.query_params["ops"]) == (
+        "read-then-put",
+        "5",
+        "7",
+    )
+
+
 def test_a_compare_pair_replays_in_presenter_view_too() -> None:
     at = app("app_pages/compare.py")
     at.toggle(key="presenter").set_value(True)
-    for name, value in {"pattern": "atomic-counters", "threads": "2", "ops": "3", "autostart": "1"}.items():
+    for name, value in {"pattern": "atomic-counters", "threads": "4", "ops": "20", "autostart": "1"}.items():
         at.query_params[name] = value
     at.run()
     until(at, lambda a: "all 4 invariants hold" in text(a) and "invariants broken" in text(a))

@@ -429,3 +429,13 @@ def test_a_missing_aws_profile_does_not_stop_a_local_run(monkeypatch: pytest.Mon
     with Backend() as backend:
         run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=2, ops_per_client=2), backend)
     assert run.state is RunState.DONE and len(run.history) > 0
+
+
+def test_a_table_names_its_profile_only_where_the_server_simulates_one(embedded: Backend) -> None:
+    from engine.server.profile import AWS_LIKE, EXACT
+
+    assert embedded.with_profile(TableSpec(), AWS_LIKE).profile_tag == AWS_LIKE.tag_value()
+    aws = Backend(BackendSpec(BackendKind.AWS, None, "us-east-1", True))  # asks nothing of AWS for this
+    assert aws.with_profile(TableSpec(), EXACT) == TableSpec()
+    with pytest.raises(BadInput, match="simulated by the lab's embedded server"):
+        aws.with_profile(TableSpec(), AWS_LIKE)

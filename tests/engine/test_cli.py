@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 
 import boto3
 import pytest
@@ -308,3 +309,58 @@ def test_an_endpoint_that_denies_a_permission_is_one_line_naming_it(capsys) -> N
     err = capsys.readouterr().err
     assert_one_error_line(err, "denied dynamodb:ListTables", "allow dynamodb:ListTables")
     assert "123456789012" not in err and "arn:aws:iam" not in err
+
+
+def test_a_stopped_sweep_prints_its_finished_rows_marked_incomplete() -> None:
+    # Ctrl-C once the second run has begun: the first run's row must still be printed, and the exit non-zero.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "engine", "sweep", "24", "--threads", "1,2", "--ops", "20"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if line.startswith("[2/4]"):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert "INCOMPLETE sweep: stopped after" in err and "of 4 points (SIGINT" in err
+    assert "add" in out and "1 " in out  # the finished first point's row is printed
+
+
+def test_sigterm_stops_a_json_sweep_in_order(backend, capsys) -> None:
+    # SIGTERM as Ctrl-C: the run under way is stopped and verified, its row printed, the JSON marked incomplete.
+    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        argv = ["sweep", "24", "--threads", "1,2", "--ops", "100000", "--endpoint-url", backend.endpoint_url]
+        code = main([*argv, "--json"])
+    finally:
+        timer.cancel()
+    out, err = capsys.readouterr()
+    rows = json.loads(out)
+    assert code == 128 + signal.SIGTERM
+    assert "INCOMPLETE sweep: stopped after 0 of 4 points (SIGTERM" in err
+    assert [r["state"] for r in rows] == ["stopped"] and rows[0]["calls"] > 0
+    assert rows[0]["sweep_complete"] is False and rows[0]["sweep_points_planned"] == 4
+
+
+def test_sweep_json_carries_the_profile_object_per_point_and_per_run(capsys) -> None:
+    # As `run --json` does: name, simulated and the knobs, --profile-set values included.
+    argv = ["sweep", "24", "--threads", "2", "--variants", "add", "--ops", "3", "--profile", "aws-like"]
+    assert main([*argv, "--profile-set", "commit_ms=20", "--json"]) == 0
+    [point] = json.loads(capsys.readouterr().out)
+    for record in (point, *point["per_run"]):
+        profile = record["profile"]
+        assert profile["name"] == "aws-like" and profile["simulated"] is True
+        assert profile["knobs"]["commit_ms"] == 20
+        assert "profile_tag" not in record
+
+
+def test_sweep_json_says_an_exact_sweep_is_not_simulated(backend, capsys) -> None:
+    argv = ["sweep", "24", "--threads", "1", "--variants", "add", "--ops", "2", "--endpoint-url", backend.endpoint_url]
+    assert main([*argv, "--json"]) == 0
+    [point] = json.loads(capsys.readouterr().out)
+    assert point["profile"] == point["per_run"][0]["profile"] == {"name": "exact", "simulated": False}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from engine.backend import BackendSpec
-from engine.cli import main
+from engine.cli import EXIT_STOPPED, main
 from engine.errors import BadInput
 from engine.history import Call, History, Outcome
 from engine.tables import validate_table_name
@@ -144,4 +144,37 @@ def test_ctrl_c_in_the_first_instant_is_one_line_not_a_traceback(cpu: float) -> 
     cli.send_signal(signal.SIGINT)
     _, err = cli.communicate(timeout=60)
     assert "Traceback" not in err, err
-    assert cli.returncode in (0, 130, -signal.SIGINT), err
+    assert cli.returncode in (0, EXIT_STOPPED, 130, -signal.SIGINT), err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["23", "--variant", "blind-write"], "no walkthrough scene of its own for variant 'blind-write'"),
+        (["24", "--variant", "add"], "no walkthrough scene of its own for variant 'add'"),
+        (["23", "--variant", "nope"], "no variant 'nope'"),
+        (["all", "--variant", "version-attribute"], "needs one pattern"),
+    ],
+)
+def test_a_walkthrough_variant_it_would_not_play_is_refused(capsys, argv: list[str], says: str) -> None:
+    # Never the default scene played under another variant's name.
+    line = refused(capsys, "walkthrough", *argv)
+    assert says in line
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--max-threads", "0"], "the thread cap must be from 1 to 4096, got 0"),
+        (["--max-threads", "-3"], "the thread cap must be from 1 to 4096, got -3"),
+        (["--max-threads", "100000", "--threads", "100000"], "the thread cap must be from 1 to 4096, got 100000"),
+        (["--seed", "-1"], "the random seed must be from 0 to 2147483647, got -1"),
+        (["--seed", "2147483648"], "the random seed must be from 0 to 2147483647"),
+        (["--ops", "99999999"], "ops per client must be from 1 to 10,000,000"),
+    ],
+)
+def test_every_numeric_run_option_has_both_bounds(capsys, argv: list[str], says: str) -> None:
+    # --max-threads 0 said "use at most 0"; a huge cap, a negative seed (Python's random plays -n as n) and
+    # a huge --ops were accepted.
+    line = refused(capsys, "run", "23", *argv)
+    assert says in line and "use at most 0" not in line

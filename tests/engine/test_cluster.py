@@ -112,6 +112,10 @@ def _diagnostics_running(dask_worker: Any) -> dict[str, bool]:
     names = (*cluster_share.QUIET_CALLBACKS, "heartbeat")
     running = {name: dask_worker.periodic_callbacks[name].is_running() for name in names}
     ours = dask_worker.periodic_callbacks.get("ddblab-heartbeat")
+    # The worker's own client (made by its first share) refreshes the scheduler's description: paused too.
+    client = dask_worker._client
+    for name in cluster_share.QUIET_CLIENT_CALLBACKS:
+        running[f"client {name}"] = client is None or client._periodic_callbacks[name].is_running()
     return {**running, "not the lab's heartbeat": ours is None or not ours.is_running()}
 
 
@@ -199,6 +203,14 @@ def test_the_cluster_bench_measures_a_run_on_the_workers(backend: Backend, two_w
     assert rate["value"] == 1.0 and rate["pass"]  # the median pass, not the mean
     cpu = figures["client-side CPU per call, 2 cluster workers / 2 processes [1.00–1.20 over 3 passes]"]
     assert cpu["value"] == 1.1 and not cpu["pass"]  # above 1.05: FAIL stays FAIL
+    # The cluster's back-to-back runs (last of one pass, first of the next): the machine's own swing, shown beside.
+    result["back_to_back"] = {"calls_per_s": [0.8, 1.1], "cpu_us_per_call": [1.3, 0.9]}
+    figures = {v["figure"]: v for v in cluster_scaling.verdicts(result)}
+    swing = figures[
+        "the machine's own swing: client-side CPU per call, a cluster run / the next one, back to back"
+        " [0.90–1.30 over 2 pairs]"
+    ]
+    assert swing["value"] == 1.1 and swing["target"] == "info"
 
 
 def test_a_worker_lost_mid_run_ends_the_run_failed_with_one_line_and_keeps_the_calls(

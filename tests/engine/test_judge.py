@@ -10,6 +10,7 @@ from botocore.exceptions import ClientError
 
 from engine.backend import Backend, BackendSpec, RetryPolicy
 from engine.history import Call, History, Outcome
+from engine.patient_client import PatientClient
 from engine.patterns import RunOptions
 from engine.patterns.base import Invariant
 from engine.patterns.gsi_consistency import GsiConsistency
@@ -31,10 +32,10 @@ def throttled() -> Iterator[Backend]:
         yield backend
 
 
-def test_the_judges_reads_get_through_heavy_throttling(throttled: Backend) -> None:
+def test_a_patient_clients_reads_get_through_heavy_throttling(throttled: Backend) -> None:
     plain = throttled.client(retry=RetryPolicy("standard", 1))
-    judge = throttled.judge_client()
-    table = open_table(judge, "judge", TableSpec())
+    patient = PatientClient(throttled.client(retry=RetryPolicy("standard", 1)))  # the judge's, without its token
+    table = open_table(patient, "judge", TableSpec())
     try:
         refused = 0
         for _ in range(40):
@@ -45,10 +46,35 @@ def test_the_judges_reads_get_through_heavy_throttling(throttled: Backend) -> No
                 refused += 1
         assert refused >= 1  # a plain client's read is refused about a third of the time
         for _ in range(20):
-            assert judge.scan(TableName=table.name, ConsistentRead=True)["Items"] == []
-        assert judge.retried > 0
+            assert patient.scan(TableName=table.name, ConsistentRead=True)["Items"] == []
+        assert patient.retried > 0
     finally:
         drop_table(table)
+
+
+def test_injected_faults_are_for_the_clients_not_the_judge() -> None:
+    """Every request throttled (share 1.0), and 50 ms added: a plain client never gets through, while the judge
+    (set-up, verification, drop) is spared both, so such a run is set up; it used to fail there."""
+    if ENDPOINT:
+        pytest.skip("needs the embedded server's injected faults (set no DDBLAB_TEST_ENDPOINT)")
+    with Backend(BackendSpec()) as backend:
+        assert backend.server is not None
+        backend.server.configure(throttle_share=1.0, latency_ms=50)
+        plain = backend.client(retry=RetryPolicy("standard", 1))
+        judge = backend.judge_client()
+        with pytest.raises(ClientError, match="ThrottlingException"):
+            plain.list_tables()
+        started = time.monotonic()
+        for _ in range(10):
+            judge.list_tables()
+        assert judge.retried == 0 and time.monotonic() - started < 0.5  # neither throttled nor slowed
+        config = RunConfig(pattern="atomic-counters", threads=2, ops_per_client=2, retry=RetryPolicy("standard", 1))
+        run = run_pattern(config, backend)
+        # Set-up got through (it used to fail there, naming DescribeTable): the clients ran, and every one of their
+        # calls was throttled, which the run reports as what stopped them.
+        assert len(run.history) > 0 and run.table is not None
+        assert run.history.counts()["errors"].get("ThrottlingException", 0) == len(run.history)
+        assert "DescribeTable" not in str(run.error) and "CreateTable" not in str(run.error)
 
 
 def test_a_run_under_heavy_throttling_is_still_set_up_judged_and_dropped(throttled: Backend) -> None:

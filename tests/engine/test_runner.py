@@ -13,7 +13,7 @@ from engine.calls import ClientContext, ClientCrash
 from engine.errors import BadInput
 from engine.history import History
 from engine.runner import Run, RunConfig, RunState, client_failure, run_pattern
-from engine.summary import client_cpu_text
+from engine.summary import client_cpu_text, render_text, summary
 from engine.tables import PREFIX
 from tests.engine.test_pool import pool_children
 
@@ -57,6 +57,22 @@ def test_stop_ends_a_long_run_within_two_seconds_and_keeps_the_calls(backend: Ba
     assert run.state is RunState.STOPPED
     assert len(run.history) >= progress["calls"]
     assert run.invariants and all(inv.holds for inv in run.invariants)
+    assert run.stop_reason == "stopped by the user"
+    text = render_text(summary(run))
+    assert "STOPPED    stopped by the user, after" in text and "not a whole run" in text
+
+
+def test_a_run_its_call_budget_cut_short_ends_stopped_and_says_why(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="atomic-counters", threads=4, ops_per_client=100, max_calls=50), backend)
+    assert len(run.history) < 4 * 100  # cut well short of the planned ops
+    assert run.state is RunState.STOPPED and run.stop_reason == "its call budget of 50 calls ran out"
+    data = summary(run)
+    assert data["state"] == "stopped" and data["stop_reason"] == run.stop_reason
+    assert "STOPPED    its call budget of 50 calls ran out" in render_text(data)
+    assert "(4 × 100 ops were planned)" in render_text(data)
+    whole = run_pattern(RunConfig(pattern="atomic-counters", threads=2, ops_per_client=3), backend)
+    assert whole.state is RunState.DONE and summary(whole)["stop_reason"] is None
+    assert "STOPPED" not in render_text(summary(whole))
 
 
 @pytest.mark.parametrize(

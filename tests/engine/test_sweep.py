@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 
+import pandas as pd
+
 from engine.backend import Backend
 from engine.history import Call, History, Outcome
 from engine.runner import RunConfig, run_pattern
-from engine.sweep import business_refusals, sweep_row
+from engine.sweep import business_refusals, json_records, sweep_row
 
 CCF = "ConditionalCheckFailedException"
 CANCELLED = "TransactionCanceledException"
@@ -80,3 +82,12 @@ def test_other_patterns_declare_no_business_refusals(backend: Backend) -> None:
     frame = run.history.snapshot()
     assert not business_refusals("conditional-writes", frame, run.history).any()
     assert float(sweep_row(run)["conflict_rate"]) > 0  # every client signs up the same users: all but one are refused
+
+
+def test_json_records_read_rows_from_before_the_profile_tag(backend: Backend) -> None:
+    # A row saved before sweep rows carried `profile_tag` (the name only) still gives the profile object.
+    run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=1, ops_per_client=2), backend)
+    row = sweep_row(run)
+    assert row.pop("profile_tag") == "exact"
+    [record] = json_records(pd.DataFrame([{**row, "repeat": 0}]))
+    assert record["profile"] == record["per_run"][0]["profile"] == {"name": "exact", "simulated": False}

@@ -6,7 +6,10 @@ import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from engine.backend import Backend
+import pytest
+
+from engine.backend import Backend, BackendSpec
+from engine.server.profile import ProfileSpec
 from engine.tables import PREFIX
 from engine.walkthrough import run_walkthrough
 
@@ -51,3 +54,20 @@ def test_walkthroughs_started_together_each_get_their_own_table_and_tell_the_who
             assert text.replace(name, PLAIN) == alone  # the whole scene, as if it had run alone
     leftover = [t for t in client.list_tables()["TableNames"] if t.startswith(f"{PREFIX}p23-")]
     assert leftover == []
+
+
+def test_a_walkthrough_at_a_lab_endpoint_plays_under_the_profile_it_was_given(backend: Backend) -> None:
+    # `walkthrough --profile aws-like --endpoint-url <engine serve>` said SIMULATED while the server played its own
+    # default: the table now names the profile, as a run's does.
+    if not backend.embedded:
+        pytest.skip("needs the lab's server")
+    assert backend.endpoint_url is not None
+    at = Backend(BackendSpec.parse(backend.endpoint_url), profile=ProfileSpec.parse("aws-like", {"commit_ms": 20}))
+    with at:
+        text, _ = run_walkthrough(23, at, keep_table=True)
+        [name] = _tables_in(text)
+        client = at.client()
+        arn = client.describe_table(TableName=name)["Table"]["TableArn"]
+        tags = {t["Key"]: t["Value"] for t in client.list_tags_of_resource(ResourceArn=arn)["Tags"]}
+        client.delete_table(TableName=name)
+    assert tags["ddblab:profile"].startswith("aws-like commit_ms=20")

@@ -191,6 +191,43 @@ def test_an_item_just_under_the_limit_is_stored(table: Any, server: Any) -> None
     assert len(table.get("A", "B")["blob"]) == limits.MAX_ITEM_BYTES - name_and_keys
 
 
+def test_an_item_at_the_limit_as_dynamodb_counts_numbers_is_stored_and_one_byte_more_is_not(
+    server: Any, table: Any
+) -> None:
+    """A 38-digit number is 20 bytes to DynamoDB (moto counted its 38 digits): an item of exactly 400 KB with one
+    is stored, a byte more is refused, by a PutItem and by a BatchWriteItem put."""
+    fixed = len("PK") + 1 + len("SK") + 1 + len("n") + 20 + len("blob")
+    for extra, expected in ((0, 200), (1, 400)):
+        item = {**KEY, "n": {"N": "1" * 38}, "blob": {"S": "x" * (limits.MAX_ITEM_BYTES - fixed + extra)}}
+        assert limits.item_size(item) == limits.MAX_ITEM_BYTES + extra
+        status, answer = _send(server.port, _put(table, item))
+        assert status == expected, answer
+        batch = {"RequestItems": {table.name: [{"PutRequest": {"Item": {**item, "SK": {"S": "C"}}}}]}}
+        status, answer = _send(server.port, json.dumps(batch).encode(), "DynamoDB_20120810.BatchWriteItem")
+        assert status == expected and not answer.get("UnprocessedItems"), answer
+    assert {len(i["blob"]) for i in table.scan_all() if i["PK"] == "A"} == {limits.MAX_ITEM_BYTES - fixed}
+    table.client.delete_item(TableName=table.name, Key={"PK": "A", "SK": "B"})
+    table.client.delete_item(TableName=table.name, Key={"PK": "A", "SK": "C"})
+
+
+def test_an_update_that_grows_an_item_past_the_limit_is_refused_and_leaves_it_as_it_was(
+    server: Any, table: Any
+) -> None:
+    near = limits.MAX_ITEM_BYTES - 1000
+    table.put({"PK": "A", "SK": "B", "blob": "x" * near})
+    update = {
+        "TableName": table.name,
+        "Key": KEY,
+        "UpdateExpression": "SET more = :more",
+        "ExpressionAttributeValues": {":more": {"S": "y" * 2000}},
+    }
+    status, answer = _send(server.port, json.dumps(update).encode(), "DynamoDB_20120810.UpdateItem")
+    assert status == 400 and "Item size" in answer["message"], answer
+    assert table.get("A", "B") == {"PK": "A", "SK": "B", "blob": "x" * near}
+    table.client.delete_item(TableName=table.name, Key={"PK": "A", "SK": "B"})
+    _still_serving(table, server)
+
+
 def test_an_oversize_body_is_refused_from_its_length_alone(server: Any, table: Any) -> None:
     import socket
 

@@ -72,6 +72,46 @@ def test_a_key_of_the_wrong_type_is_a_validation_error_for_every_request(table: 
     assert read["Item"]["pk"] == {"S": "a"}
 
 
+def test_a_query_whose_key_condition_has_a_value_of_the_wrong_type_is_refused(table: tuple[Any, str]) -> None:
+    # moto answered no items (or a parser error for a sort key); the messages are DynamoDB Local's, word for word.
+    client, name = table
+    client.put_item(TableName=name, Item={"pk": {"S": "a"}, "sk": {"S": "s1"}})
+    mismatch = "One or more parameter values were invalid: Condition parameter type does not match schema type"
+
+    def refused(**query: Any) -> str:
+        with pytest.raises(ClientError) as e:
+            client.query(TableName=name, **query)
+        assert e.value.response["Error"]["Code"] == "ValidationException", e.value.response
+        return str(e.value.response["Error"]["Message"])
+
+    for wrong in WRONG.values():
+        assert refused(KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": wrong}) == mismatch
+    a = {":p": {"S": "a"}}
+    assert refused(KeyConditionExpression="pk = :p AND sk > :s", ExpressionAttributeValues={**a, ":s": {"N": "1"}}) == (
+        mismatch
+    )
+    between = refused(
+        KeyConditionExpression="pk = :p AND sk BETWEEN :l AND :h",
+        ExpressionAttributeValues={**a, ":l": {"S": "s0"}, ":h": {"N": "9"}},
+    )
+    assert between.startswith("Invalid KeyConditionExpression: The BETWEEN operator requires same data type")
+    assert refused(
+        KeyConditionExpression="pk = :p AND begins_with(sk, :s)", ExpressionAttributeValues={**a, ":s": {"N": "1"}}
+    ) == (
+        "Invalid KeyConditionExpression: Incorrect operand type for operator or function; "
+        "operator or function: begins_with, operand type: N"
+    )
+    legacy = {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"N": "1"}]}}
+    assert refused(KeyConditions=legacy) == mismatch
+    found = client.query(
+        TableName=name,
+        KeyConditionExpression="pk = :p AND begins_with(sk, :s)",
+        ExpressionAttributeValues={**a, ":s": {"S": "s"}},
+        ConsistentRead=True,  # aws-like: an eventually consistent read right after the put may be stale
+    )
+    assert [i["sk"] for i in found["Items"]] == [{"S": "s1"}]  # the right types still find the item
+
+
 def test_an_index_key_of_the_wrong_type_is_refused_and_the_index_still_scans(embedded: Backend) -> None:
     client = bench_client.client(str(embedded.endpoint_url))  # the wire's types: Backend.client would serialize them
     name = "index-key-types"
@@ -99,6 +139,14 @@ def test_an_index_key_of_the_wrong_type_is_refused_and_the_index_still_scans(emb
             assert refused.value.response["Error"]["Code"] == "ValidationException"
             assert "Type mismatch for Index Key g" in refused.value.response["Error"]["Message"]
         assert [i["pk"] for i in client.scan(TableName=name, IndexName="by-g")["Items"]] == [{"S": "a"}]
+        with pytest.raises(ClientError) as refused:  # the index's key type, not the table's
+            client.query(
+                TableName=name,
+                IndexName="by-g",
+                KeyConditionExpression="g = :g",
+                ExpressionAttributeValues={":g": {"N": "1"}},
+            )
+        assert "Condition parameter type does not match schema type" in refused.value.response["Error"]["Message"]
         # A number written with an exponent is a number: sums with it are DynamoDB's, not a 500.
         update = {"UpdateExpression": "ADD n :a", "ExpressionAttributeValues": {":a": {"N": "1e3"}}}
         client.update_item(TableName=name, Key={"pk": {"S": "a"}}, **update)

@@ -109,8 +109,8 @@ def _counts_agree(o: _Orders) -> Invariant:
     unbalanced = [
         part
         for part in (
-            f"{len(no_take)} orders without stock taken" if no_take else "",
-            f"{extra} stock takes beyond one per order" if extra else "",
+            f"{len(no_take)} order{'s' * (len(no_take) != 1)} without stock taken" if no_take else "",
+            f"{extra} stock take{'s' * (extra != 1)} beyond one per order" if extra else "",
             f"orderCount off by {count_off}" if count_off else "",
             f"stock taken {taken} ≠ {units} units ordered" if taken != units and not (no_take or extra) else "",
         )

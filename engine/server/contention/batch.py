@@ -12,24 +12,52 @@ from typing import Any
 
 from engine.server.contention.buckets import Buckets, slot
 from engine.server.contention.holds import Holds
-from engine.server.contention.item_keys import Ref, batch_attrs, item_key
+from engine.server.contention.item_keys import Named, Ref, batch_attrs, item_key
 from engine.server.contention.refusals import throttled
 from engine.server.profile import ProfileSpec
 
 Answer = tuple[str, list[tuple[str, str]], bytes]  # status, headers, body
 
 
-class Modelled(dict[str, bool]):
-    """What `AwsLike.around` yields: the caller sets ["ok"] and makes its moto call through `send`, which
-    passes a BatchWriteItem on with the writes the model left out removed, and returns them in the answer's
-    UnprocessedItems."""
+class Modelled:
+    """One request's pass through the model, from `AwsLike.begin` to `AwsLike.end`: the caller sets `ok` and makes
+    its moto call through `send` when `kept` is not None, which passes a BatchWriteItem on with the writes the
+    model left out removed, and returns them in the answer's UnprocessedItems. A plain class with slots, not a
+    context manager: it runs on every aws-like request, and a generator-based one cost about seven calls."""
 
-    def __init__(self) -> None:
-        super().__init__(ok=False)
+    __slots__ = (
+        "ok",
+        "table",
+        "kept",
+        "unprocessed",
+        "params",
+        "target",
+        "op",
+        "ref",
+        "keys",
+        "now",
+        "counts",
+        "restore",
+        "captured",
+    )
+
+    def __init__(self, target: Any, op: str, ref: Ref, keys: Named, now: float, counts: Counter[str]) -> None:
+        self.ok = False
         self.table = ""
         self.kept: list[Any] | None = None  # this table's writes that go to moto (None: the request as sent)
         self.unprocessed: list[Any] = []
         self.params: dict[str, Any] = {}
+        # What `AwsLike.end` needs: the table (model.py's _Table), the operation, the table's (region, name), the
+        # request's item keys, its start time and counts; then the images to put back after a read the lagging
+        # copy served (None when no read), or those a write captured (stale_reads.py).
+        self.target = target
+        self.op = op
+        self.ref = ref
+        self.keys = keys
+        self.now = now
+        self.counts = counts
+        self.restore: list[tuple[Any, Any]] | None = None
+        self.captured: list[tuple[Any, Any]] = []
 
     def send(self, call_moto: Callable[[bytes], Answer], body: bytes) -> Answer:
         if self.kept is None:

@@ -13,6 +13,7 @@ from moto.dynamodb.models.dynamo_type import DynamoType
 
 from engine.server.contention.item_keys import Named, Ref, consistent_read
 from engine.server.contention.refusals import cancelled, throttled
+from engine.server.gsi_lag import KeyValue
 from engine.server.profile import ProfileSpec
 
 _BURST_S = 0.1  # a bucket holds a tenth of a second of its rate
@@ -24,6 +25,8 @@ _THROTTLED = {"Code": "ThrottlingError", "Message": "Throughput exceeds the curr
 def _plain(partition: Any) -> Any:
     """A partition key as (type, value) (moto's own hash of it, without its four Python calls per hash: a slot is
     hashed five times a request); a global index's (index, key) and a test's plain key are kept as they are."""
+    if type(partition) is KeyValue:  # the key of every request but an odd one: its cast value worked out once
+        return (partition.type, partition._cast)
     if isinstance(partition, DynamoType):
         return (partition.type, partition.cast_value)
     return partition
@@ -49,26 +52,34 @@ class Buckets:
         spec: ProfileSpec,
         now: float,
         counts: Counter[str],
+        eventual: bool | None = None,
     ) -> None:
         """Take the request's capacity units from each partition key's bucket, or refuse it whole: throttled, or
-        for a transaction cancelled with reason ThrottlingError on the items of the throttled keys."""
-        eventual = not consistent_read(op, params, ref[1])
+        for a transaction cancelled with reason ThrottlingError on the items of the throttled keys. `eventual`:
+        whether it reads without ConsistentRead, when the caller knows already."""
+        if eventual is None:
+            eventual = not consistent_read(op, params, ref[1])
         wanted: dict[Slot, float] = {}
         for kind, key in keys:
             if kind in ("write", "twrite"):
                 units, bucket = (2.0 if kind == "twrite" else 1.0), "w"
             else:
                 units, bucket = (2.0 if kind == "tget" else 0.5 if eventual else 1.0), "r"
-            at = slot(ref, key[0], bucket)
+            partition = key[0]  # slot() and _plain(), written out for a KeyValue (every request but odd ones)
+            at = (ref, (partition.type, partition._cast) if type(partition) is KeyValue else _plain(partition), bucket)
             wanted[at] = wanted.get(at, 0.0) + units
-        short = [at[1] for at, units in wanted.items() if not self.has(at, units, spec, now)]
+        short = []
+        for at, units in wanted.items():
+            if not self.has(at, units, spec, now):
+                short.append(at[1])
         if short:
             counts["throttled"] += 1
             if op.startswith("Transact"):
                 raise cancelled([dict(_THROTTLED) if _plain(key[0]) in short else {"Code": "None"} for _, key in keys])
             raise throttled()
+        buckets = self._buckets
         for at, units in wanted.items():
-            self.take(at, units)
+            buckets[at][0] -= units  # take(), written out
 
     def has(self, slot: Slot, units: float, spec: ProfileSpec, now: float) -> bool:
         """Refill the slot's bucket to now; True when it holds `units`. A bucket holds a tenth of a second of

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.server.gsi_lag import _key_of, key_value
+from engine.server.gsi_lag import key_value
 
 SINGLE_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 TRANSACTIONS = frozenset({"TransactWriteItems", "TransactGetItems"})
@@ -52,13 +52,20 @@ def _scalar(value: Any) -> bool:
 
 def item_key(table: Any, attrs: dict[str, Any]) -> Any:
     """The item key a request names, or None when it names none a key can be (moto then refuses it with
-    DynamoDB's ValidationException; a map as a key would not even hash)."""
+    DynamoDB's ValidationException; a map as a key would not even hash). Its values are gsi_lag's interned
+    KeyValues, so the model finds a key it saw before by identity."""
     if not isinstance(attrs, dict):
         return None
-    for attr in (table.hash_key_attr, table.range_key_attr):
-        if attr and attr in attrs and not _scalar(attrs[attr]):
-            return None
-    return _key_of(table, attrs)
+    raw_hash = attrs.get(table.hash_key_attr)
+    if not _scalar(raw_hash):
+        return None  # missing, null, or no scalar
+    range_attr = table.range_key_attr
+    if not range_attr:
+        return key_value(raw_hash), None
+    raw_range = attrs.get(range_attr)
+    if not _scalar(raw_range):
+        return None
+    return key_value(raw_hash), key_value(raw_range)
 
 
 def batch_attrs(request: Any) -> Any:

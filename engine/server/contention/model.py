@@ -8,8 +8,6 @@ import math
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,35 +76,45 @@ class AwsLike:
 
     # -- one request ----------------------------------------------------------------------------------------
 
-    @contextmanager
-    def around(self, op: str, params: dict[str, Any], region: str, table: _Table) -> Iterator[Modelled]:
-        """Wrap one moto call on an aws-like table: Refused before it (throttled, conflict), stale images
-        swapped in for it, holds and images recorded after it. The caller sets result["ok"] and calls moto
-        through result.send (a BatchWriteItem may lose some of its writes to UnprocessedItems)."""
+    def begin(self, op: str, params: dict[str, Any], region: str, table: _Table) -> Modelled:
+        """Before one moto call on an aws-like table: Refused (throttled, conflict), or the request's pass through
+        the model, with stale images swapped in for an eventually consistent read. The caller sets `ok`, calls
+        moto (through `send` when `kept` is not None: a BatchWriteItem may lose some of its writes to
+        UnprocessedItems), then calls `end`, also when the call raised."""
         now = time.monotonic()
         spec = table.profile
-        ref = (region, table.moto.name)
-        counts = self.stats.get(table.moto.name) or self.stats.setdefault(table.moto.name, Counter())
+        name = table.moto.name
+        ref = (region, name)
+        counts = self.stats.get(name) or self.stats.setdefault(name, Counter())
         counts["requests"] += 1
         keys = request_keys(op, params, table.moto)
-        self._buckets.admit(op, params, ref, keys, spec, now, counts)
+        eventual = not consistent_read(op, params, name)
+        self._buckets.admit(op, params, ref, keys, spec, now, counts, eventual)
         self._holds.check(op, ref, keys, now, counts)
-        result = Modelled()
+        result = Modelled(table, op, ref, keys, now, counts)
         if op == "BatchWriteItem":
             params = split_batch(params, ref, table.moto, spec, now, counts, result, self._holds, self._buckets)
-        if op in _READS and not consistent_read(op, params, table.moto.name) and not params.get("IndexName"):
+        if op in _READS and eventual and not params.get("IndexName"):
             counts["eventual_reads"] += 1
-            with self._stale.serve(op, ref, keys, table.moto, spec, now, counts):
-                yield result
+            result.restore = self._stale.swap_in(op, ref, keys, table.moto, spec, now, counts)
+        else:
+            result.captured = self._stale.capture(op, params, table.moto, spec, keys)
+        return result
+
+    def end(self, result: Modelled) -> None:
+        """After the moto call `begin` started: a read's swapped images put back; a write that succeeded leaves
+        its holds (a transaction) and its images for stale reads."""
+        if result.restore is not None:
+            if result.restore:
+                self._stale.swap_back(result.target.moto, result.restore)
             return
-        captured = self._stale.capture(op, params, table.moto, spec, keys)
-        yield result
-        if not result["ok"]:
+        if not result.ok:
             return
-        if op == "TransactWriteItems" and spec.commit_ms > 0:
-            self._holds.hold(ref, keys, now + spec.commit_ms / 1000.0)
-            counts["transactions_held"] += 1
-        self._stale.remember(ref, captured, spec, now)
+        spec = result.target.profile
+        if result.op == "TransactWriteItems" and spec.commit_ms > 0:
+            self._holds.hold(result.ref, result.keys, result.now + spec.commit_ms / 1000.0)
+            result.counts["transactions_held"] += 1
+        self._stale.remember(result.ref, result.captured, spec, result.now)
 
     def delay_s(self, op: str, table: _Table, ok: bool) -> float:
         """How long the answer waits before it leaves: network time, plus the commit window of a committed

@@ -8,8 +8,6 @@ from __future__ import annotations
 import copy
 import random
 from collections import Counter, deque
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from engine.server.contention.item_keys import SINGLE_WRITES, Named, Ref, item_key
@@ -26,44 +24,50 @@ class StaleReads:
         self._random = chance  # the model's own: one seed makes a whole run's draws repeatable
         self._pending: dict[Ref, dict[Any, _Pending]] = {}
 
-    def capture(self, op: str, params: dict[str, Any], table: Any, spec: ProfileSpec, keys: Named) -> dict[Any, Any]:
-        """Before a write: the images of the items it may change (moto updates them in place). `keys` are the
-        request's own (item_keys.request_keys): a single write's item is among them, already read."""
+    def capture(
+        self, op: str, params: dict[str, Any], table: Any, spec: ProfileSpec, keys: Named
+    ) -> list[tuple[Any, Any]]:
+        """Before a write: the images of the items it may change (moto updates them in place), one per item, in
+        the order the request names them. `keys` are the request's own (item_keys.request_keys): a single write's
+        item is among them, already read."""
         if spec.stale_ms <= 0 or spec.stale_share <= 0 or op not in _WRITES:
-            return {}
-        captured: dict[Any, Any] = {}
+            return []
         if op in SINGLE_WRITES:
-            for _, key in keys:
-                captured[key] = _snapshot(_get(table, key))
-            return captured
+            for _, key in keys:  # the one item it names
+                return [(key, _snapshot(_get(table, key)))]
+            return []
+        captured: dict[Any, Any] = {}
         for name, attrs in _written_keys(op, params):
             if name != table.name:
                 continue
             key = item_key(table, attrs)
             if key is not None and key not in captured:
                 captured[key] = _snapshot(_get(table, key))
-        return captured
+        return list(captured.items())
 
-    def remember(self, ref: Ref, captured: dict[Any, Any], spec: ProfileSpec, now: float) -> None:
+    def remember(self, ref: Ref, captured: list[tuple[Any, Any]], spec: ProfileSpec, now: float) -> None:
         """After the write succeeded: its captured images stay visible to stale reads for `stale_ms`."""
         if not captured:
             return
-        pending = self._pending.setdefault(ref, {})
-        for key, image in captured.items():
-            queue = pending.setdefault(key, deque())
-            _expire(queue, now)
+        pending = self._pending.get(ref)
+        if pending is None:
+            pending = self._pending[ref] = {}
+        for key, image in captured:
+            queue = pending.get(key)
+            if queue is None:
+                queue = pending[key] = deque()
+            elif queue:
+                _expire(queue, now)
             queue.append((now + spec.stale_ms / 1000.0, image))
 
-    @contextmanager
-    def serve(
+    def swap_in(
         self, op: str, ref: Ref, keys: Named, table: Any, spec: ProfileSpec, now: float, counts: Counter[str]
-    ) -> Iterator[None]:
-        """Around an eventually consistent read: with probability `stale_share`, the items it may read show their
-        lagging images while moto reads them, and their current ones again after."""
+    ) -> list[tuple[Any, Any]]:
+        """Before an eventually consistent read: with probability `stale_share`, the items it may read show their
+        lagging images while moto reads them; returns what `swap_back` puts back after (the current images)."""
         pending = self._pending.get(ref)
         if not pending or self._random.random() >= spec.stale_share:
-            yield
-            return
+            return []
         wanted = [key for _, key in keys] if op in ("GetItem", "BatchGetItem") else list(pending)
         restore: list[tuple[Any, Any]] = []
         for key in wanted:
@@ -78,11 +82,13 @@ class StaleReads:
             _put(table, key, queue[0][1])  # the image before the oldest write this copy has not seen
         if restore:
             counts["stale_reads"] += 1
-        try:
-            yield
-        finally:
-            for key, item in reversed(restore):
-                _put(table, key, item)
+        return restore
+
+    @staticmethod
+    def swap_back(table: Any, restore: list[tuple[Any, Any]]) -> None:
+        """After the read (also one that raised): the items `swap_in` changed show their current images again."""
+        for key, item in reversed(restore):
+            _put(table, key, item)
 
 
 _SHARED_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})  # moto replaces these values, never changes them

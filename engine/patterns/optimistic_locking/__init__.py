@@ -7,33 +7,32 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
-
-import pandas as pd
 
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.errors import BadInput
 from engine.history import History
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.optimistic_locking.invariants import (  # the keys: what the dashboard's view finds them by
+    BALANCE_ADDS_UP as BALANCE_ADDS_UP,
+)
+from engine.patterns.optimistic_locking.invariants import (
+    NO_LOST_UPDATE as NO_LOST_UPDATE,
+)
+from engine.patterns.optimistic_locking.invariants import (
+    SK,
+    account_pk,
+    verdicts,
+)
+from engine.patterns.optimistic_locking.invariants import (
+    VERSION_COUNTS_WRITES as VERSION_COUNTS_WRITES,
+)
 from engine.patterns.versioning import VersionedStore
 from engine.tables import Table
-
-# Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
-BALANCE_ADDS_UP = "balance-initial-acknowledged-changes"
-VERSION_COUNTS_WRITES = "version-1-successful-writes"
-NO_LOST_UPDATE = "no-lost-update"
 
 # What the dashboard's view reads: each versioned write's detail carries the version it wrote and the one it read.
 DETAIL_VERSION = "version"
 DETAIL_READ_VERSION = "read_version"
-
-SK = "META"
-
-
-def account_pk(i: int) -> str:
-    return f"ACCOUNT#a{i + 1}"
 
 
 class OptimisticLocking(Pattern):
@@ -168,8 +167,7 @@ class OptimisticLocking(Pattern):
                     break  # counted as unknown by verify; a retry could apply the change twice
 
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
-        writes = _Writes.of(history, table, options)
-        return [_balance_adds_up(writes), _version_counts_writes(writes), _no_lost_update(writes)]
+        return verdicts(table, history, options)
 
     def walkthrough(self, walk: Any) -> None:
         key = {"PK": "ACCOUNT#a1", "SK": "META"}
@@ -315,119 +313,6 @@ def _ten_increments(walk: Any, clients: int = 10) -> dict[str, Any] | None:
 
 
 # -- the invariants, one function each ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Writes:
-    """The deposits and withdrawals the invariants read, picked out of the history once, with the final items."""
-
-    ok: pd.DataFrame  # acknowledged writes
-    unknown: pd.DataFrame  # writes with an unknown outcome
-    final: dict[str, dict[str, Any]]  # the accounts as the table holds them after the run, by PK
-    accounts: int
-    initial_balance: int
-
-    @classmethod
-    def of(cls, history: History, table: Table, options: RunOptions) -> _Writes:
-        frame = history.snapshot(detail=True)
-        writes = frame[frame["action"].isin(["deposit", "withdraw"])]
-        return cls(
-            ok=writes[writes["outcome"] == "ok"],
-            unknown=writes[writes["outcome"] == "info"],
-            final={item["PK"]: item for item in table.scan_all()},
-            accounts=options["accounts"],
-            initial_balance=options["initial_balance"],
-        )
-
-    def account(self, i: int) -> tuple[pd.Series, dict[str, Any]]:
-        """Which acknowledged writes went to account i, and its final item (a missing one reads as zeros)."""
-        pk = account_pk(i)
-        return self.ok["key"] == pk, self.final.get(pk, {"balance": Decimal(0), "version": Decimal(0)})
-
-    def hedge(self) -> str:
-        return f" ({len(self.unknown)} writes had an unknown outcome)" if len(self.unknown) else ""
-
-
-def _lost_updates(writes: _Writes) -> tuple[int, list[int]]:
-    """Each version number may be written by one acknowledged write only; a repeat is a lost update.
-    Returns how many were lost, and every write (seq) of a repeated version: the lost ones and their winners."""
-    versions = pd.Series([d.get("version") for d in writes.ok["detail"]], index=writes.ok.index)
-    lost = 0
-    lost_rows: list[int] = []
-    for i in range(writes.accounts):
-        mine, _ = writes.account(i)
-        lost += int(versions[mine].duplicated(keep="last").sum())
-        repeated = versions[mine][versions[mine].duplicated(keep=False)].index
-        lost_rows += [int(s) for s in writes.ok.loc[repeated, "seq"]]
-    return lost, lost_rows
-
-
-def _balance_adds_up(writes: _Writes) -> Invariant:
-    ok = writes.ok
-    amounts = pd.Series([d.get("amount", 0) for d in ok["detail"]], index=ok.index, dtype="int64")
-    expected_balance = observed_balance = 0
-    for i in range(writes.accounts):
-        mine, item = writes.account(i)
-        expected_balance += writes.initial_balance + int(amounts[mine].sum())
-        observed_balance += int(item["balance"])
-    # A write whose response was lost may or may not have landed: the balance is right if some subset
-    # of the unknown amounts accounts for the difference.
-    balance_ok = (observed_balance - expected_balance) in _subset_sums(
-        [d.get("amount", 0) for d in writes.unknown["detail"]]
-    )
-    return Invariant(
-        name="balance = initial + acknowledged changes",
-        key=BALANCE_ADDS_UP,
-        holds=balance_ok,
-        expected=expected_balance,
-        observed=observed_balance,
-        explanation="every change a client was told succeeded is in the final balance" + writes.hedge(),
-        violations=0 if balance_ok else 1,
-        calls=tuple(_lost_updates(writes)[1]),
-    )
-
-
-def _version_counts_writes(writes: _Writes) -> Invariant:
-    expected_version = observed_version = 0
-    for i in range(writes.accounts):
-        mine, item = writes.account(i)
-        expected_version += 1 + int(mine.sum())
-        observed_version += int(item["version"])
-    return Invariant(
-        name="version = 1 + successful writes",
-        key=VERSION_COUNTS_WRITES,
-        holds=expected_version <= observed_version <= expected_version + len(writes.unknown),
-        expected=expected_version,
-        observed=observed_version,
-        explanation="each acknowledged write moved the version by exactly one" + writes.hedge(),
-        violations=max(0, expected_version - observed_version),
-    )
-
-
-def _no_lost_update(writes: _Writes) -> Invariant:
-    lost, lost_rows = _lost_updates(writes)
-    return Invariant(
-        name="no lost update",
-        key=NO_LOST_UPDATE,
-        holds=lost == 0,
-        expected=0,
-        observed=lost,
-        explanation=(
-            f"{lost} acknowledged writes were silently overwritten: two clients wrote the "
-            "same version and the later one erased the earlier"
-            if lost
-            else "every version number was written by exactly one acknowledged write"
-        ),
-        violations=lost,
-        calls=tuple(lost_rows),
-    )
-
-
-def _subset_sums(amounts: list[int]) -> set[int]:
-    sums = {0}
-    for amount in amounts:
-        sums |= {s + amount for s in sums}
-    return sums
 
 
 def _outcome(response: Any) -> str:
