@@ -1,5 +1,8 @@
 import sys
 
+from engine import interrupts
+
+interrupts.install()
 try:
     from engine.cli import main  # imports boto3 and pandas: a second or more, and Ctrl-C may come meanwhile
 

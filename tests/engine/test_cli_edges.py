@@ -147,6 +147,40 @@ def test_ctrl_c_in_the_first_instant_is_one_line_not_a_traceback(cpu: float) -> 
     assert cli.returncode in (0, EXIT_STOPPED, 130, -signal.SIGINT), err
 
 
+# A Ctrl-C that Python takes inside a weakref callback (as CI's did, in an import lock's) cannot be raised
+# there: Python prints "Exception ignored in ..." with a traceback and goes on as if no one had pressed it.
+_INTERRUPT_IN_A_CALLBACK = """
+import time, weakref
+{install}
+class Item: pass
+def callback(_):
+    raise KeyboardInterrupt
+item = Item()
+ref = weakref.ref(item, callback)
+try:
+    del item
+    time.sleep(5)
+    print("went on")
+except KeyboardInterrupt:
+    print("interrupted")
+"""
+
+
+@pytest.mark.parametrize("installed", [True, False])
+def test_ctrl_c_inside_a_weakref_callback_still_stops_the_program(installed: bool) -> None:
+    install = "from engine import interrupts; interrupts.install()" if installed else ""
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT_IN_A_CALLBACK.format(install=install)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if installed:
+        assert (done.stdout, done.stderr) == ("interrupted\n", "")
+    else:  # Python's own behaviour, which the hook exists for
+        assert done.stdout == "went on\n" and "Exception ignored in" in done.stderr
+
+
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
