@@ -39,3 +39,18 @@ def test_the_cluster_quieting_bench_reports_each_figure_as_the_median_pair_with_
     lines = cluster_quiet.report({"pairs": 3, "modes": modes, "ratios": ratios, "requests_per_s": asked})
     assert lines[0] == "plumbing_ms_per_s, quiet / loud: 0.900 [0.80–1.10 over 3 pairs]; medians 100 / 100"
     assert lines[-1].endswith("answered a second while the clients ran: identity 1.30, heartbeat_worker 1.00")
+
+
+def test_the_server_ratio_pairs_each_round_so_a_drifting_load_does_not_pick_the_figure() -> None:
+    from bench import server_profile
+
+    # The machine was quiet in round 1 and busy in round 2 (1.2x dynalite in both); in round 3 the load rose
+    # between the two servers' turns. Each server's median rate alone comes from another round: 360 / 900 = 0.4x.
+    embedded = [(1200.0, 0.4), (300.0, 0.4), (360.0, 0.4)]
+    dynalite = [(1000.0, 0.5), (250.0, 0.5), (900.0, 0.5)]
+    results = {("embedded", "put_distinct", 4): embedded, ("dynalite", "put_distinct", 4): dynalite}
+    (row,) = server_profile.paired_rows(results, ["embedded", "dynalite"], ["put_distinct"], [4])
+    assert row["embedded"] == 360.0 and row["dynalite"] == 900.0  # the medians, as before
+    assert row["embedded_ratios"] == [1.2, 1.2, 0.4] and row["ratio"] == 1.2
+    (verdict,) = server_profile.verdicts({"servers": ["embedded", "dynalite"], "rows": [row]})
+    assert verdict["pass"] and verdict["value"] == 1.2 and "range 0.40-1.20" in verdict["note"]
