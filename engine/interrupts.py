@@ -1,30 +1,66 @@
 """Ctrl-C that lands where Python cannot raise it (a weakref callback, a __del__) still stops the program.
 
 Python reports such a KeyboardInterrupt as "Exception ignored in ..." with a traceback and goes on, so the
-interrupt was both noisy and lost: an import lock's weakref callback took one in CI. The hook below sends it
-again, a moment later, to the main thread, where the CLI's own handler turns it into one line.
+interrupt was both noisy and lost: an import lock's weakref callback took one in CI. The hook below has it sent
+again to the main thread once the main thread is out of the hook, where the CLI's own handler turns it into one
+line. A sent-again interrupt that lands in another such place comes back to the hook, and is sent once more.
 """
 
 import signal
 import sys
 import threading
 import time
+from types import FrameType
 from typing import Any
 
-
-def _send_again() -> None:
-    # Later, not at once: the main thread may still be in the callback, where the signal would be lost again.
-    time.sleep(0.02)
-    main = threading.main_thread().ident
-    if main is not None:
-        signal.pthread_kill(main, signal.SIGINT)  # a real signal, so a sleep or a wait in the main thread ends too
+_wanted = threading.Event()
+_sender_lock = threading.Lock()
+_sender: threading.Thread | None = None
 
 
 def _hand_back_interrupts(unraisable: Any) -> None:
-    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
-        threading.Thread(target=_send_again, name="ctrl-c-again", daemon=True).start()
-        return
-    sys.__unraisablehook__(unraisable)
+    try:
+        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+            _send_again()
+        else:
+            sys.__unraisablehook__(unraisable)
+    except KeyboardInterrupt:  # an interrupt sent again that landed in this very hook: once more, later
+        _send_again()
+
+
+def _send_again() -> None:
+    global _sender
+    _wanted.set()
+    with _sender_lock:
+        if _sender is None:
+            _sender = threading.Thread(target=_sender_loop, name="ctrl-c-again", daemon=True)
+            _sender.start()
+
+
+def _sender_loop() -> None:
+    main = threading.main_thread().ident
+    while main is not None:
+        _wanted.wait()
+        time.sleep(0.01)
+        # Not while the main thread is still in the hook: raised there, the interrupt would be lost again.
+        if _in_the_hook(sys._current_frames().get(main)):
+            continue
+        _wanted.clear()
+        try:
+            signal.pthread_kill(main, signal.SIGINT)  # a real signal: a sleep or a wait in the main thread ends too
+        except (OSError, ValueError):
+            return  # the main thread has ended
+
+
+_HOOK_CODE = {_hand_back_interrupts.__code__, _send_again.__code__}
+
+
+def _in_the_hook(frame: FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code in _HOOK_CODE:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def install() -> None:
