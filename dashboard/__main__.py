@@ -14,13 +14,12 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.backend import BackendSpec
-from engine.errors import AwsNotConfirmed, BadInput, LabError
+from dashboard.endpoint_setting import ENDPOINT_ENV, check_endpoint_setting
+from engine.errors import LabError
 
 HERE = Path(__file__).resolve().parent
 APP = HERE / "streamlit_app.py"
 CONFIG = HERE.parent / ".streamlit" / "config.toml"
-ENDPOINT_ENV = "DDBLAB_ENDPOINT_URL"  # the sidebar's default backend (docker-compose: DynamoDB Local)
 
 
 def _flatten(table: dict, prefix: str = "") -> dict[str, object]:
@@ -61,20 +60,6 @@ def streamlit_args(argv: Sequence[str]) -> list[str]:
             continue
         flags.append(f"--{name}={_flag_value(value)}")
     return ["streamlit", "run", str(APP), *flags, *args]
-
-
-def check_endpoint_setting(raw: str | None) -> None:
-    """DDBLAB_ENDPOINT_URL checked as `--endpoint-url` is (engine's BackendSpec.parse): a malformed or AWS one
-    refused at launch in one line, since the sidebar would otherwise start on the embedded server unannounced."""
-    if raw is None or not raw.strip():
-        return
-    try:
-        BackendSpec.parse(raw)
-    except LabError as e:
-        fix = "unset it for the embedded server, or give e.g. DDBLAB_ENDPOINT_URL=http://127.0.0.1:8000"
-        if isinstance(e, AwsNotConfirmed):
-            fix = "unset it and choose AWS in the sidebar, where it is confirmed"
-        raise BadInput(f"{ENDPOINT_ENV}: {e.problem.replace('--endpoint-url', 'the endpoint URL')}", fix) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from dashboard import links
+from dashboard.endpoint_setting import ENDPOINT_ENV, check_endpoint_setting
 from dashboard.registry import Registry
 from dashboard.ui import plain, show_error
 from engine.backend import BackendKind, BackendSpec
@@ -21,14 +22,9 @@ BACKEND_KEY = "backend_spec"
 
 
 def default_spec() -> BackendSpec:
-    """The embedded DynamoDB, unless DDBLAB_ENDPOINT_URL names another (docker-compose: DynamoDB Local)."""
-    url = os.environ.get("DDBLAB_ENDPOINT_URL", "").strip()
-    if url:
-        try:
-            return BackendSpec.parse(url)
-        except LabError:
-            pass  # refused (malformed, or an AWS host without confirmation): the sidebar starts embedded
-    return BackendSpec()
+    """The embedded DynamoDB, unless DDBLAB_ENDPOINT_URL names another (docker-compose: DynamoDB Local); a bad
+    one raises BadInput (streamlit_app shows it and stops) rather than silently meaning the embedded server."""
+    return check_endpoint_setting(os.environ.get(ENDPOINT_ENV)) or BackendSpec()
 
 
 def current_spec() -> BackendSpec:

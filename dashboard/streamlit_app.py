@@ -16,6 +16,8 @@ if str(ROOT) not in sys.path:  # `streamlit run dashboard/streamlit_app.py` from
 
 from dashboard import sidebar  # noqa: E402
 from dashboard.registry import get_registry  # noqa: E402
+from dashboard.ui import show_error  # noqa: E402
+from engine.errors import LabError  # noqa: E402
 
 st.set_page_config(
     page_title="DynamoDB concurrency lab",
@@ -30,6 +32,14 @@ st.set_page_config(
 # Live charts redraw every refresh: without this, Streamlit fades them while each refresh runs (a flicker on a
 # projector); they are replaced in place anyway.
 st.html("<style>div[data-stale='true'] { opacity: 1 !important; transition: none !important; }</style>")
+
+# `streamlit run` on this file skips python -m dashboard's launch check: a bad DDBLAB_ENDPOINT_URL is shown here,
+# and nothing else, rather than the app quietly starting on the embedded server.
+try:
+    sidebar.default_spec()
+except LabError as e:
+    show_error(e)
+    st.stop()
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
 page = st.navigation(

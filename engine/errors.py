@@ -8,7 +8,15 @@ from __future__ import annotations
 import re
 
 _ARN = re.compile(r"arn:aws[a-zA-Z-]*:[^\s\"',]+")
-_ACCOUNT = re.compile(r"(?<!\d)\d{12}(?!\d)")
+# An account id is masked only where one can be: an ARN's account field (":123456789012:", also in an ARN cut short
+# or without its "arn:"), or right after a word naming it ("account 1234…", "AccountId: '1234…'", "owner=1234…", a
+# list "accounts 1111… and 2222…"). Any other 12 digits (a count, an amount, a request id) are left as they are.
+_ACCOUNT_FIELD = re.compile(r"(?<=:)\d{12}(?=:)")
+_ACCOUNT_AFTER_WORD = re.compile(
+    r"(?i)(?:account|owner|principal)s?(?:[ _-]?ids?)?[\"']?\s*(?:[:=#]\s*)?[\"']?"
+    r"\d{12}(?!\d)(?:[\"']?(?:\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+)[\"']?\d{12}(?!\d))*"
+)
+_TWELVE_DIGITS = re.compile(r"(?<!\d)\d{12}(?!\d)")
 
 
 _URL_USERINFO = re.compile(r"(?<=://)[^/@\s'\"]*@")
@@ -17,8 +25,13 @@ _URL_USERINFO = re.compile(r"(?<=://)[^/@\s'\"]*@")
 def redact(text: str) -> str:
     """No raw ARNs or account ids in what we print or export (AWS error messages carry both), and no user:password
     of a URL (an endpoint URL may carry one)."""
-    text = _URL_USERINFO.sub("***@", text)
-    return _ACCOUNT.sub(lambda m: "********" + m.group()[-4:], _ARN.sub("arn:aws:…", text))
+    text = _ARN.sub("arn:aws:…", _URL_USERINFO.sub("***@", text))
+    text = _ACCOUNT_FIELD.sub(_mask, text)
+    return _ACCOUNT_AFTER_WORD.sub(lambda m: _TWELVE_DIGITS.sub(_mask, m.group()), text)
+
+
+def _mask(account: re.Match[str]) -> str:
+    return "********" + account.group()[-4:]
 
 
 class LabError(Exception):

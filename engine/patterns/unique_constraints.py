@@ -87,7 +87,9 @@ def change_items(table: str, user: str, old: str, new: str) -> list[dict[str, An
 class UniqueConstraints(Pattern):
     name = "unique-constraints"
     seed = 26
-    harm = Harm("users sharing an email", (NO_SHARED_EMAIL,))  # the sweep counts these per 1,000 ops
+    # The sweep counts these per 1,000 ops: the verdict's violations, the larger of takes during the run and extra
+    # users sharing an email at the end, so the name says both.
+    harm = Harm("held-email takes (run) or sharers (end)", (NO_SHARED_EMAIL,))
     title = "Unique constraints on non-key attributes"
     problem = (
         "DynamoDB only enforces uniqueness on the primary key. 'Email must be unique across users' "

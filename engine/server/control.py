@@ -15,9 +15,12 @@ from __future__ import annotations
 import hmac
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from engine.errors import BadInput
 
 TOKEN_HEADER = "X-Ddblab-Token"
 TOKEN_ENV = "DDBLAB_LAB_TOKEN"  # how a parent hands the token to the server it starts (never on argv)
@@ -111,3 +114,23 @@ def parse_change(body: bytes) -> dict[str, Any]:
             known = ", ".join([*RANGES, "throttle_code"])
             raise ControlRefused(400, f"unknown setting {str(name)[:40]!r}; known: {known}")
     return out
+
+
+PLAIN_MOTO_ENV = "DDBLAB_PLAIN_MOTO"
+_YES = ("1", "true", "yes", "on")
+_NO = ("0", "false", "no", "off", "")
+
+
+def plain_moto_wanted() -> bool:
+    """DDBLAB_PLAIN_MOTO read as a yes/no switch; any other value is refused (BadInput), not taken as yes."""
+    value = os.environ.get(PLAIN_MOTO_ENV, "")
+    # "0" and "false" are non-empty strings: read as truthy they turned the fast path off, the opposite of asked.
+    if value.strip().lower() in _YES:
+        return True
+    if value.strip().lower() in _NO:
+        return False
+    raise BadInput(
+        f"{PLAIN_MOTO_ENV}={value!r} is not a yes/no value",
+        f"set {PLAIN_MOTO_ENV} to 1, true, yes or on for plain moto (no fast path), or to 0, false, no, off or "
+        "empty (or unset it) for the fast path",
+    )

@@ -18,7 +18,7 @@ from collections import deque
 from typing import Any
 
 from engine.errors import BadInput, ServerStartFailed
-from engine.server.control import TOKEN_ENV, TOKEN_HEADER
+from engine.server.control import TOKEN_ENV, TOKEN_HEADER, plain_moto_wanted
 from engine.server.profile import EXACT, ProfileSpec
 
 START_TIMEOUT_S = 60.0
@@ -52,6 +52,8 @@ class EmbeddedServer:
         return self._proc is not None and self._proc.poll() is None
 
     def start(self) -> EmbeddedServer:
+        # A bad DDBLAB_PLAIN_MOTO is refused here, in the user's words, not as a child's traceback's last line.
+        plain_moto_wanted()
         cmd = [
             sys.executable,
             "-m",

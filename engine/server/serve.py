@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 from engine.server import limits
 from engine.server.app import FaithfulDynamoDB
+from engine.server.control import plain_moto_wanted
 from engine.server.profile import EXACT, ProfileSpec
 
 
@@ -403,7 +404,7 @@ def build_app(
     from engine.server import fastpath
 
     if fast is None:
-        fast = fastpath.verified() and not os.environ.get("DDBLAB_PLAIN_MOTO")
+        fast = not plain_moto_wanted() and fastpath.verified()
     # Any region a client signs for is a region here, as on DynamoDB Local ("local", "localhost"): moto answers
     # one outside boto3's list with a KeyError, a 500 on every request.
     os.environ["MOTO_ALLOW_NONEXISTENT_REGION"] = "true"

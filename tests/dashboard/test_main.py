@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from dashboard.__main__ import APP, check_endpoint_setting, streamlit_args
 
@@ -65,3 +66,22 @@ def test_a_good_endpoint_setting_passes() -> None:
     check_endpoint_setting("http://127.0.0.1:8000")
     check_endpoint_setting("")
     check_endpoint_setting(None)
+
+
+@pytest.mark.parametrize(
+    ("raw", "fix"),
+    [
+        ("garbage", "DDBLAB_ENDPOINT_URL=http://127.0.0.1:8000"),
+        ("https://dynamodb.us-east-1.amazonaws.com", "choose AWS in the sidebar"),
+    ],
+)
+def test_the_app_run_directly_shows_a_bad_endpoint_setting_instead_of_using_the_embedded_server(
+    monkeypatch: pytest.MonkeyPatch, raw: str, fix: str
+) -> None:
+    # `streamlit run dashboard/streamlit_app.py` skips python -m dashboard's launch check: the app says it itself.
+    monkeypatch.setenv("DDBLAB_ENDPOINT_URL", raw)
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    [error] = [e.value.replace("\\", "") for e in at.error]  # as shown, less markdown's escapes
+    assert "DDBLAB_ENDPOINT_URL" in error and raw in error and fix in error
+    assert not at.sidebar.success  # no backend shown as in use: the embedded server was not started quietly

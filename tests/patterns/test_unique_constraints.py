@@ -223,3 +223,22 @@ def test_verify_catches_a_missing_an_orphan_and_a_deleted_sentinel(backend: Back
     assert not verdicts[SENTINEL].holds and verdicts[SENTINEL].violations == 1
     assert not verdicts[ORPHAN].holds and "gone@x.com" in verdicts[ORPHAN].explanation
     assert not verdicts[REFUSED].holds and verdicts[REFUSED].calls == (1,)
+
+
+def test_the_sweeps_harm_names_takes_during_the_run_when_the_sharers_moved_on() -> None:
+    # bob took ann's email while she held it, then moved on: nobody shares at the end, yet the harm counts 1, so its
+    # name (the sweep's axis, "<harm> per 1,000 ops") must not say users sharing an email.
+    from engine.patterns.unique_constraints import WRITES, _no_shared_email
+
+    history = History(t0_ns=0)
+    for call in (
+        _write(0, "ann", "a@x.com", 0, 10),
+        _write(1, "bob", "a@x.com", 20, 30),
+        _write(2, "bob", "b@x", 40, 50),
+    ):
+        history.append(call)
+    frame = history.snapshot(detail=True)
+    verdict = _no_shared_email({"ann": "a@x.com", "bob": "b@x"}, frame[frame["action"].isin(WRITES)])
+    harm = UniqueConstraints.harm
+    assert harm.count([verdict]) == 1 and "none at the end" in str(verdict.observed)
+    assert "takes (run)" in harm.name and "sharing" not in harm.name
