@@ -68,7 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         for v in verdicts:
             report["verdicts"].append({"section": name, **v})
             if not args.json:
-                log(f"        {'PASS' if v['pass'] else 'FAIL'}  {v['figure']}: {v['value']} (target {v['target']})")
+                note = f"; {v['note']}" if v.get("note") else ""
+                log(
+                    f"        {'PASS' if v['pass'] else 'FAIL'}  {v['figure']}: {v['value']} (target {v['target']}{note})"
+                )
     report["seconds"] = round(time.perf_counter() - began, 1)
     if args.json:
         print(json.dumps(report, default=str))

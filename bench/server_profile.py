@@ -433,7 +433,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for verdict in verdicts(result) if "dynalite" in names else []:
         print(
-            f"{'PASS' if verdict['pass'] else 'FAIL'}  {verdict['figure']}: {verdict['value']} (target {verdict['target']})"
+            f"{'PASS' if verdict['pass'] else 'FAIL'}  {verdict['figure']}: {verdict['value']} "
+            f"(target {verdict['target']}; {verdict['note']})"
         )
     return 1 if failures else 0
 
