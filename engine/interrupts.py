@@ -20,7 +20,12 @@ _sender: threading.Thread | None = None
 
 def _hand_back_interrupts(unraisable: Any) -> None:
     try:
-        if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        # Only where SIGINT has a Python handler: ignored (a background job's), sending it again would do nothing.
+        if (
+            unraisable.exc_type is not None
+            and issubclass(unraisable.exc_type, KeyboardInterrupt)
+            and callable(signal.getsignal(signal.SIGINT))
+        ):
             _send_again()
         else:
             sys.__unraisablehook__(unraisable)

@@ -189,13 +189,18 @@ except KeyboardInterrupt:
 """
 
 
+_HOOK = "from engine import interrupts; interrupts.install()"
+
+
 def _python(script: str, installed: bool, seconds: float) -> subprocess.CompletedProcess[str]:
-    install = "from engine import interrupts; interrupts.install()" if installed else ""
+    install = _HOOK if installed else ""
     return subprocess.run(
         [sys.executable, "-c", script.format(install=install, seconds=seconds)],
         capture_output=True,
         text=True,
         timeout=120,
+        # As a terminal leaves it: a background job (CI's, or `./test &`) inherits SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
@@ -207,6 +212,17 @@ def test_ctrl_c_inside_a_weakref_callback_still_stops_the_program(script: str) -
 
 def test_without_the_hook_python_prints_the_interrupt_and_goes_on() -> None:
     done = _python(_INTERRUPT_IN_A_CALLBACK, False, 0.5)  # what the hook is for
+    assert done.stdout == "went on\n" and "Exception ignored in" in done.stderr
+
+
+def test_where_sigint_is_ignored_the_hook_leaves_pythons_report_as_it_is() -> None:
+    install = "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); " + _HOOK
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT_IN_A_CALLBACK.format(install=install, seconds=0.5)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.stdout == "went on\n" and "Exception ignored in" in done.stderr
 
 
