@@ -124,7 +124,8 @@ def shared_caption(verdict: Mapping[str, Any] | None) -> str:
         return str(verdict.get("explanation") or "no user took an email another user held")
     # observed names both counts ("N takes of a held email during the run; M extra users ... at the end"); a file
     # recorded before takes were judged says only the end ("M extra users on K emails").
-    seen = str(verdict.get("observed") or "")
+    # The emails and users in its parentheses are in the run's headline; here they ran off a half-width chart.
+    seen = str(verdict.get("observed") or "").split(" (", 1)[0]
     return f"shared email: {seen}" if seen else str(verdict["explanation"])
 
 

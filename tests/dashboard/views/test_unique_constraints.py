@@ -7,7 +7,7 @@ from typing import Any
 
 from dashboard.frames import details, strings, where
 from dashboard.verdicts import Invariants, invariant, observed
-from dashboard.views.unique_constraints import SHARED, Claims, unique_view
+from dashboard.views.unique_constraints import SHARED, Claims, shared_caption, unique_view
 from engine.patterns.unique_constraints import (
     NO_ORPHAN_SENTINEL,
     NO_SHARED_EMAIL,
@@ -82,6 +82,12 @@ def test_a_take_during_the_run_is_not_called_sharing_at_the_end() -> None:
     assert "ended up sharing" not in caption
     assert "1 takes of a held email during the run" in caption and "none at the end" in caption
     assert Claims.of(f).facts([verdict])[SHARED] == 1
+
+
+def test_the_caption_leaves_the_emails_to_the_headline_so_it_fits_a_half_width_chart() -> None:
+    observed = "18 takes of a held email during the run; 3 extra users on 3 emails at the end (u0@x.com: user4, user6)"
+    caption = shared_caption({"violations": 18, "observed": observed})
+    assert caption == "shared email: 18 takes of a held email during the run; 3 extra users on 3 emails at the end"
 
 
 def test_a_passing_verdict_is_captioned_in_its_own_words() -> None:
