@@ -14,10 +14,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from moto import settings
+from moto.core.common_types import TYPE_RESPONSE
+from moto.core.responses import ActionContext, ActionResult
 from moto.dynamodb.exceptions import ItemSizeTooLarge, ItemSizeToUpdateTooLarge
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.parsing.reserved_keywords import ReservedKeywords
-from moto.dynamodb.responses import DynamoResult
 
 _MEMBERS = frozenset({"TableName", "Key", "UpdateExpression", "ExpressionAttributeValues", "ExpressionAttributeNames"})
 _ADD = re.compile(r"ADD +(#[A-Za-z0-9_]+|[A-Za-z][A-Za-z0-9_]*) +(:[A-Za-z0-9_]+)")
@@ -83,6 +85,33 @@ def add_integer(update_item: Callable[[Any], Any]) -> Callable[[Any], Any]:
         except ItemSizeTooLarge:
             raise ItemSizeToUpdateTooLarge() from None
         # moto's answer for ReturnValues NONE: the item's JSON with ConsumedCapacity, its Attributes popped.
-        return DynamoResult({"ConsumedCapacity": {"TableName": body["TableName"], "CapacityUnits": 0.5}})
+        return _Answer({"ConsumedCapacity": {"TableName": body["TableName"], "CapacityUnits": 0.5}})
 
     return updated
+
+
+_SERIALIZED: dict[tuple[Any, ...], tuple[int, dict[str, Any], Any]] = {}
+_SERIALIZED_KEPT = 1024
+
+
+class _Answer(ActionResult):
+    """moto's DynamoResult of the answer above (dynamo_to_dict of plain strings and a float gives the same dict),
+    whose serialized form depends only on the table's name, the operation, the serializer and moto's pretty-print
+    setting: serialized once per those, and a copy of its headers handed out (the caller adds to them)."""
+
+    def execute_result(self, context: ActionContext) -> TYPE_RESPONSE:
+        result: Any = self.result
+        key = (
+            result["ConsumedCapacity"]["TableName"],
+            context.operation_model.name,
+            context.serializer_class,
+            settings.PRETTIFY_RESPONSES,
+        )
+        serialized = _SERIALIZED.get(key)
+        if serialized is None:
+            serialized = ActionResult.execute_result(self, context)
+            if len(_SERIALIZED) >= _SERIALIZED_KEPT:
+                _SERIALIZED.clear()
+            _SERIALIZED[key] = serialized
+        status, headers, body = serialized
+        return status, dict(headers), body
