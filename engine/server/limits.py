@@ -136,8 +136,9 @@ def check(op: str, params: Any) -> None:
     """Raise Refused for the first shape or limit problem of a parsed request body; None when there is none."""
     if not isinstance(params, dict):
         raise Refused("SerializationException", "The request body is not a JSON object")
+    # A parsed JSON body's strings are str itself: `in` and `type(...) is` below test a member without a call.
     for member in _REQUIRED.get(op, ()):
-        if params.get(member) is None:
+        if member not in params or params[member] is None:
             lower = member[0].lower() + member[1:]
             raise Refused(
                 "ValidationException",
@@ -148,8 +149,8 @@ def check(op: str, params: Any) -> None:
     # 30 calls a request.
     expressions = not params.keys().isdisjoint(_EXPRESSION_MEMBERS)
     for name in ("TableName", "IndexName", *_EXPRESSIONS) if expressions else ("TableName", "IndexName"):
-        value = params.get(name)
-        if value is not None and not isinstance(value, str):
+        value = params[name] if name in params else None
+        if value is not None and type(value) is not str:
             raise Refused("SerializationException", f"{name} must be a string, got {type(value).__name__}")
     if expressions:
         _check_expressions(params, op)
@@ -221,8 +222,8 @@ def item_size(item: Mapping[str, Any]) -> int:
 
 def _check_expressions(params: Mapping[str, Any], where: str) -> None:
     for name in _EXPRESSIONS:
-        value = params.get(name)
-        if isinstance(value, str) and len(value.encode()) > MAX_EXPRESSION_BYTES:
+        value = params[name] if name in params else None
+        if type(value) is str and len(value.encode()) > MAX_EXPRESSION_BYTES:
             raise Refused(
                 "ValidationException",
                 f"Invalid {name}: Expression size has exceeded the maximum allowed size; "
