@@ -106,6 +106,18 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
         call("get_item", TableName=t, Key=k("zz"), ReturnConsumedCapacity="TOTAL"),
         call("get_item", TableName=t, Key={"pk": {"S": "zz"}}),
         update(k("a"), "ADD n :one", one),
+        # the counters' ADD, applied by fast_add.py, and the shapes next to it that go moto's way
+        update(k("a"), "  ADD  #c   :v ", {":v": n(-3)}, ExpressionAttributeNames={"#c": "c"}, ReturnValues="NONE"),
+        update(k("a"), "ADD d :v", {":v": {"N": "2.5"}}),
+        update(k("a"), "ADD d :one", one),
+        update(k("a"), "ADD e :v", {":v": {"N": "1e3"}}),
+        update(k("a"), "ADD e :one", one),
+        update(k("a"), "ADD l :one", one),
+        update(k("a"), "ADD sk :one", one),
+        update(k("a"), "ADD g :one", one),
+        update(k("a"), "ADD count :one", one),
+        update(k("a"), "ADD n :one", {":one": {"N": "99999999999999999999999999999999999999"}}),
+        call("get_item", TableName=t, Key=k("a"), ConsistentRead=True),
         update(k("a"), "ADD n :one", one, ReturnValues="ALL_NEW"),
         *[
             update(

@@ -52,6 +52,13 @@ def parse_structure(self: Any, shape: Any, value: Any) -> Any:
                     else:
                         final_parsed[name] = self._parse_shape(member, raw_value)
         return final_parsed
+    if type(value) is dict:  # a shape has many members, a request few: each tested with `in` (no call), not get
+        for name, json_name, member in members:
+            if json_name in value:
+                raw_value = value[json_name]
+                if raw_value is not None:
+                    final_parsed[name] = self._parse_shape(member, raw_value)
+        return final_parsed
     for name, json_name, member in members:
         raw_value = value.get(json_name)
         if raw_value is not None:

@@ -20,7 +20,7 @@ import copy
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -126,11 +126,17 @@ class GsiLag:
     def _capture(self, op: str, params: dict[str, Any], region: str) -> dict[tuple[_TableRef, _ItemKey, float], Any]:
         """Before a write: a copy of every item it may change, on tables that lag (moto updates in place)."""
         captured: dict[tuple[_TableRef, _ItemKey, float], Any] = {}
-        for table_name, attrs in _written_keys(op, params):
+        if op in _ONE_ITEM_WRITES:  # the hot writes: their table, without the generator; their key only if it lags
+            written: Iterable[tuple[str, Any]] = ((params.get("TableName", ""), None),)
+        else:
+            written = _written_keys(op, params)
+        for table_name, attrs in written:
             found = self._table(region, table_name)
             if found is None:
                 continue
             table, lag_s = found
+            if attrs is None:
+                attrs = params.get("Key") or params.get("Item") or {}
             key = _key_of(table, attrs)
             if key is None:
                 continue
@@ -163,8 +169,11 @@ def _expire(queue: _Pending, now: float) -> None:
         queue.popleft()
 
 
+_ONE_ITEM_WRITES = ("PutItem", "UpdateItem", "DeleteItem")
+
+
 def _written_keys(op: str, params: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-    if op in ("PutItem", "UpdateItem", "DeleteItem"):
+    if op in _ONE_ITEM_WRITES:
         yield params.get("TableName", ""), params.get("Key") or params.get("Item") or {}
     elif op == "TransactWriteItems":
         for action in params.get("TransactItems", []):

@@ -111,7 +111,10 @@ def _check_query(params: dict[str, Any], region: str) -> None:
 
 def _type_of(value: Any) -> str | None:
     """An attribute value's type ("S", "M", ...); None for anything that is not one typed value."""
-    return next(iter(value)) if isinstance(value, dict) and len(value) == 1 else None
+    if isinstance(value, dict) and len(value) == 1:
+        for kind in value:  # its one key, without next(iter(...))'s two calls: this runs for every key of every request
+            return kind
+    return None
 
 
 def _operand(value: Any) -> str:
