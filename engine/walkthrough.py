@@ -45,6 +45,11 @@ class Walk:
         """Print the request (unless show=False), make it, and return the response or the error (not raised)."""
         if op not in ("TransactWriteItems", "TransactGetItems"):
             params.setdefault("TableName", self.table.name)
+        if op == "GetItem" or (op in ("Query", "Scan") and "IndexName" not in params):
+            # A walkthrough reads to show what the table holds: an eventually consistent read right after a write
+            # may be stale, on AWS and under the simulated aws-like profile (where the scene then broke). A GSI
+            # cannot be read consistently, and the GSI scenes show exactly that.
+            params.setdefault("ConsistentRead", True)
         if show:
             self.log.request(op, params)
         caller = self.caller if client_id == 0 else Caller(self.table.client, self.history, client_id)
