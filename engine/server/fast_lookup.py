@@ -4,6 +4,8 @@
   calls, two or three times a request) when the backend already exists; read straight from the dicts here.
 - `DynamoType.__hash__` and `__eq__` of a string or binary: moto's `cast_value` runs five type tests to return
   the value itself (six calls per hash, twelve per comparison; a GetItem hashes and compares its key twice each).
+- A `Table`'s truth test (`if table:` in get_table and PutItem's validations): moto's `__bool__` calls its
+  `__nonzero__`, which always answers True; now answered at once (one call, not two; `__len__` must not decide).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType
+from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
 
 from engine.server.gsi_lag import region_backend
@@ -27,6 +30,7 @@ def install() -> None:
     DynamoHandler.dynamodb_backend = property(_dynamodb_backend)  # type: ignore[method-assign, assignment]
     DynamoType.__hash__ = _hash  # type: ignore[method-assign]
     DynamoType.__eq__ = _eq  # type: ignore[method-assign]
+    Table.__bool__ = _always_true  # type: ignore[method-assign, assignment]
 
 
 def _dynamodb_backend(handler: Any) -> Any:
@@ -35,6 +39,11 @@ def _dynamodb_backend(handler: Any) -> Any:
     backends = dict.get(dynamodb_backends, handler.current_account)
     backend = dict.get(backends, handler.region) if backends is not None else None
     return region_backend(handler.current_account, handler.region) if backend is None else backend
+
+
+def _always_true(_table: Table) -> bool:
+    """Table.__bool__: True, as moto's __nonzero__ answers for every table."""
+    return True
 
 
 def _hash(self: DynamoType) -> int:
