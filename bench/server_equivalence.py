@@ -98,6 +98,11 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
         put(k("a"), ConditionExpression="v = :v AND", ExpressionAttributeValues={":v": n(9)}),
         put(k("a"), ConditionExpression="v = :v", ExpressionAttributeValues={":v": n(9), ":unused": n(1)}),
         call("put_item", TableName="missing", Item={"pk": {"S": "a"}}),
+        # moto's validations that read the table's and its indexes' key names (Table.attribute_keys, fast_lookup.py)
+        put({**k("e"), "g": {"S": ""}}),
+        put({"pk": {"S": "e"}, "sk": {"S": ""}}),
+        put({**k("e"), "m": {"M": {"s": {"SS": []}}}}),
+        call("get_item", TableName=t, Key={**k("a"), "g": {"S": "x"}}),
         put(k("")),
         call("get_item", TableName=t, Key=k("a"), ConsistentRead=True),
         call(

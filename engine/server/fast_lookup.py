@@ -4,6 +4,10 @@
   calls, two or three times a request) when the backend already exists; read straight from the dicts here.
 - `DynamoType.__hash__` and `__eq__` of a string or binary: moto's `cast_value` runs five type tests to return
   the value itself (six calls per hash, twelve per comparison; a GetItem hashes and compares its key twice each).
+- A `Table`'s truth test (`if table:` in get_table and PutItem's validations): moto's `__bool__` calls its
+  `__nonzero__`, which always answers True; now answered at once (one call, not two; `__len__` must not decide).
+- `Table.attribute_keys`, the key names of a table and its indexes (three times a PutItem, once a GetItem): a
+  fresh list built without `copy.copy`'s dispatch and a closure per call.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from typing import Any
 
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType
+from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
 
 from engine.server.gsi_lag import region_backend
@@ -27,6 +32,8 @@ def install() -> None:
     DynamoHandler.dynamodb_backend = property(_dynamodb_backend)  # type: ignore[method-assign, assignment]
     DynamoType.__hash__ = _hash  # type: ignore[method-assign]
     DynamoType.__eq__ = _eq  # type: ignore[method-assign]
+    Table.__bool__ = _always_true  # type: ignore[method-assign, assignment]
+    Table.attribute_keys = property(_attribute_keys)  # type: ignore[method-assign, assignment]
 
 
 def _dynamodb_backend(handler: Any) -> Any:
@@ -35,6 +42,19 @@ def _dynamodb_backend(handler: Any) -> Any:
     backends = dict.get(dynamodb_backends, handler.current_account)
     backend = dict.get(backends, handler.region) if backends is not None else None
     return region_backend(handler.current_account, handler.region) if backend is None else backend
+
+
+def _always_true(_table: Table) -> bool:
+    """Table.__bool__: True, as moto's __nonzero__ answers for every table."""
+    return True
+
+
+def _attribute_keys(table: Table) -> list[str]:
+    """Table.attribute_keys: the table's key names, then each index's, in moto's order; a new list every time."""
+    indexes = table.indexes + table.global_indexes
+    if not indexes:
+        return table.table_key_attrs[:]
+    return table.table_key_attrs + [attr["AttributeName"] for index in indexes for attr in index.schema]
 
 
 def _hash(self: DynamoType) -> int:

@@ -58,6 +58,8 @@ _TOO_LARGE = _error_response(
 )
 _SERVER_ERROR = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 _OWN_HEADERS = frozenset({"content-length", "connection"})  # the server writes these itself
+# Names of the app's headers passed on as they are, once per spelling: a set lookup, not a lower() per header
+_PASSED_NAMES: set[str] = set()
 _ENVIRON_NAMES: dict[str, str] = {}  # a header's name -> its WSGI name (less the HTTP_ prefix), once per name
 
 
@@ -380,8 +382,12 @@ def _call(
     status, headers = box
     head = [f"HTTP/1.1 {status}"]
     for k, v in headers:  # a loop, not a generator: a Python call less per header
-        if k.lower() not in _OWN_HEADERS:
-            head.append(f"{k}: {v}")
+        if k not in _PASSED_NAMES:
+            if k.lower() in _OWN_HEADERS:
+                continue
+            if len(_PASSED_NAMES) < 64:  # the app's own names, a handful: bounded all the same
+                _PASSED_NAMES.add(k)
+        head.append(f"{k}: {v}")
     head.append(f"Content-Length: {len(payload)}")
     if close:
         head.append("Connection: close")
