@@ -136,7 +136,7 @@ class GsiLag:
                 continue
             table, lag_s = found
             if attrs is None:
-                attrs = params.get("Key") or params.get("Item") or {}
+                attrs = _one_item_key(params)
             key = _key_of(table, attrs)
             if key is None:
                 continue
@@ -172,9 +172,14 @@ def _expire(queue: _Pending, now: float) -> None:
 _ONE_ITEM_WRITES = ("PutItem", "UpdateItem", "DeleteItem")
 
 
+def _one_item_key(params: dict[str, Any]) -> dict[str, Any]:
+    """The attributes naming a one-item write's item: its Key, or the Item a PutItem writes."""
+    return params.get("Key") or params.get("Item") or {}
+
+
 def _written_keys(op: str, params: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     if op in _ONE_ITEM_WRITES:
-        yield params.get("TableName", ""), params.get("Key") or params.get("Item") or {}
+        yield params.get("TableName", ""), _one_item_key(params)
     elif op == "TransactWriteItems":
         for action in params.get("TransactItems", []):
             for kind, body in action.items():
