@@ -125,7 +125,8 @@ def style(
     entries = len(shown)
     below = legend and (entries > 5 or sum(len(n) + 6 for n in shown) > 95)
     rows = -(-entries // 3) if below else 0
-    top = 64 + (24 if subtitle else 0) + (34 if legend and not below else 0) + (30 if legend_y > 1.02 else 0)
+    subtitle, sub_lines = wrapped(subtitle)
+    top = 64 + 24 * sub_lines + (34 if legend and not below else 0) + (30 if legend_y > 1.02 else 0)
     bottom = 56 + (26 * rows + 16 if below else 0)
     legend_box = (
         dict(orientation="h", yref="container", yanchor="bottom", y=0.005, xanchor="left", x=0)
@@ -159,6 +160,23 @@ def style(
     fig.update_xaxes(title_font=dict(size=16))
     fig.update_yaxes(title_font=dict(size=16))
     return fig.figure()
+
+
+SUBTITLE_CHARS = 88  # what a half-width chart on a 1280-px projector shows of a line; a longer one is cut off
+
+
+def wrapped(subtitle: str, width: int = SUBTITLE_CHARS) -> tuple[str, int]:
+    """The subtitle broken into lines of about `width` characters, and how many: only between its " · " parts,
+    so that each part (a count and what it counts) stays whole and readable as one phrase."""
+    if not subtitle:
+        return "", 0
+    lines: list[str] = []
+    for part in subtitle.split(" · "):
+        if lines and len(lines[-1]) + 3 + len(part) <= width:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return " ·<br>".join(lines), len(lines)
 
 
 def empty(title: str, message: str, height: int = 260) -> go.Figure:

@@ -61,11 +61,30 @@ def tucked(on: bool, label: str = "Controls") -> Iterator[None]:
         yield
 
 
+LEGEND_BESIDE_EXTRA = 42  # px a chart grows by when its legend moves beside the plot: still inside 720 px
+
+
 def _sized(fig: go.Figure, height: int = CHART_HEIGHT) -> go.Figure:
-    """`height` for the plot and its title; a legend that figure.style put under the plot (more than five entries,
-    or long names) gets its rows on top of that, or it would squeeze the plot to a strip."""
-    legend_rows = max(0, (fig.layout.margin.b or 56) - 56)
-    fig.update_layout(height=height + legend_rows)
+    """`height` for the whole chart. A legend that figure.style put under the plot (more than five entries, or long
+    names: a lease Gantt's eight) moves to the plot's right, one entry a line, and the chart grows a little so
+    that they all show: under the plot, its rows would squeeze the plot to a strip or push the page past the
+    screen's bottom."""
+    if (fig.layout.margin.b or 56) > 56:
+        height += LEGEND_BESIDE_EXTRA
+        fig.update_layout(
+            margin=dict(b=56),
+            legend=dict(
+                orientation="v",
+                yref="paper",
+                y=1,
+                yanchor="top",
+                x=1.02,
+                xanchor="left",
+                font=dict(size=13),
+                tracegroupgap=0,
+            ),
+        )
+    fig.update_layout(height=height)
     _spaced_ticks(fig)
     return fig
 

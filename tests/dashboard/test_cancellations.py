@@ -52,6 +52,9 @@ def test_cancellation_heatmap_action_by_reason() -> None:
     assert set(counts["item"]) == {"item 2 (Update)"}  # the stock check, as in the seed
     fig = valid(cancellation_heatmap(f))
     assert fig.data[0].type == "heatmap" and fig.layout.meta["cells"] == 1
+    # Level labels in two lines under the cells: rotated on top, they ran into the chart's title on a projector.
+    assert fig.layout.xaxis.tickangle == 0 and fig.layout.xaxis.side != "top"
+    assert list(fig.layout.xaxis.ticktext) == ["Conditional<br>CheckFailed"]
     assert valid(cancellation_heatmap(frame("atomic-counters-safe")[0])).layout.meta["empty"]
 
 

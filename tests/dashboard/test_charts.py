@@ -265,3 +265,29 @@ def test_a_presenter_chart_too_short_for_every_clients_label_labels_every_other(
     assert labelled(600, 8) == 1  # room for every client
     assert labelled(300, 8) == 2
     assert labelled(300, 24) == 5
+
+
+def test_a_long_subtitle_wraps_between_its_parts_never_inside_one() -> None:
+    # Half a 1280-px projector shows about 90 characters of a subtitle: the rest was cut off, counts included.
+    from dashboard.figure import SUBTITLE_CHARS, wrapped
+
+    parts = ["1,015 calls", "hover a bar for the call as the seed logs it", "✕ all 10 calls that broke an invariant"]
+    text, lines = wrapped(" · ".join(parts))
+    assert lines == 2 and all(len(line) <= SUBTITLE_CHARS for line in text.split("<br>"))
+    assert all(part in text for part in parts)
+    assert wrapped("short") == ("short", 1) and wrapped("") == ("", 0)
+    one_long_part = "x" * (SUBTITLE_CHARS + 10)
+    assert wrapped(one_long_part) == (one_long_part, 1)
+
+
+def test_a_presenter_chart_with_a_long_legend_keeps_it_beside_the_plot_within_the_screen() -> None:
+    # The lease Gantt's eight legend entries under its plot pushed the page past 720 px and the legend off screen.
+    from dashboard.presenter import CHART_HEIGHT, LEGEND_BESIDE_EXTRA, _sized
+    from dashboard.views.distributed_locking import lease_gantt
+
+    f, summary = frame("distributed-locking-racy")
+    gantt = lease_gantt(f, summary["invariants"], lanes=4)
+    assert gantt.layout.margin.b > 56  # figure.style put its legend under the plot
+    fig = valid(_sized(gantt))
+    assert fig.layout.legend.orientation == "v" and fig.layout.legend.x > 1 and fig.layout.legend.yref == "paper"
+    assert fig.layout.height == CHART_HEIGHT + LEGEND_BESIDE_EXTRA and fig.layout.margin.b == 56
