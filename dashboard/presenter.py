@@ -111,15 +111,32 @@ def _simulated(record: RunRecord) -> bool:
     return record.profile is not None and record.profile.simulated
 
 
+PAIR_VERDICT_CHARS = 150  # what a pair's 110-px verdict box shows in its type (about 55 characters a line, 3 lines)
+
+
 def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
-    """The headline; with a height (a pair's two sides), a box of that height, so both sides line up."""
+    """The headline; with a height (a pair's two sides), a box of that height, so both sides line up, and a
+    headline cut to what it shows."""
     invariants = record.invariants()
     broken = any(inv.get("holds") is False and not inv.get("as_of") for inv in invariants)
     box = st.error if broken else st.success if invariants else st.info
     simulated = " · server profile aws-like: SIMULATED" if _simulated(record) else ""
+    lead = f"{record.variant} ({safety(record.safe)}) · "
+    said = headline(record)
+    if height is not None:
+        said = shortened(said, PAIR_VERDICT_CHARS - len(lead) - len(simulated))
     with st.container(key=f"verdict-{key}", height=height or "content", border=False):  # a replay's cut too
         st.html('<div class="ddblab-verdict"></div>')
-        box(f"**{record.variant} ({safety(record.safe)}) · {headline(record)}{simulated}**")
+        box(f"**{lead}{said}{simulated}**")
+
+
+def shortened(text: str, limit: int) -> str:
+    """`text` cut at a word to at most `limit` characters, with an ellipsis: a fixed box clipped a long verdict
+    in the middle of a line. Whatever follows it (SIMULATED) is the caller's and is never cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(limit - 1, 0)].rsplit(" ", 1)[0].rstrip(" ,:;·")
+    return f"{cut}…"
 
 
 def _counters(record: RunRecord) -> None:

@@ -116,3 +116,21 @@ def test_a_compare_pair_replays_in_presenter_view_too() -> None:
     scrubber.set_value(scrubber.max).run()  # the end: each side's own verdict again
     assert "all 4 invariants hold" in text(at) and "invariants broken" in text(at)
     assert {m.value for m in at.metric if m.label == "calls"} != {"0"}
+
+
+def test_a_long_verdict_in_a_presenter_pair_is_cut_at_a_word_never_clipped_mid_line() -> None:
+    # A pair's verdict boxes have one fixed height so both sides line up: 26's long verdict was clipped mid-line.
+    from dashboard.presenter import PAIR_VERDICT_CHARS
+
+    at = app("app_pages/compare.py")
+    at.toggle(key="presenter").set_value(True)
+    link = {"pattern": "unique-constraints", "threads": "8", "ops": "20", "k.emails": "5", "autostart": "1"}
+    at.query_params.clear()  # the page wrote its first pattern's knobs into the URL: this link is a fresh one
+    for name, value in link.items():
+        at.query_params[name] = value
+    at.run()
+    until(at, lambda a: "all 4 invariants hold" in text(a) and "invariants broken" in text(a))
+    assert not at.exception, [e.value for e in at.exception]
+    racy = next(e.value for e in at.error if "check-then-write (racy)" in e.value)
+    assert racy.endswith("…**") and len(racy.strip("*")) <= PAIR_VERDICT_CHARS
+    assert "users took an email someone already had" in racy
