@@ -40,6 +40,7 @@ def _thread_panels(
             "dtick": float(np.log10(2)),
             "tickformat": "d",
             "title": {"text": "threads", "font": {"size": 15}},
+            "tickangle": 0,  # 1 2 4 8 16 32 fit level in a narrow panel; plotly turned them on their side
         }
         y_format = (y_formats or {}).get(i)
         fig.layout[f"yaxis{axis}"] = {
@@ -186,7 +187,7 @@ _SHARES = (
     ("condition_refused_share", "condition refused"),
     ("transaction_conflict_share", "TransactionConflict"),
     ("throttled_share", "throttled"),
-    ("stale_read_share", "stale reads (of reads without ConsistentRead)"),
+    ("stale_read_share", "stale reads"),  # a panel is ~18 characters wide: what it is a share of is the subtitle's
 )
 
 
@@ -200,14 +201,14 @@ def sweep_shares(
         return empty(title, "No sweep results yet")
     simulated = "profile" in points and (points["profile"] == "aws-like").any()
     if simulated:
-        title = f"{title} (server profile aws-like: SIMULATED)"
+        title = f"{title} (SIMULATED)"  # the whole "server profile aws-like: SIMULATED" ran off a 800-px title
     fig = figure()
     axes = _thread_panels(
         fig,
         [label for _, label in present],
         title_size=15,
-        y_formats=dict.fromkeys(range(len(present)), ".0%"),
-        horizontal_spacing=0.06,
+        y_formats=dict.fromkeys(range(len(present)), ".2~%"),  # 0.4 % of calls throttled is not "0%"
+        horizontal_spacing=0.09,  # room for a panel's "100%" beside the previous panel
     )
     for variant in dict.fromkeys(points["variant"]):
         sub = points[points["variant"] == variant].sort_values("threads")
@@ -227,5 +228,11 @@ def sweep_shares(
                 )
             )
     return style(
-        fig, title, height=380, meta={"panels": [c for c, _ in present], "simulated": simulated}, legend_y=1.14
+        fig,
+        title,
+        subtitle=("server profile aws-like: SIMULATED · " if simulated else "")
+        + "each cause as a share of all calls · stale reads as a share of the reads without ConsistentRead",
+        height=380,
+        meta={"panels": [c for c, _ in present], "simulated": simulated},
+        legend_y=1.14,
     )
