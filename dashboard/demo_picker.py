@@ -33,7 +33,7 @@ def demo_picker(registry: Registry, key: str, folder: Path = DEFAULT_DIR) -> Run
     if not files:
         st.caption(f"No recorded demos in {folder}: `python -m engine demos` records them.")
         return None
-    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+    c1, c2 = st.columns([2, 1], vertical_alignment="bottom")  # [3, 1] cut the button's label short at 1280 px
     pick = c1.selectbox("Recorded demo", files, format_func=demo_label, key=f"{key}-demo")
     if not c2.button("Open a recorded demo", icon=":material/movie:", key=f"{key}-demo-open", width="stretch"):
         return None
