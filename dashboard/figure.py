@@ -10,7 +10,10 @@ never ships more than a few thousand marks to the browser; a sampled chart says 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import textwrap
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeAlias
 
 import pandas as pd
@@ -121,11 +124,12 @@ def style(
     Up to five legend entries sit in one row under the subtitle; more go under the plot, so they never run
     into the subtitle.
     """
+    chars = _LINE_CHARS.get()
     shown = [str(t["name"]) for t in fig.data if t.get("name") and t.get("showlegend", True)]
     entries = len(shown)
-    below = legend and (entries > 5 or sum(len(n) + 6 for n in shown) > 95)
-    rows = -(-entries // 3) if below else 0
-    subtitle, sub_lines = wrapped(subtitle)
+    below = legend and (entries > 5 or sum(len(n) + 6 for n in shown) > chars * 95 // SUBTITLE_CHARS)
+    rows = -(-entries // max(1, chars // 28)) if below else 0
+    subtitle, sub_lines = wrapped(subtitle, chars)
     top = 64 + 24 * sub_lines + (34 if legend and not below else 0) + (30 if legend_y > 1.02 else 0)
     bottom = 56 + (26 * rows + 16 if below else 0)
     legend_box = (
@@ -163,20 +167,41 @@ def style(
 
 
 SUBTITLE_CHARS = 88  # what a half-width chart on a 1280-px projector shows of a line; a longer one is cut off
+_LINE_CHARS: ContextVar[int] = ContextVar("line_chars", default=SUBTITLE_CHARS)
+
+
+@contextmanager
+def narrow(chars: int) -> Iterator[None]:
+    """Charts styled inside are laid out for a column that shows about `chars` characters of subtitle (a Compare
+    pair's halves beside the sidebar): plotly wraps neither a subtitle nor, above the plot, a legend's row, so
+    they ran off the chart's edge or over each other."""
+    token = _LINE_CHARS.set(chars)
+    try:
+        yield
+    finally:
+        _LINE_CHARS.reset(token)
 
 
 def wrapped(subtitle: str, width: int = SUBTITLE_CHARS) -> tuple[str, int]:
-    """The subtitle broken into lines of about `width` characters, and how many: only between its " · " parts,
-    so that each part (a count and what it counts) stays whole and readable as one phrase."""
+    """The subtitle broken into lines of about `width` characters, and how many: between its " · " parts, so that
+    each part (a count and what it counts) stays whole and readable as one phrase; in a narrow column (`width`
+    under SUBTITLE_CHARS) a part longer than a line is also cut between words, or it would run off the edge."""
     if not subtitle:
         return "", 0
-    lines: list[str] = []
+    text = ""
+    lines = 0
+    line = -1  # characters on the current line; -1 before the first
     for part in subtitle.split(" · "):
-        if lines and len(lines[-1]) + 3 + len(part) <= width:
-            lines[-1] += " · " + part
-        else:
-            lines.append(part)
-    return " ·<br>".join(lines), len(lines)
+        pieces = textwrap.wrap(part, width) if width < SUBTITLE_CHARS and len(part) > width else [part]
+        for i, piece in enumerate(pieces):
+            if i == 0 and line >= 0 and line + 3 + len(piece) <= width:
+                text += " · " + piece
+                line += 3 + len(piece)
+                continue
+            text += ("" if line < 0 else "<br>" if i else " ·<br>") + piece
+            line = len(piece)
+            lines += 1
+    return text, lines
 
 
 def empty(title: str, message: str, height: int = 260) -> go.Figure:

@@ -14,7 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import charts, panels, replay, sweep_charts, ui
+from dashboard import charts, figure, panels, replay, sweep_charts, ui
 from dashboard.palette import safety
 from dashboard.records import RunRecord
 from dashboard.sweeps import SweepJob
@@ -144,6 +144,9 @@ def headline(record: RunRecord) -> str:
     return f"{len(broken)} of {len(invariants)} invariants broken: {first['explanation']}"
 
 
+PAIR_COLUMN_CHARS = 46  # characters of subtitle a Compare side's column shows at 1280 px with the sidebar open
+
+
 def compare_view(records: Sequence[RunRecord], key: str) -> None:
     """The safe and racy runs side by side, with shared axes: timeline, outcomes, final state, invariants; once
     both have ended, replayable together on one clock."""
@@ -164,25 +167,27 @@ def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, f
         span = max(spans + [r.progress()["elapsed_s"] for r in records] + [0.1])
         x_range = (0.0, span * 1.02)
     lanes = max(r.threads for r in records)
-    timeline_figs, outcome_figs, view_figs = [], [], []
-    for r in records:
-        invariants = r.invariants()
-        with r.view() as view:
-            timeline_figs.append(
-                charts.timeline(
-                    view,
-                    flagged=flagged_calls(invariants),
-                    x_range=x_range,
-                    lanes=lanes,
-                    max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
-                    evidence=charts.evidence_note(invariants),
+    # Each side gets a column of about 360 px beside the sidebar on a 1280-px screen: subtitles and legends wrap.
+    with figure.narrow(PAIR_COLUMN_CHARS):
+        timeline_figs, outcome_figs, view_figs = [], [], []
+        for r in records:
+            invariants = r.invariants()
+            with r.view() as view:
+                timeline_figs.append(
+                    charts.timeline(
+                        view,
+                        flagged=flagged_calls(invariants),
+                        x_range=x_range,
+                        lanes=lanes,
+                        max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
+                        evidence=charts.evidence_note(invariants),
+                    )
                 )
-            )
-            outcome_figs.append(charts.outcomes_over_time(view, x_range=x_range))
-            view_figs.append(
-                charts.pattern_views(r.pattern, view, invariants, r.options(), x_range=x_range, lanes=lanes)[0]
-            )
-    final_figs = [charts.final_state(r.invariants()) for r in records]
+                outcome_figs.append(charts.outcomes_over_time(view, x_range=x_range))
+                view_figs.append(
+                    charts.pattern_views(r.pattern, view, invariants, r.options(), x_range=x_range, lanes=lanes)[0]
+                )
+        final_figs = [charts.final_state(r.invariants()) for r in records]
     for figs in (timeline_figs, outcome_figs, view_figs, final_figs):
         charts.align(figs)
     charts.share_y(outcome_figs)

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from dashboard import charts, sweep_charts
@@ -291,3 +292,30 @@ def test_a_presenter_chart_with_a_long_legend_keeps_it_beside_the_plot_within_th
     fig = valid(_sized(gantt))
     assert fig.layout.legend.orientation == "v" and fig.layout.legend.x > 1 and fig.layout.legend.yref == "paper"
     assert fig.layout.height == CHART_HEIGHT + LEGEND_BESIDE_EXTRA and fig.layout.margin.b == 56
+
+
+def test_charts_for_a_compare_column_wrap_their_subtitles_and_put_a_long_legend_under_the_plot() -> None:
+    # A Compare side is ~360 px beside the sidebar at 1280 px: subtitles ran off its edge, legends over them.
+    from dashboard.figure import narrow
+    from dashboard.live import PAIR_COLUMN_CHARS
+
+    f, summary = frame("idempotency-keys-racy")
+    wide = charts.timeline(f, flagged=flagged_calls(summary["invariants"]))
+    with narrow(PAIR_COLUMN_CHARS):
+        slim = valid(charts.timeline(f, flagged=flagged_calls(summary["invariants"])))
+    lines = slim.layout.title.subtitle.text.split("<br>")
+    assert len(lines) > len(wide.layout.title.subtitle.text.split("<br>"))
+    assert all(len(html.unescape(line)) <= PAIR_COLUMN_CHARS + 2 for line in lines)  # + the " ·" that ends a part
+    from dashboard.figure import figure, style
+
+    def legend_of(chars: int | None) -> go.Figure:
+        spec = figure()
+        for name in ("ok", "info (unknown)", "broke an invariant"):
+            spec.add_trace(dict(type="scatter", x=[0], y=[0], name=name))
+        if chars is None:
+            return style(spec, "t")
+        with narrow(chars):
+            return style(spec, "t")
+
+    assert legend_of(None).layout.legend.yref is None  # one row above the plot on a half-width chart
+    assert legend_of(PAIR_COLUMN_CHARS).layout.legend.yref == "container"  # under it in a Compare column
