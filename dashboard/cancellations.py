@@ -85,7 +85,8 @@ def cancellation_heatmap(calls: Calls, *, title: str = "Cancellation reasons per
             text=z,
             texttemplate="%{text}",
             textfont=dict(size=18),
-            zmin=0,
+            zmin=0,  # with zmax: plotly ignores a zmin alone, and one column of 229 and 241 read as white and red
+            zmax=max(int(z.max()), 1),
             hovertemplate="%{y}<br>%{x}: %{z}<extra></extra>",
             colorbar=dict(title="calls"),
         )

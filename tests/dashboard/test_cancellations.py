@@ -55,6 +55,7 @@ def test_cancellation_heatmap_action_by_reason() -> None:
     # Level labels in two lines under the cells: rotated on top, they ran into the chart's title on a projector.
     assert fig.layout.xaxis.tickangle == 0 and fig.layout.xaxis.side != "top"
     assert list(fig.layout.xaxis.ticktext) == ["Conditional<br>CheckFailed"]
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (0, fig.data[0].z.max())  # the scale starts at 0, not at the least
     assert valid(cancellation_heatmap(frame("atomic-counters-safe")[0])).layout.meta["empty"]
 
 
