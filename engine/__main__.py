@@ -7,7 +7,6 @@ try:
     from engine.cli import main  # imports boto3 and pandas: a second or more, and Ctrl-C may come meanwhile
 
     code = main()
-except KeyboardInterrupt:
-    print("interrupted", file=sys.stderr)
-    code = 130
+except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (interrupts.Terminated)
+    code = interrupts.report(e)
 sys.exit(code)

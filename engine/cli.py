@@ -1,8 +1,10 @@
 """python -m engine  list | run | walkthrough | serve | sweep | demos (the last four in engine/commands/)
 
 Exit status: 0 when the command completed (whatever the invariants say), 2 for bad arguments, 1 when it
-could not run (unreachable endpoint, missing or rejected credentials, a missing permission, server died).
-Errors are one line naming the problem and the fix.
+could not run (unreachable endpoint, missing or rejected credentials, a missing permission, server died),
+3 for a run stopped before its planned end (verified on the calls made), 130 for Ctrl-C and 143 for SIGTERM
+before there was a run to stop (one line: "interrupted", "terminated"). Errors are one line naming the problem
+and the fix.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from engine import interrupts
 from engine.backend import RETRY_MODES, BackendKind, RetryPolicy
 
 # Under their old names, so the run command's code reads as it did before the other commands moved out.
@@ -207,9 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM before a command's own handler (interrupts.Terminated)
+        return interrupts.report(e)
 
 
 # -- list ------------------------------------------------------------------------------------------------------
@@ -292,8 +294,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"pay-per-request table; no operation starts after {config.max_calls} calls",
                 file=sys.stderr,
             )
-        run = Run(config, backend).start()
-        _wait_with_progress(run, quiet=args.json)
+        run = Run(config, backend)
+        _start_and_wait(run, quiet=args.json)
         data = summary(run)
     print(json.dumps(data, default=str) if args.json else render_text(data), flush=True)
     if args.history:
@@ -326,10 +328,20 @@ def _check_history_path(path: str) -> None:
         raise BadInput(f"--history {path!r} exists and cannot be overwritten", "give another file name")
 
 
-def _wait_with_progress(run: Run, quiet: bool) -> None:
+def _start_and_wait(run: Run, quiet: bool) -> None:
     show = not quiet and sys.stderr.isatty()
-    previous = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, lambda *_: run.stop())
+    # From before the start: a SIGTERM between start and wait would otherwise leave the run's clients calling.
+    previous = signal.signal(signal.SIGTERM, lambda *_: run.stop())
+    try:
+        run.start()
+        _wait_with_progress(run, show)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if show:
+            print(file=sys.stderr)
+
+
+def _wait_with_progress(run: Run, show: bool) -> None:
     try:
         while not run.wait(0.5):
             if show:
@@ -345,7 +357,3 @@ def _wait_with_progress(run: Run, quiet: bool) -> None:
         print("\nstopping: the clients finish their current call, then the run is verified", file=sys.stderr)
         run.stop()
         run.wait()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if show:
-            print(file=sys.stderr)

@@ -147,6 +147,49 @@ def test_ctrl_c_in_the_first_instant_is_one_line_not_a_traceback(cpu: float) -> 
     assert cli.returncode in (0, EXIT_STOPPED, 130, -signal.SIGINT), err
 
 
+def servers_of(pid: int) -> list[int]:
+    """The embedded servers process `pid` started (they are told its pid on their command line)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:  # not a process, or it has just ended
+            continue
+        if b"engine.server" in argv and argv[argv.index(b"--parent-pid") + 1 :][:1] == [str(pid).encode()]:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("instant", [0.05, 0.3, 0.6, "server up", 1.0, 1.5])
+def test_sigterm_at_any_instant_is_one_line_and_a_documented_exit_code(instant: float | str) -> None:
+    # Before the run's own handler (importing boto3, starting the server, creating the table) SIGTERM used to end
+    # the CLI at once and silently (-15), skipping the clean-ups Ctrl-C runs. Measured in CPU time, as above.
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", "23", "--duration", "5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while cli.poll() is None and time.monotonic() < deadline:
+        if servers_of(cli.pid) if instant == "server up" else cpu_s(cli.pid) >= float(instant):
+            break
+        time.sleep(0.005)
+    cli.send_signal(signal.SIGTERM)
+    out, err = cli.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    if cli.returncode == 128 + signal.SIGTERM:  # before the run started: nothing to verify
+        assert (out, err) == ("", "terminated\n")
+    else:  # the run was stopped in order and verified on the calls it made
+        assert cli.returncode == EXIT_STOPPED, (cli.returncode, err)
+        assert "STOPPED" in out, out
+    deadline = time.monotonic() + 10  # the server it started has gone with it
+    while servers_of(cli.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert servers_of(cli.pid) == []
+
+
 # A Ctrl-C that Python takes inside a weakref callback (as CI's did, in an import lock's) cannot be raised
 # there: Python prints "Exception ignored in ..." with a traceback and goes on as if no one had pressed it.
 _INTERRUPT_IN_A_CALLBACK = """
@@ -224,6 +267,15 @@ def test_where_sigint_is_ignored_the_hook_leaves_pythons_report_as_it_is() -> No
         timeout=120,
     )
     assert done.stdout == "went on\n" and "Exception ignored in" in done.stderr
+
+
+def test_a_sigterm_lost_in_a_weakref_callback_is_sent_again_as_a_sigterm() -> None:
+    # Sent again as Ctrl-C, it would end the program as "interrupted" (130), not as what was asked.
+    script = _INTERRUPT_IN_A_CALLBACK.replace("raise KeyboardInterrupt", "raise interrupts.Terminated").replace(
+        "except KeyboardInterrupt:", "except interrupts.Terminated:"
+    )
+    done = _python(script.replace('print("interrupted")', 'print("terminated")'), True, 60)
+    assert (done.stdout, done.stderr) == ("terminated\n", "")
 
 
 @pytest.mark.parametrize(
