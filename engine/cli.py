@@ -62,12 +62,20 @@ def _number(text: str) -> float:
     return value
 
 
+def _text(text: str) -> str:
+    # An empty value (often an unset shell variable, --history "$OUT") was taken as the flag left out: no export,
+    # the default variant, the embedded server, all without a word.
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty value: give one, or leave the flag out")
+    return text
+
+
 def _add_backend_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("backend (default: the embedded DynamoDB, started for this command)")
-    g.add_argument("--endpoint-url", help="any DynamoDB-compatible endpoint, e.g. http://127.0.0.1:8000")
+    g.add_argument("--endpoint-url", type=_text, help="any DynamoDB-compatible endpoint, e.g. http://127.0.0.1:8000")
     g.add_argument("--aws", action="store_true", help="real AWS DynamoDB (needs --confirm-aws)")
     g.add_argument("--confirm-aws", action="store_true", help="yes, create tables and make calls on real AWS")
-    g.add_argument("--region", help="AWS region (default: AWS_REGION or us-east-1)")
+    g.add_argument("--region", type=_text, help="AWS region (default: AWS_REGION or us-east-1)")
 
 
 def _add_profile_args(p: argparse.ArgumentParser) -> None:
@@ -95,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run N concurrent clients of one pattern variant and check its invariants")
     run.add_argument("pattern", help="name or seed number, e.g. optimistic-locking or 23")
-    run.add_argument("--variant", help="default: the pattern's safe variant")
+    run.add_argument("--variant", type=_text, help="default: the pattern's safe variant")
     run.add_argument("--threads", type=_positive_int, default=8, help="client threads (default 8)")
     run.add_argument(
         "--processes",
@@ -147,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
             f"in, so a few more calls may be made (default on AWS: {AWS_DEFAULT_MAX_CALLS})"
         ),
     )
-    run.add_argument("--history", metavar="FILE", help="export every call to FILE (.jsonl or .csv)")
+    run.add_argument("--history", type=_text, metavar="FILE", help="export every call to FILE (.jsonl or .csv)")
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object, nothing else")
     _add_backend_args(run)
     _add_profile_args(run)
@@ -155,7 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     walk = sub.add_parser("walkthrough", help="replay a seed's 'In practice' scene in the seed's call-log format")
     walk.add_argument("pattern", help="name or seed number (22..29), or 'all'")
     walk.add_argument(
-        "--variant", help="a variant's own scene, e.g. 23 --variant version-attribute (seed 004's version attribute)"
+        "--variant",
+        type=_text,
+        help="a variant's own scene, e.g. 23 --variant version-attribute (seed 004's version attribute)",
     )
     _add_backend_args(walk)
     _add_profile_args(walk)
@@ -175,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument(
         "--repeats", type=_positive_int, default=1, help="runs per point; the table shows mean [min–max] (default 1)"
     )
-    sweep.add_argument("--variants", help="comma-separated variants (default: all of the pattern's)")
+    sweep.add_argument("--variants", type=_text, help="comma-separated variants (default: all of the pattern's)")
     sweep.add_argument(
         "--json",
         action="store_true",
@@ -187,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     demos = sub.add_parser(
         "demos", help="re-record the demos/ histories (every pattern, every variant) that the dashboard replays"
     )
-    demos.add_argument("--out", default=None, metavar="DIR", help="where to write them (default: the repo's demos/)")
+    demos.add_argument(
+        "--out", type=_text, default=None, metavar="DIR", help="where to write them (default: the repo's demos/)"
+    )
     demos.add_argument("--threads", type=_positive_int, default=4, help="client threads per demo (default 4)")
     demos.add_argument("--ops", type=_positive_int, default=6, help="operations per client (default 6)")
     demos.add_argument("--seed", type=_positive_int, default=7, help="random seed for the clients' choices (default 7)")
@@ -270,7 +282,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if not 0.0 <= args.throttle_share <= 1.0:
         raise BadInput(f"--throttle-share must be from 0 to 1, got {args.throttle_share}", "e.g. --throttle-share 0.2")
-    if args.history:
+    if args.history is not None:
         _check_history_path(args.history)
     backend = _backend(args)
     if backend.kind is BackendKind.AWS and config.max_calls is None:
@@ -298,7 +310,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         _start_and_wait(run, quiet=args.json)
         data = summary(run)
     print(json.dumps(data, default=str) if args.json else render_text(data), flush=True)
-    if args.history:
+    if args.history is not None:
         try:
             count = run.history.export(args.history, meta={"summary": data})
         except OSError as e:

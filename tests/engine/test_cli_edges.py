@@ -16,6 +16,7 @@ from engine.backend import BackendSpec
 from engine.cli import EXIT_STOPPED, main
 from engine.errors import BadInput
 from engine.history import Call, History, Outcome
+from engine.runner import RunConfig
 from engine.tables import validate_table_name
 
 
@@ -309,3 +310,34 @@ def test_every_numeric_run_option_has_both_bounds(capsys, argv: list[str], says:
     # a huge --ops were accepted.
     line = refused(capsys, "run", "23", *argv)
     assert says in line and "use at most 0" not in line
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "23", "--variant", ""],
+        ["run", "23", "--history", " "],
+        ["run", "23", "--endpoint-url", ""],
+        ["run", "23", "--region", ""],
+        ["walkthrough", "23", "--variant", ""],
+        ["sweep", "23", "--variants", ""],
+        ["demos", "--out", ""],
+    ],
+)
+def test_an_empty_flag_value_is_refused_not_taken_as_the_flag_left_out(capsys, argv: list[str]) -> None:
+    # --history "$OUT" with OUT unset ran without exporting; --out "" re-recorded the repo's own demos/.
+    with pytest.raises(SystemExit) as e:  # argparse's refusal: before anything starts
+        main(argv)
+    out, err = capsys.readouterr()
+    assert e.value.code == 2 and out == ""
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"error: argument {argv[-2]}: an empty value") and " — " in line
+
+
+def test_a_run_config_with_an_empty_variant_name_is_refused_not_run_as_the_safe_variant() -> None:
+    with pytest.raises(BadInput, match="has no variant ''"):
+        RunConfig(pattern="23", variant="").validated()
+
+
+def test_a_sweep_variant_list_that_names_none_is_refused(capsys) -> None:
+    assert "--variants ',' names no variant" in refused(capsys, "sweep", "23", "--variants", ",")
