@@ -341,3 +341,28 @@ def test_a_run_config_with_an_empty_variant_name_is_refused_not_run_as_the_safe_
 
 def test_a_sweep_variant_list_that_names_none_is_refused(capsys) -> None:
     assert "--variants ',' names no variant" in refused(capsys, "sweep", "23", "--variants", ",")
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--threads", "0"], "threads must be at least 1"),
+        (["--ops", "0"], "ops per client must be from 1"),
+        (["--seed", "-1"], "the random seed must be from 0"),
+        (["--threads", "9999"], "above the cap"),
+    ],
+)
+def test_demos_refuse_a_bad_setting_before_recording_any(capsys, tmp_path: Path, argv: list[str], says: str) -> None:
+    # It used to start the server and record (printing "recording ...") before the first run refused it.
+    out = tmp_path / "demos"
+    assert says in refused(capsys, "demos", "--out", str(out), *argv)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_demos_refuse_a_folder_they_cannot_write_in_one_line(capsys, tmp_path: Path, where: str) -> None:
+    # Was a FileExistsError / NotADirectoryError traceback from mkdir.
+    a_file = tmp_path / "afile"
+    a_file.write_text("x")
+    out = a_file if where == "a file" else a_file / "sub"
+    assert f"--out {str(out)!r}" in refused(capsys, "demos", "--out", str(out))
