@@ -366,3 +366,19 @@ def test_demos_refuse_a_folder_they_cannot_write_in_one_line(capsys, tmp_path: P
     a_file.write_text("x")
     out = a_file if where == "a file" else a_file / "sub"
     assert f"--out {str(out)!r}" in refused(capsys, "demos", "--out", str(out))
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["run", "23", "--set", "accounts=2", "--set", "accounts=3"], "--set accounts was given twice: '2' and '3'"),
+        (
+            ["run", "23", "--profile", "aws-like", "--profile-set", "commit_ms=5", "--profile-set", "commit_ms= 9"],
+            "--profile-set commit_ms was given twice: '5' and '9'",
+        ),
+    ],
+)
+def test_a_knob_set_twice_to_different_values_is_refused_not_the_last_one_taken(
+    capsys, argv: list[str], says: str
+) -> None:
+    assert says in refused(capsys, *argv)
