@@ -251,6 +251,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     options: dict[str, Any] = _options(args.set)
     if args.gsi_lag_ms is not None:
+        if "gsi_lag_ms" in options:  # two ways to set one knob: neither may silently win
+            raise BadInput(
+                f"--gsi-lag-ms {args.gsi_lag_ms:g} and --set gsi_lag_ms={options['gsi_lag_ms']} were both given",
+                "give one of them",
+            )
         options["gsi_lag_ms"] = args.gsi_lag_ms
     config = RunConfig(
         pattern=args.pattern,

@@ -376,6 +376,10 @@ def test_demos_refuse_a_folder_they_cannot_write_in_one_line(capsys, tmp_path: P
             ["run", "23", "--profile", "aws-like", "--profile-set", "commit_ms=5", "--profile-set", "commit_ms= 9"],
             "--profile-set commit_ms was given twice: '5' and '9'",
         ),
+        (
+            ["run", "28", "--gsi-lag-ms", "100", "--set", "gsi_lag_ms=200"],
+            "--gsi-lag-ms 100 and --set gsi_lag_ms=200 were both given",
+        ),
     ],
 )
 def test_a_knob_set_twice_to_different_values_is_refused_not_the_last_one_taken(
