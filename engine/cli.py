@@ -343,6 +343,17 @@ def _check_history_path(path: str) -> None:
         raise BadInput(f"--history {path!r}: cannot write in {folder}", "give a path in a writable folder")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise BadInput(f"--history {path!r} exists and cannot be overwritten", "give another file name")
+    # The export writes PATH.tmp, then renames it: made and removed here, what the folder checks cannot see (a
+    # name too long, a read-only disk, a folder only root may write in) is refused now, not after the run.
+    scratch = path + ".tmp"
+    try:
+        with open(scratch, "x"):
+            pass
+        os.unlink(scratch)
+    except FileExistsError:
+        pass  # left by an export that was killed: the next export overwrites it
+    except OSError as e:
+        raise BadInput(f"--history {path[:200]!r}: cannot write it ({e.strerror})", "give another path") from None
 
 
 def _start_and_wait(run: Run, quiet: bool) -> None:

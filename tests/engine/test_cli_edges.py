@@ -386,3 +386,10 @@ def test_a_knob_set_twice_to_different_values_is_refused_not_the_last_one_taken(
     capsys, argv: list[str], says: str
 ) -> None:
     assert says in refused(capsys, *argv)
+
+
+def test_a_history_file_name_too_long_to_write_is_refused_before_the_run(capsys, tmp_path: Path) -> None:
+    # Its folder is writable, so only writing shows it: it used to be refused after the run, its calls unsaved.
+    path = tmp_path / ("a" * 300 + ".jsonl")
+    assert "File name too long" in refused(capsys, "run", "23", "--history", str(path))
+    assert list(tmp_path.iterdir()) == []
