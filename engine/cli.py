@@ -3,8 +3,8 @@
 Exit status: 0 when the command completed (whatever the invariants say), 2 for bad arguments, 1 when it
 could not run (unreachable endpoint, missing or rejected credentials, a missing permission, server died),
 3 for a run stopped before its planned end (verified on the calls made), 130 for Ctrl-C and 143 for SIGTERM
-before there was a run to stop (one line: "interrupted", "terminated"). Errors are one line naming the problem
-and the fix.
+before there was a run to stop (one line: "interrupted", "terminated"), 141 when the reader of its output went
+away (`| head`; a --history file is written first). Errors are one line naming the problem and the fix.
 """
 
 from __future__ import annotations
@@ -314,16 +314,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         run = Run(config, backend)
         _start_and_wait(run, quiet=args.json)
         data = summary(run)
-    print(json.dumps(data, default=str) if args.json else render_text(data), flush=True)
+    # The file first: a reader that goes away while the summary prints (`| head`, quitting `less`) ends the CLI
+    # there, and the calls would be lost with it.
+    written: int | str = 0
     if args.history is not None:
         try:
-            count = run.history.export(args.history, meta={"summary": data})
+            written = run.history.export(args.history, meta={"summary": data})
         except OSError as e:
-            raise LabError(
-                f"could not write the history to {args.history!r}: {e.strerror}",
-                "the summary above is complete; rerun with a writable --history path",
-            ) from None
-        print(f"history: {count} calls written to {args.history}", file=sys.stderr)
+            written = e.strerror or str(e)
+    print(json.dumps(data, default=str) if args.json else render_text(data), flush=True)
+    if isinstance(written, str):
+        raise LabError(
+            f"could not write the history to {args.history!r}: {written}",
+            "the summary above is complete; rerun with a writable --history path",
+        )
+    if args.history is not None:
+        print(f"history: {written} calls written to {args.history}", file=sys.stderr)
     if run.state is RunState.FAILED:
         print(f"error: {run.error}", file=sys.stderr)
         return run.error.exit_code if run.error else 1

@@ -393,3 +393,32 @@ def test_a_history_file_name_too_long_to_write_is_refused_before_the_run(capsys,
     path = tmp_path / ("a" * 300 + ".jsonl")
     assert "File name too long" in refused(capsys, "run", "23", "--history", str(path))
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["list"], ["walkthrough", "23"]])
+def test_a_reader_that_goes_away_ends_the_cli_quietly(argv: list[str]) -> None:
+    # `python -m engine list | head -1`: BrokenPipeError used to end it with a traceback (and exit 1).
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "engine", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert cli.stdout is not None
+    cli.stdout.close()  # before it writes a line: it is still importing
+    _, err = cli.communicate(timeout=120)
+    assert (cli.returncode, err) == (141, "")
+    if argv[0] == "walkthrough":
+        assert servers_of(cli.pid) == []  # the server it started went with it
+
+
+def test_the_history_file_is_written_even_when_the_summarys_reader_goes_away(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", "24", "--ops", "2", "--threads", "2", "--history", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert cli.stdout is not None
+    cli.stdout.close()
+    _, err = cli.communicate(timeout=120)
+    assert (cli.returncode, err) == (141, "")
+    assert path.read_text().count("\n") > 4  # the header line and the calls
