@@ -316,20 +316,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         data = summary(run)
     # The file first: a reader that goes away while the summary prints (`| head`, quitting `less`) ends the CLI
     # there, and the calls would be lost with it.
-    written: int | str = 0
+    count, failure = 0, None
     if args.history is not None:
         try:
-            written = run.history.export(args.history, meta={"summary": data})
+            count = run.history.export(args.history, meta={"summary": data})
         except OSError as e:
-            written = e.strerror or str(e)
+            failure = e.strerror or str(e)
     print(json.dumps(data, default=str) if args.json else render_text(data), flush=True)
-    if isinstance(written, str):
+    if failure is not None:
         raise LabError(
-            f"could not write the history to {args.history!r}: {written}",
+            f"could not write the history to {args.history!r}: {failure}",
             "the summary above is complete; rerun with a writable --history path",
         )
     if args.history is not None:
-        print(f"history: {written} calls written to {args.history}", file=sys.stderr)
+        print(f"history: {count} calls written to {args.history}", file=sys.stderr)
     if run.state is RunState.FAILED:
         print(f"error: {run.error}", file=sys.stderr)
         return run.error.exit_code if run.error else 1
