@@ -8,13 +8,12 @@ from. Further arguments go to `streamlit run` unchanged, e.g. `--server.port 860
 
 from __future__ import annotations
 
-import os
 import sys
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from dashboard.endpoint_setting import ENDPOINT_ENV, check_endpoint_setting
+from dashboard.env_settings import check_settings
 from engine.errors import LabError
 
 HERE = Path(__file__).resolve().parent
@@ -68,9 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__doc__.strip())
         return 0
     try:
-        import dashboard.limits  # noqa: F401 - reads and checks the DDBLAB_* settings
-
-        check_endpoint_setting(os.environ.get(ENDPOINT_ENV))
+        check_settings()
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

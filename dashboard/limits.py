@@ -3,53 +3,35 @@
 Caps keep one laptop (or one projector demo) from drowning: threads per run, client threads across every running
 run and sweep of every session, the number of runs kept, imported calls kept in memory, and the calls every
 session may make in total (`CallBudget`: one budget for all backends, a smaller one for AWS, where calls cost
-money). Every DDBLAB_* setting is checked when this module is imported: one line naming it, before Streamlit starts.
+money). Each cap is read from the environment when this module is imported (BadInput, naming it, when bad); their
+defaults and ranges, and the check `python -m dashboard` and the app make first, are in dashboard.env_settings.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 import weakref
 
+from dashboard.env_settings import cap
 from engine.errors import BadInput
 from engine.runner import Run
 
-
-def env_int(name: str, default: int, lo: int, hi: int) -> int:
-    """A whole-number setting from the environment; BadInput (one line, naming the variable and its range) for
-    anything else. Read when this module is imported: `python -m dashboard` imports it before Streamlit starts."""
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = int(raw.strip().replace("_", ""))
-    except ValueError:
-        value = None
-    if value is None or not lo <= value <= hi:
-        raise BadInput(
-            f"{name}={raw[:40]!r} is not a whole number from {lo:,} to {hi:,}",
-            f"set {name} in that range, or unset it for the default ({default:,})",
-        )
-    return value
-
-
-MAX_THREADS_PER_RUN = env_int("DDBLAB_MAX_THREADS_PER_RUN", 256, 1, 4_096)
-MAX_TOTAL_THREADS = env_int("DDBLAB_MAX_TOTAL_THREADS", 512, 1, 65_536)
-MAX_RUNS = env_int("DDBLAB_MAX_RUNS", 40, 1, 10_000)
+MAX_THREADS_PER_RUN = cap("DDBLAB_MAX_THREADS_PER_RUN")
+MAX_TOTAL_THREADS = cap("DDBLAB_MAX_TOTAL_THREADS")
+MAX_RUNS = cap("DDBLAB_MAX_RUNS")
 # Client processes (engine/pool.py) across every running run: each is a Python with boto3 (~130 MB) and wants a
 # core of its own, so more than the machine has cores only slows every run down.
-MAX_TOTAL_PROCESSES = env_int("DDBLAB_MAX_TOTAL_PROCESSES", max(2, os.cpu_count() or 2), 1, 1_024)
+MAX_TOTAL_PROCESSES = cap("DDBLAB_MAX_TOTAL_PROCESSES")
 # Calls of imported histories kept in memory at once (about 200 bytes each): an import costs memory like a run.
-MAX_IMPORTED_CALLS = env_int("DDBLAB_MAX_IMPORTED_CALLS", 5_000_000, 1, 10**9)
+MAX_IMPORTED_CALLS = cap("DDBLAB_MAX_IMPORTED_CALLS")
 # Calls across every run of every browser session since the dashboard started (spent calls never come back; a
 # restart starts a new budget). Local backends cost CPU and memory, not money: 10 million calls is an hour or more
 # of the embedded server at full speed, so this only stops a runaway (a forgotten tab, a dashboard left --expose'd).
 # On AWS every call is billed: 100,000 is five runs at the per-run cap (AWS_DEFAULT_MAX_CALLS), a bill of cents to
 # about a dollar of on-demand requests. AWS calls count against both.
-MAX_TOTAL_CALLS = env_int("DDBLAB_MAX_TOTAL_CALLS", 10_000_000, 1, 10**12)
-MAX_AWS_CALLS = env_int("DDBLAB_MAX_AWS_CALLS", 100_000, 1, 10**12)
+MAX_TOTAL_CALLS = cap("DDBLAB_MAX_TOTAL_CALLS")
+MAX_AWS_CALLS = cap("DDBLAB_MAX_AWS_CALLS")
 MAX_IMPORT_BYTES = 512 * 1024 * 1024
 
 

@@ -15,7 +15,8 @@ from typing import Unpack
 
 import streamlit as st
 
-from dashboard.limits import CallBudget, env_int
+from dashboard.env_settings import env_int
+from dashboard.limits import CallBudget
 from dashboard.records import RunRecord, Source, known_pattern
 from dashboard.run_registry import Caps, RunRegistry, in_page_words
 from dashboard.sweeps import SweepJob, SweepState

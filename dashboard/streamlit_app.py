@@ -14,8 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `streamlit run dashboard/streamlit_app.py` from a checkout without an install
     sys.path.insert(0, str(ROOT))
 
-from dashboard import sidebar  # noqa: E402
-from dashboard.registry import get_registry  # noqa: E402
+from dashboard.env_settings import check_settings  # noqa: E402
 from dashboard.ui import show_error  # noqa: E402
 from engine.errors import LabError  # noqa: E402
 
@@ -33,13 +32,17 @@ st.set_page_config(
 # projector); they are replaced in place anyway.
 st.html("<style>div[data-stale='true'] { opacity: 1 !important; transition: none !important; }</style>")
 
-# `streamlit run` on this file skips python -m dashboard's launch check: a bad DDBLAB_ENDPOINT_URL is shown here,
-# and nothing else, rather than the app quietly starting on the embedded server.
+# `streamlit run` on this file skips python -m dashboard's launch check: a bad DDBLAB_* setting is shown here, on
+# every page, and nothing else: not a traceback, nor the app quietly starting on the embedded server. Checked
+# before the modules that read the settings are imported (dashboard.limits reads the caps when imported).
 try:
-    sidebar.default_spec()
+    check_settings()
 except LabError as e:
     show_error(e)
     st.stop()
+
+from dashboard import sidebar  # noqa: E402
+from dashboard.registry import get_registry  # noqa: E402
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
 page = st.navigation(

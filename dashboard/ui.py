@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.registry import Registry
 from engine.backend import BackendSpec
 from engine.errors import BadInput, LabError
+
+if TYPE_CHECKING:  # imported for real, it would read the DDBLAB_* caps before streamlit_app has checked them
+    from dashboard.registry import Registry
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"], "responsive": True}
 

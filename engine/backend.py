@@ -22,6 +22,11 @@ from botocore.config import Config
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
+    HTTPClientError,
+    ProxyConnectionError,
+)
+from botocore.exceptions import (
+    ConnectionError as BotoConnectionError,
 )
 
 from engine.credential_errors import AWS_CREDENTIALS_FIX, error_code, not_loaded, one_line, refused
@@ -157,6 +162,25 @@ def validate_region(region: str | None, *, aws: bool) -> str:
 def _is_aws_host(url: str) -> bool:
     host = urlparse(url).hostname or ""
     return host.endswith("amazonaws.com") or host.endswith("amazonaws.com.cn")
+
+
+def unreachable(where: str, e: BotoCoreError) -> BackendUnavailable:
+    """The check call's failure short of an answer, with the fix for what it was: the network, a proxy from the
+    environment, or a botocore setting it could not use (whose fix is never "start the server there")."""
+    if isinstance(e, ProxyConnectionError):
+        return BackendUnavailable(
+            f"cannot reach {where} through the proxy HTTP_PROXY/HTTPS_PROXY names ({one_line(e)[:200]})",
+            "add the host to NO_PROXY (e.g. NO_PROXY=127.0.0.1,localhost), or fix or unset the proxy variable",
+        )
+    if not isinstance(e, (BotoConnectionError, HTTPClientError)):
+        return BackendUnavailable(
+            f"botocore could not set up a client for {where}: {one_line(e)[:200]}",
+            "fix or unset the AWS_* setting it names (in the environment or ~/.aws/config)",
+        )
+    return BackendUnavailable(
+        f"cannot reach {where}: {type(e).__name__}",
+        "start the server there, or fix --endpoint-url (or leave it out to use the embedded server)",
+    )
 
 
 class Backend:
@@ -324,10 +348,7 @@ class Backend:
                 "embedded server",
             ) from None
         except BotoCoreError as e:
-            raise not_loaded(e) or BackendUnavailable(
-                f"cannot reach {where}: {type(e).__name__}",
-                "start the server there, or fix --endpoint-url (or leave it out to use the embedded server)",
-            ) from None
+            raise not_loaded(e) or unreachable(where, e) from None
         self._checked = True
 
     def refusal(self, e: ClientError) -> LabError | None:

@@ -1,8 +1,10 @@
 """python -m engine  list | run | walkthrough | serve | sweep | demos (the last four in engine/commands/)
 
 Exit status: 0 when the command completed (whatever the invariants say), 2 for bad arguments, 1 when it
-could not run (unreachable endpoint, missing or rejected credentials, a missing permission, server died).
-Errors are one line naming the problem and the fix.
+could not run (unreachable endpoint, missing or rejected credentials, a missing permission, server died),
+3 for a run stopped before its planned end (verified on the calls made), 130 for Ctrl-C and 143 for SIGTERM
+before there was a run to stop (one line: "interrupted", "terminated"), 141 when the reader of its output went
+away (`| head`; a --history file is written first). Errors are one line naming the problem and the fix.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from engine import interrupts
 from engine.backend import RETRY_MODES, BackendKind, RetryPolicy
 
 # Under their old names, so the run command's code reads as it did before the other commands moved out.
@@ -59,12 +62,20 @@ def _number(text: str) -> float:
     return value
 
 
+def _text(text: str) -> str:
+    # An empty value (often an unset shell variable, --history "$OUT") was taken as the flag left out: no export,
+    # the default variant, the embedded server, all without a word.
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty value: give one, or leave the flag out")
+    return text
+
+
 def _add_backend_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("backend (default: the embedded DynamoDB, started for this command)")
-    g.add_argument("--endpoint-url", help="any DynamoDB-compatible endpoint, e.g. http://127.0.0.1:8000")
+    g.add_argument("--endpoint-url", type=_text, help="any DynamoDB-compatible endpoint, e.g. http://127.0.0.1:8000")
     g.add_argument("--aws", action="store_true", help="real AWS DynamoDB (needs --confirm-aws)")
     g.add_argument("--confirm-aws", action="store_true", help="yes, create tables and make calls on real AWS")
-    g.add_argument("--region", help="AWS region (default: AWS_REGION or us-east-1)")
+    g.add_argument("--region", type=_text, help="AWS region (default: AWS_REGION or us-east-1)")
 
 
 def _add_profile_args(p: argparse.ArgumentParser) -> None:
@@ -92,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run N concurrent clients of one pattern variant and check its invariants")
     run.add_argument("pattern", help="name or seed number, e.g. optimistic-locking or 23")
-    run.add_argument("--variant", help="default: the pattern's safe variant")
+    run.add_argument("--variant", type=_text, help="default: the pattern's safe variant")
     run.add_argument("--threads", type=_positive_int, default=8, help="client threads (default 8)")
     run.add_argument(
         "--processes",
@@ -144,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
             f"in, so a few more calls may be made (default on AWS: {AWS_DEFAULT_MAX_CALLS})"
         ),
     )
-    run.add_argument("--history", metavar="FILE", help="export every call to FILE (.jsonl or .csv)")
+    run.add_argument("--history", type=_text, metavar="FILE", help="export every call to FILE (.jsonl or .csv)")
     run.add_argument("--json", action="store_true", help="print the summary as one JSON object, nothing else")
     _add_backend_args(run)
     _add_profile_args(run)
@@ -152,7 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     walk = sub.add_parser("walkthrough", help="replay a seed's 'In practice' scene in the seed's call-log format")
     walk.add_argument("pattern", help="name or seed number (22..29), or 'all'")
     walk.add_argument(
-        "--variant", help="a variant's own scene, e.g. 23 --variant version-attribute (seed 004's version attribute)"
+        "--variant",
+        type=_text,
+        help="a variant's own scene, e.g. 23 --variant version-attribute (seed 004's version attribute)",
     )
     _add_backend_args(walk)
     _add_profile_args(walk)
@@ -172,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument(
         "--repeats", type=_positive_int, default=1, help="runs per point; the table shows mean [min–max] (default 1)"
     )
-    sweep.add_argument("--variants", help="comma-separated variants (default: all of the pattern's)")
+    sweep.add_argument("--variants", type=_text, help="comma-separated variants (default: all of the pattern's)")
     sweep.add_argument(
         "--json",
         action="store_true",
@@ -184,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     demos = sub.add_parser(
         "demos", help="re-record the demos/ histories (every pattern, every variant) that the dashboard replays"
     )
-    demos.add_argument("--out", default=None, metavar="DIR", help="where to write them (default: the repo's demos/)")
+    demos.add_argument(
+        "--out", type=_text, default=None, metavar="DIR", help="where to write them (default: the repo's demos/)"
+    )
     demos.add_argument("--threads", type=_positive_int, default=4, help="client threads per demo (default 4)")
     demos.add_argument("--ops", type=_positive_int, default=6, help="operations per client (default 6)")
     demos.add_argument("--seed", type=_positive_int, default=7, help="random seed for the clients' choices (default 7)")
@@ -207,9 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM before a command's own handler (interrupts.Terminated)
+        return interrupts.report(e)
 
 
 # -- list ------------------------------------------------------------------------------------------------------
@@ -237,6 +251,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     options: dict[str, Any] = _options(args.set)
     if args.gsi_lag_ms is not None:
+        if "gsi_lag_ms" in options:  # two ways to set one knob: neither may silently win
+            raise BadInput(
+                f"--gsi-lag-ms {args.gsi_lag_ms:g} and --set gsi_lag_ms={options['gsi_lag_ms']} were both given",
+                "give one of them",
+            )
         options["gsi_lag_ms"] = args.gsi_lag_ms
     config = RunConfig(
         pattern=args.pattern,
@@ -268,7 +287,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     if not 0.0 <= args.throttle_share <= 1.0:
         raise BadInput(f"--throttle-share must be from 0 to 1, got {args.throttle_share}", "e.g. --throttle-share 0.2")
-    if args.history:
+    if args.history is not None:
         _check_history_path(args.history)
     backend = _backend(args)
     if backend.kind is BackendKind.AWS and config.max_calls is None:
@@ -292,18 +311,24 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"pay-per-request table; no operation starts after {config.max_calls} calls",
                 file=sys.stderr,
             )
-        run = Run(config, backend).start()
-        _wait_with_progress(run, quiet=args.json)
+        run = Run(config, backend)
+        _start_and_wait(run, quiet=args.json)
         data = summary(run)
-    print(json.dumps(data, default=str) if args.json else render_text(data), flush=True)
-    if args.history:
+    # The file first: a reader that goes away while the summary prints (`| head`, quitting `less`) ends the CLI
+    # there, and the calls would be lost with it.
+    count, failure = 0, None
+    if args.history is not None:
         try:
             count = run.history.export(args.history, meta={"summary": data})
         except OSError as e:
-            raise LabError(
-                f"could not write the history to {args.history!r}: {e.strerror}",
-                "the summary above is complete; rerun with a writable --history path",
-            ) from None
+            failure = e.strerror or str(e)
+    print(json.dumps(data, default=str) if args.json else render_text(data), flush=True)
+    if failure is not None:
+        raise LabError(
+            f"could not write the history to {args.history!r}: {failure}",
+            "the summary above is complete; rerun with a writable --history path",
+        )
+    if args.history is not None:
         print(f"history: {count} calls written to {args.history}", file=sys.stderr)
     if run.state is RunState.FAILED:
         print(f"error: {run.error}", file=sys.stderr)
@@ -324,12 +349,33 @@ def _check_history_path(path: str) -> None:
         raise BadInput(f"--history {path!r}: cannot write in {folder}", "give a path in a writable folder")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise BadInput(f"--history {path!r} exists and cannot be overwritten", "give another file name")
+    # The export writes PATH.tmp, then renames it: made and removed here, what the folder checks cannot see (a
+    # name too long, a read-only disk, a folder only root may write in) is refused now, not after the run.
+    scratch = path + ".tmp"
+    try:
+        with open(scratch, "x"):
+            pass
+        os.unlink(scratch)
+    except FileExistsError:
+        pass  # left by an export that was killed: the next export overwrites it
+    except OSError as e:
+        raise BadInput(f"--history {path[:200]!r}: cannot write it ({e.strerror})", "give another path") from None
 
 
-def _wait_with_progress(run: Run, quiet: bool) -> None:
+def _start_and_wait(run: Run, quiet: bool) -> None:
     show = not quiet and sys.stderr.isatty()
-    previous = signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGTERM, lambda *_: run.stop())
+    # From before the start: a SIGTERM between start and wait would otherwise leave the run's clients calling.
+    previous = signal.signal(signal.SIGTERM, lambda *_: run.stop())
+    try:
+        run.start()
+        _wait_with_progress(run, show)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if show:
+            print(file=sys.stderr)
+
+
+def _wait_with_progress(run: Run, show: bool) -> None:
     try:
         while not run.wait(0.5):
             if show:
@@ -345,7 +391,3 @@ def _wait_with_progress(run: Run, quiet: bool) -> None:
         print("\nstopping: the clients finish their current call, then the run is verified", file=sys.stderr)
         run.stop()
         run.wait()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if show:
-            print(file=sys.stderr)

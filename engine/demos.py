@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.backend import Backend
+from engine.errors import BadInput, LabError
 from engine.patterns import all_patterns
 from engine.runner import Run, RunConfig, RunState
 from engine.summary import summary
@@ -26,6 +27,7 @@ DEFAULT_OPS = 6
 DEFAULT_SEED = 7
 # Knobs that make a race show within a few ops: with its default pool of 40 emails, 24 sign-ups rarely collide.
 DEMO_OPTIONS: dict[str, dict[str, Any]] = {"unique-constraints": {"emails": 4}}
+PROBE = "atomic-counters"  # any pattern: threads, ops and seed are checked the same way for all of them
 
 
 def demo_name(pattern: str, variant: str) -> str:
@@ -35,6 +37,20 @@ def demo_name(pattern: str, variant: str) -> str:
 def demo_files(folder: Path = DEFAULT_DIR) -> list[Path]:
     """The recorded demos in `folder`, by name (pattern, then variant); none if it does not exist."""
     return sorted(folder.glob("*--*.jsonl")) if folder.is_dir() else []
+
+
+def check_demos(out: Path, *, threads: int, ops_per_client: int, seed: int) -> None:
+    """BadInput, naming the flag, for a run setting every demo would refuse or a folder that cannot take them,
+    which is created here: before any server starts or any demo is recorded, never after the first one."""
+    RunConfig(pattern=PROBE, threads=threads, ops_per_client=ops_per_client, seed=seed).validated()
+    if out.exists() and not out.is_dir():
+        raise BadInput(f"--out {str(out)!r} is a file, not a folder", "give a folder (it is created if missing)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise BadInput(
+            f"--out {str(out)!r}: cannot create it ({e.strerror})", "give a folder you can write in"
+        ) from None
 
 
 def record_demos(
@@ -63,9 +79,17 @@ def record_demos(
                 profile=backend.profile,  # --profile aws-like records aws-like demos (their summaries say SIMULATED)
             )
             run = Run(config, backend).run_to_end()
-            if run.state is not RunState.DONE:
-                raise RuntimeError(f"demo {name} {variant} ended {run.state.value}: {run.error}")
+            if run.state is not RunState.DONE:  # a LabError: one line from the CLI, never a traceback
+                raise LabError(
+                    f"demo {name} {variant} ended {run.state.value}: {run.error}",
+                    "the demos written so far are whole; fix what the line says, then record them again",
+                )
             path = out / demo_name(name, variant)
-            run.history.export(path, meta={"summary": summary(run), "demo": True})
+            try:
+                run.history.export(path, meta={"summary": summary(run), "demo": True})
+            except OSError as e:
+                raise LabError(
+                    f"could not write the demo {str(path)!r}: {e.strerror}", "give --out a folder you can write in"
+                ) from None
             written.append(path)
     return written

@@ -48,7 +48,8 @@ class RunConfig:
     def validated(self) -> tuple[type[Pattern], RunConfig, RunOptions]:
         """Check every field; return the pattern class, the config with defaults filled, and its options."""
         pattern = get_pattern(self.pattern)
-        variant = self.variant or pattern.safe_variant()
+        # Only None means the default: an empty name is a variant the pattern lacks, refused below.
+        variant = pattern.safe_variant() if self.variant is None else self.variant
         if not isinstance(self.max_threads, int) or not 1 <= self.max_threads <= MAX_THREADS_CAP:
             raise BadInput(
                 f"the thread cap must be from 1 to {MAX_THREADS_CAP}, got {self.max_threads}",

@@ -178,7 +178,7 @@ class Run:
             incomplete = self.incomplete()
             if incomplete is not None:
                 raise incomplete  # a verdict on part of the calls would blame the pattern for the lost client
-            self.invariants = self.pattern.verify(judged, self.history, self.options)
+            self.invariants = _judged_on_calls(self.pattern.verify(judged, self.history, self.options), self.history)
             if cfg.profile.simulated and self.backend.endpoint_url:
                 self.server_stats = table_stats(self.backend.endpoint_url, judged.name)
             if not self._stop.is_set() and cfg.max_calls is not None and len(self.history) >= cfg.max_calls:
@@ -336,6 +336,17 @@ class Run:
             f"client {first['client']} stopped half-way on an unexpected error: {first['message']}{more}",
             f"{kept}; check the backend and run again",
         )
+
+
+NO_CALLS = "no client made a call before the run ended (its time limit or a stop came first), so nothing was tested"
+
+
+def _judged_on_calls(invariants: list[Invariant], history: History) -> list[Invariant]:
+    """A run that made no call passes every invariant by default: such a PASS is CANNOT JUDGE. A FAIL stays one
+    (the table broke it without any client's help)."""
+    if len(history):
+        return invariants
+    return [dataclasses.replace(inv, holds=None, explanation=NO_CALLS) if inv.holds else inv for inv in invariants]
 
 
 def _ids(ids: list[int], shown: int = 8) -> str:

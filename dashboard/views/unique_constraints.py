@@ -1,6 +1,6 @@
 """26 · Unique constraints: email claims made, refused because the sentinel said taken, GSI checks that said taken,
-the shared-email verdict (takes of a held email during the run, users sharing one at the end) and what the table held
-at the end (sentinels, orphan sentinels)."""
+the shared-email verdict's two counts (takes of a held email during the run, users sharing one at the end: a bar
+each) and what the table held at the end (sentinels, orphan sentinels)."""
 
 from __future__ import annotations
 
@@ -26,11 +26,16 @@ from engine.patterns.unique_constraints import (
     SENTINEL_ITEM,
     SIGN_UP,
     UniqueConstraints,
+    shared_counts,
 )
 
-# The shared-email verdict's count is the larger of two: writes that took an email another user held during the run,
-# and extra users sharing one at the end; the label says both, and the caption is the verdict's own observed text.
+# The shared-email verdict's two counts, a bar each: writes that took an email another user held during the run,
+# and extra users sharing one at the end (users move on, so either can be zero while the other is not).
+TAKEN = "took a held email (during the run)"
+SHARING = "extra users sharing one (at the end)"
+# Its violations (the larger of the two), for a verdict whose counts cannot be read apart.
 SHARED = "took a held email (run) or shared it (end)"
+VERDICT_BARS = (TAKEN, SHARING, SHARED)
 
 
 class Claims(Aggregate):
@@ -60,27 +65,37 @@ class Claims(Aggregate):
 
     def facts(self, invariants: Invariants = ()) -> dict[str, int | None]:
         """The claims, and what the verdicts read back from the table (None while the run goes)."""
-        dup = invariant(invariants, NO_SHARED_EMAIL)
         return {
             "claims acknowledged": self.acked,
             "refused: email taken": self.refused_taken,
             "refused: other": self.failed - self.refused_taken,
             "GSI check said taken": self.seen_taken,
             "unknown outcome": self.unknown,
-            SHARED: int(dup.get("violations", 0)) if dup else None,
+            **shared_facts(invariant(invariants, NO_SHARED_EMAIL)),
             "sentinels": observed(invariants, ONE_SENTINEL_PER_EMAIL),
             "orphan sentinels": observed(invariants, NO_ORPHAN_SENTINEL),
         }
+
+
+def shared_facts(verdict: Mapping[str, Any] | None) -> dict[str, int | None]:
+    """The shared-email verdict's bars: its two counts, each None when the verdict does not give it (a file from
+    before takes were judged has only the end's); its violations alone when neither can be read (never a guess)."""
+    if verdict is None:
+        return {TAKEN: None, SHARING: None, SHARED: None}  # judged when the run ends
+    takes, sharing = shared_counts(verdict)
+    if takes is None and sharing is None:
+        return {TAKEN: None, SHARING: None, SHARED: int(verdict.get("violations") or 0)}
+    return {TAKEN: takes, SHARING: sharing, SHARED: None}
 
 
 def unique_view(
     calls: Calls, invariants: Invariants = (), *, title: str = "Email claims: sentinels and duplicates"
 ) -> go.Figure:
     facts = agg(calls, Claims).facts(invariants)
-    shown = {k: v for k, v in facts.items() if v is not None and (v or k in (SHARED, "claims acknowledged"))}
+    shown = {k: v for k, v in facts.items() if v is not None and (v or k in (*VERDICT_BARS, "claims acknowledged"))}
     if not any(shown.values()) and not count(calls):
         return empty(title, "No claims yet")
-    bad = {SHARED, "orphan sentinels"}
+    bad = {*VERDICT_BARS, "orphan sentinels"}
     colours = [
         RACY_COLOUR
         if k in bad and v
@@ -126,7 +141,11 @@ def shared_caption(verdict: Mapping[str, Any] | None) -> str:
     # recorded before takes were judged says only the end ("M extra users on K emails").
     # The emails and users in its parentheses are in the run's headline; here they ran off a half-width chart.
     seen = str(verdict.get("observed") or "").split(" (", 1)[0]
-    return f"shared email: {seen}" if seen else str(verdict["explanation"])
+    if not seen:
+        return str(verdict["explanation"])
+    takes, _ = shared_counts(verdict)
+    unjudged = "; takes during the run not judged (recorded before they were)" if takes is None else ""
+    return f"shared email: {seen}{unjudged}"
 
 
 def draw(ask: Ask) -> list[go.Figure]:

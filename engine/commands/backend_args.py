@@ -12,12 +12,17 @@ from engine.server.profile import ProfileSpec
 
 def knob_settings(pairs: list[str], flag: str = "--set", example: str = "accounts=4") -> dict[str, str]:
     """NAME=VALUE pairs as a dict; a malformed one is refused naming the flag it came with."""
-    options = {}
+    options: dict[str, str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
             raise BadInput(f"{flag} {pair!r} is not NAME=VALUE", f"write it like {flag} {example}")
-        options[name.strip()] = value.strip()
+        name, value = name.strip(), value.strip()
+        if options.get(name, value) != value:  # the last one silently won
+            raise BadInput(
+                f"{flag} {name} was given twice: {options[name]!r} and {value!r}", f"give {flag} {name} once"
+            )
+        options[name] = value
     return options
 
 

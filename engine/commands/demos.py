@@ -11,9 +11,10 @@ from engine.commands.backend_args import backend_for
 def cmd_demos(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from engine.demos import DEFAULT_DIR, record_demos
+    from engine.demos import DEFAULT_DIR, check_demos, record_demos
 
-    out = Path(args.out) if args.out else DEFAULT_DIR
+    out = DEFAULT_DIR if args.out is None else Path(args.out)
+    check_demos(out, threads=args.threads, ops_per_client=args.ops, seed=args.seed)  # before the server starts
     with backend_for(args) as backend:
         written = record_demos(
             backend,

@@ -41,7 +41,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     pattern = get_pattern(args.pattern)
     if not 1 <= args.ops <= MAX_SWEEP_OPS:
         raise BadInput(f"--ops {args.ops} is out of range", f"use 1 to {MAX_SWEEP_OPS} operations per client")
-    variants = [v.strip() for v in args.variants.split(",") if v.strip()] if args.variants else list(pattern.variants)
+    variants = list(pattern.variants)
+    if args.variants is not None:
+        variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+        if not variants:  # "," named none: not all of them
+            raise BadInput(
+                f"--variants {args.variants!r} names no variant", f"use some of: {', '.join(pattern.variants)}"
+            )
     for name in variants:
         if name not in pattern.variants:
             raise BadInput(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -318,6 +320,25 @@ def _no_shared_email(profiles: dict[str, str], writes: pd.DataFrame) -> Invarian
             "run and at the end"
         ),
     )
+
+
+# How the shared-email verdict's observed text names its two counts; shared_counts reads them back.
+_TAKES = re.compile(r"^(\d+) takes of a held email during the run\b")
+_EXTRA = re.compile(r"(?:^|; )(\d+) extra users on \d+ emails\b")
+_NONE_AT_END = re.compile(r"(?:^|; )none at the end$")
+
+
+def shared_counts(verdict: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """The shared-email verdict's two counts: (takes of a held email during the run, extra users sharing an email
+    at the end). None for one the verdict does not give: a file recorded before takes were judged has only the
+    end's ("M extra users on K emails"), and an observed text in no known wording gives neither."""
+    if not verdict.get("violations") and verdict.get("holds"):
+        return 0, 0
+    text = str(verdict.get("observed") or "").split(" (", 1)[0]  # the emails and users in parentheses may be any
+    takes = _TAKES.search(text)
+    extra = _EXTRA.search(text)
+    end = int(extra.group(1)) if extra else 0 if _NONE_AT_END.search(text) else None
+    return (int(takes.group(1)) if takes else None), end
 
 
 def _took_a_held_email(writes: pd.DataFrame) -> set[int]:

@@ -9,7 +9,8 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.__main__ import APP, check_endpoint_setting, streamlit_args
+from dashboard.__main__ import APP, streamlit_args
+from dashboard.endpoint_setting import check_endpoint_setting
 
 
 def flags(args: list[str]) -> dict[str, str]:

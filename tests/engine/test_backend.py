@@ -68,6 +68,24 @@ def test_an_unreachable_endpoint_fails_fast_with_a_fix() -> None:
     assert "cannot reach DynamoDB at http://127.0.0.1:9" in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "says", "fix"),
+    [
+        ("HTTP_PROXY", "http://127.0.0.1:9", "through the proxy HTTP_PROXY/HTTPS_PROXY names", "NO_PROXY"),
+        ("AWS_DEFAULTS_MODE", "bogus", "botocore could not set up a client", "AWS_* setting"),
+        ("AWS_STS_REGIONAL_ENDPOINTS", "bogus", "botocore could not set up a client", "AWS_* setting"),
+    ],
+)
+def test_a_bad_setting_in_the_environment_is_named_not_taken_for_a_server_that_is_down(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, says: str, fix: str
+) -> None:
+    # The fix given was "start the server there", for the lab's own embedded server too.
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(BackendUnavailable) as e:
+        Backend(BackendSpec.parse("http://127.0.0.1:9")).open()
+    assert says in e.value.problem and fix in e.value.fix and "start the server" not in e.value.fix
+
+
 def test_one_client_has_a_pool_for_every_thread_and_the_chosen_retries(backend: Backend) -> None:
     client = backend.client(threads=100, retry=RetryPolicy("legacy", 7))
     config = client.meta.config

@@ -16,6 +16,7 @@ from engine.backend import BackendSpec
 from engine.cli import EXIT_STOPPED, main
 from engine.errors import BadInput
 from engine.history import Call, History, Outcome
+from engine.runner import RunConfig
 from engine.tables import validate_table_name
 
 
@@ -147,6 +148,49 @@ def test_ctrl_c_in_the_first_instant_is_one_line_not_a_traceback(cpu: float) -> 
     assert cli.returncode in (0, EXIT_STOPPED, 130, -signal.SIGINT), err
 
 
+def servers_of(pid: int) -> list[int]:
+    """The embedded servers process `pid` started (they are told its pid on their command line)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:  # not a process, or it has just ended
+            continue
+        if b"engine.server" in argv and argv[argv.index(b"--parent-pid") + 1 :][:1] == [str(pid).encode()]:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("instant", [0.05, 0.3, 0.6, "server up", 1.0, 1.5])
+def test_sigterm_at_any_instant_is_one_line_and_a_documented_exit_code(instant: float | str) -> None:
+    # Before the run's own handler (importing boto3, starting the server, creating the table) SIGTERM used to end
+    # the CLI at once and silently (-15), skipping the clean-ups Ctrl-C runs. Measured in CPU time, as above.
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", "23", "--duration", "30"],  # still running at every instant
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while cli.poll() is None and time.monotonic() < deadline:
+        if servers_of(cli.pid) if instant == "server up" else cpu_s(cli.pid) >= float(instant):
+            break
+        time.sleep(0.005)
+    cli.send_signal(signal.SIGTERM)
+    out, err = cli.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    if cli.returncode == 128 + signal.SIGTERM:  # before the run started: nothing to verify
+        assert (out, err) == ("", "terminated\n")
+    else:  # the run was stopped in order and verified on the calls it made
+        assert cli.returncode == EXIT_STOPPED, (cli.returncode, err)
+        assert "STOPPED" in out, out
+    deadline = time.monotonic() + 10  # the server it started has gone with it
+    while servers_of(cli.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert servers_of(cli.pid) == []
+
+
 # A Ctrl-C that Python takes inside a weakref callback (as CI's did, in an import lock's) cannot be raised
 # there: Python prints "Exception ignored in ..." with a traceback and goes on as if no one had pressed it.
 _INTERRUPT_IN_A_CALLBACK = """
@@ -226,6 +270,15 @@ def test_where_sigint_is_ignored_the_hook_leaves_pythons_report_as_it_is() -> No
     assert done.stdout == "went on\n" and "Exception ignored in" in done.stderr
 
 
+def test_a_sigterm_lost_in_a_weakref_callback_is_sent_again_as_a_sigterm() -> None:
+    # Sent again as Ctrl-C, it would end the program as "interrupted" (130), not as what was asked.
+    script = _INTERRUPT_IN_A_CALLBACK.replace("raise KeyboardInterrupt", "raise interrupts.Terminated").replace(
+        "except KeyboardInterrupt:", "except interrupts.Terminated:"
+    )
+    done = _python(script.replace('print("interrupted")', 'print("terminated")'), True, 60)
+    assert (done.stdout, done.stderr) == ("terminated\n", "")
+
+
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
@@ -257,3 +310,115 @@ def test_every_numeric_run_option_has_both_bounds(capsys, argv: list[str], says:
     # a huge --ops were accepted.
     line = refused(capsys, "run", "23", *argv)
     assert says in line and "use at most 0" not in line
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "23", "--variant", ""],
+        ["run", "23", "--history", " "],
+        ["run", "23", "--endpoint-url", ""],
+        ["run", "23", "--region", ""],
+        ["walkthrough", "23", "--variant", ""],
+        ["sweep", "23", "--variants", ""],
+        ["demos", "--out", ""],
+    ],
+)
+def test_an_empty_flag_value_is_refused_not_taken_as_the_flag_left_out(capsys, argv: list[str]) -> None:
+    # --history "$OUT" with OUT unset ran without exporting; --out "" re-recorded the repo's own demos/.
+    with pytest.raises(SystemExit) as e:  # argparse's refusal: before anything starts
+        main(argv)
+    out, err = capsys.readouterr()
+    assert e.value.code == 2 and out == ""
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"error: argument {argv[-2]}: an empty value") and " — " in line
+
+
+def test_a_run_config_with_an_empty_variant_name_is_refused_not_run_as_the_safe_variant() -> None:
+    with pytest.raises(BadInput, match="has no variant ''"):
+        RunConfig(pattern="23", variant="").validated()
+
+
+def test_a_sweep_variant_list_that_names_none_is_refused(capsys) -> None:
+    assert "--variants ',' names no variant" in refused(capsys, "sweep", "23", "--variants", ",")
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--threads", "0"], "threads must be at least 1"),
+        (["--ops", "0"], "ops per client must be from 1"),
+        (["--seed", "-1"], "the random seed must be from 0"),
+        (["--threads", "9999"], "above the cap"),
+    ],
+)
+def test_demos_refuse_a_bad_setting_before_recording_any(capsys, tmp_path: Path, argv: list[str], says: str) -> None:
+    # It used to start the server and record (printing "recording ...") before the first run refused it.
+    out = tmp_path / "demos"
+    assert says in refused(capsys, "demos", "--out", str(out), *argv)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_demos_refuse_a_folder_they_cannot_write_in_one_line(capsys, tmp_path: Path, where: str) -> None:
+    # Was a FileExistsError / NotADirectoryError traceback from mkdir.
+    a_file = tmp_path / "afile"
+    a_file.write_text("x")
+    out = a_file if where == "a file" else a_file / "sub"
+    assert f"--out {str(out)!r}" in refused(capsys, "demos", "--out", str(out))
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["run", "23", "--set", "accounts=2", "--set", "accounts=3"], "--set accounts was given twice: '2' and '3'"),
+        (
+            ["run", "23", "--profile", "aws-like", "--profile-set", "commit_ms=5", "--profile-set", "commit_ms= 9"],
+            "--profile-set commit_ms was given twice: '5' and '9'",
+        ),
+        (
+            ["run", "28", "--gsi-lag-ms", "100", "--set", "gsi_lag_ms=200"],
+            "--gsi-lag-ms 100 and --set gsi_lag_ms=200 were both given",
+        ),
+    ],
+)
+def test_a_knob_set_twice_to_different_values_is_refused_not_the_last_one_taken(
+    capsys, argv: list[str], says: str
+) -> None:
+    assert says in refused(capsys, *argv)
+
+
+def test_a_history_file_name_too_long_to_write_is_refused_before_the_run(capsys, tmp_path: Path) -> None:
+    # Its folder is writable, so only writing shows it: it used to be refused after the run, its calls unsaved.
+    path = tmp_path / ("a" * 300 + ".jsonl")
+    assert "File name too long" in refused(capsys, "run", "23", "--history", str(path))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["list"], ["walkthrough", "23"]])
+def test_a_reader_that_goes_away_ends_the_cli_quietly(argv: list[str]) -> None:
+    # `python -m engine list | head -1`: BrokenPipeError used to end it with a traceback (and exit 1).
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "engine", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert cli.stdout is not None
+    cli.stdout.close()  # before it writes a line: it is still importing
+    _, err = cli.communicate(timeout=120)
+    assert (cli.returncode, err) == (141, "")
+    if argv[0] == "walkthrough":
+        assert servers_of(cli.pid) == []  # the server it started went with it
+
+
+def test_the_history_file_is_written_even_when_the_summarys_reader_goes_away(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "engine", "run", "24", "--ops", "2", "--threads", "2", "--history", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert cli.stdout is not None
+    cli.stdout.close()
+    _, err = cli.communicate(timeout=120)
+    assert (cli.returncode, err) == (141, "")
+    assert path.read_text().count("\n") > 4  # the header line and the calls

@@ -168,3 +168,15 @@ def test_a_clients_cpu_counts_to_its_end_even_when_it_crashes_mid_operation() ->
     failure = client_failure(BurnsThenCrashes(), ctx)  # type: ignore[arg-type]
     assert failure is not None and failure["kind"] == "crash"
     assert ctx.cpu_s >= 0.05  # the op it crashed in is counted, though it never finished
+
+
+@pytest.mark.parametrize("pattern", ["optimistic-locking", "unique-constraints"])
+def test_a_run_stopped_before_its_first_call_judges_nothing_rather_than_passing(backend: Backend, pattern: str) -> None:
+    # Every invariant holds on an empty history: printed as PASS, it claimed a run that tested nothing was safe.
+    run = Run(RunConfig(pattern=pattern, threads=4, duration_s=60), backend)
+    run.stop()  # before the start: no client makes a call
+    run.start().wait(60)
+    assert len(run.history) == 0 and run.state is RunState.STOPPED
+    assert run.invariants and all(inv.holds is None for inv in run.invariants)
+    assert "nothing was tested" in render_text(summary(run))
+    assert "PASS" not in render_text(summary(run))
