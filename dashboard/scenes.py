@@ -45,6 +45,12 @@ class SceneResult:
         return f"{cls.seed} · {cls.title}" + (f" · {self.variant}" if self.variant else "")
 
 
+def timeline_title(result: SceneResult) -> str:
+    """The timeline's title: a screenshot of it says SIMULATED too."""
+    n = len(result.calls)
+    return f"The scene's {n} call{'s' if n != 1 else ''}" + (" · SIMULATED (aws-like)" if result.simulated else "")
+
+
 def patterns() -> dict[str, type[Pattern]]:
     """Every pattern that has a scene, in seed order."""
     return dict(sorted(all_patterns().items(), key=lambda item: item[1].seed))

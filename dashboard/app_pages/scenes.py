@@ -9,11 +9,15 @@ from dashboard.run_registry import backend_label
 from engine.errors import LabError
 
 PLAYED = "scenes-played"  # (pattern, variant) -> SceneResult: this session's last play of each scene
+# Readable from the back of a room, and a long line wraps rather than scrolls; larger type wraps more lines.
+TYPE_SIZES = {"large": 1.15, "larger": 1.4, "largest": 1.7}  # rem
 
-# Readable from the back of a room: the log's type is large, and a long line wraps rather than scrolls.
+size = st.sidebar.segmented_control(
+    "Scene log type size", list(TYPE_SIZES), default="large", key="scenes-type-size", help="for the room's screen"
+)
 st.html(
-    "<style>.st-key-scenes-log pre, .st-key-scenes-log code "
-    "{ font-size: 1.3rem !important; line-height: 1.45 !important; }</style>"
+    f"<style>.st-key-scenes-log pre, .st-key-scenes-log code "
+    f"{{ font-size: {TYPE_SIZES.get(size or 'large', 1.15)}rem !important; line-height: 1.45 !important; }}</style>"
 )
 st.title("Seed scenes")
 st.caption(
@@ -26,7 +30,7 @@ problems = links.restore(scene_links.PAGE, scene_links.parse)
 links.show_problems(problems)
 choices = scenes.patterns()
 names = list(choices)
-pick, scene_col, buttons = st.columns([3, 2, 2], vertical_alignment="bottom")
+pick, scene_col, play_col, link_col = st.columns([4, 3, 2, 2], vertical_alignment="bottom")
 pattern = pick.selectbox(
     "Pattern",
     names,
@@ -44,13 +48,11 @@ if len(own) > 1:  # most patterns have one scene for every variant
     variant = None if picked == scenes.DEFAULT_SCENE else picked
 profile = sidebar.current_profile()  # the sidebar's, part of the scene
 autostart = links.autostart(scene_links.PAGE, problems)  # before `remember`, which takes autostart=1 off the URL
-with buttons:
-    play_col, link_col = st.columns(2, vertical_alignment="bottom")
-    play = play_col.button("Play", icon=":material/play_arrow:", type="primary", key="scenes-play", width="stretch")
-    with link_col:
-        links.copy_link(
-            links.remember(scene_links.PAGE, scene_links.encode(pattern, variant, profile=profile.name.value)), "scenes"
-        )
+play = play_col.button("Play", icon=":material/play_arrow:", type="primary", key="scenes-play", width="stretch")
+with link_col:
+    links.copy_link(
+        links.remember(scene_links.PAGE, scene_links.encode(pattern, variant, profile=profile.name.value)), "scenes"
+    )
 
 header = st.container()
 with st.container(key="scenes-log"):
@@ -80,12 +82,13 @@ if result is None:
     log.info("Press Play: the scene runs on the sidebar's backend and server profile, and its calls print here.")
 else:
     with header:
-        st.markdown(f"### {ui.plain(result.title)}")
-        where = f"played on the {ui.plain(result.backend)} · profile {ui.plain(result.profile)}"
-        if result.simulated:
-            st.warning(f":orange-badge[SIMULATED] {where}", icon=":material/science:")
+        where = f"{ui.plain(result.title)} · played on the {ui.plain(result.backend)}"
+        if result.simulated:  # the profile's knobs in small type: the badge is what the room reads
+            st.warning(
+                f":orange-badge[SIMULATED] {where}  \n:small[{ui.plain(result.profile)}]", icon=":material/science:"
+            )
         else:
-            st.caption(where)
+            st.caption(f"{where} · profile {ui.plain(result.profile)}")
         if result.error is not None:
             ui.show_error(result.error)
     if result.text:
@@ -94,6 +97,6 @@ else:
         log.empty()
     if len(result.calls) and st.toggle("Show the recorded calls as a timeline", key="scenes-timeline"):
         ui.chart(
-            charts.timeline(result.calls, title=f"The scene's {len(result.calls)} calls, one lane per client"),
+            charts.timeline(result.calls, title=scenes.timeline_title(result)),
             key="scenes-timeline-chart",
         )
