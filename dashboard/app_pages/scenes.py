@@ -63,6 +63,7 @@ if play or autostart:
     spec = sidebar.current_spec()
     try:
         backend = registry.backend(spec)
+        where = backend_label(backend, registry.describe(spec))
     except LabError as e:
         with header:
             ui.show_error(e)
@@ -73,7 +74,7 @@ if play or autostart:
                 pattern,
                 variant,
                 profile,
-                where=backend_label(backend, registry.describe(spec)),
+                where=where,
                 show=lambda text: log.code(text, language=None, wrap_lines=True),
             )
 
@@ -82,13 +83,13 @@ if result is None:
     log.info("Press Play: the scene runs on the sidebar's backend and server profile, and its calls print here.")
 else:
     with header:
-        where = f"{ui.plain(result.title)} · played on the {ui.plain(result.backend)}"
+        said = f"{ui.plain(result.title)} · played on the {ui.plain(result.backend)}"
         if result.simulated:  # the profile's knobs in small type: the badge is what the room reads
             st.warning(
-                f":orange-badge[SIMULATED] {where}  \n:small[{ui.plain(result.profile)}]", icon=":material/science:"
+                f":orange-badge[SIMULATED] {said}  \n:small[{ui.plain(result.profile)}]", icon=":material/science:"
             )
         else:
-            st.caption(f"{where} · profile {ui.plain(result.profile)}")
+            st.caption(f"{said} · profile {ui.plain(result.profile)}")
         if result.error is not None:
             ui.show_error(result.error)
     if result.text:
