@@ -83,7 +83,8 @@ if result is None:
     log.info("Press Play: the scene runs on the sidebar's backend and server profile, and its calls print here.")
 else:
     with header:
-        said = f"{ui.plain(result.title)} · played on the {ui.plain(result.backend)}"
+        verb = "stopped on" if result.error is not None else "played on"
+        said = f"{ui.plain(result.title)} · {verb} the {ui.plain(result.backend)}"
         if result.simulated:  # the profile's knobs in small type: the badge is what the room reads
             st.warning(
                 f":orange-badge[SIMULATED] {said}  \n:small[{ui.plain(result.profile)}]", icon=":material/science:"

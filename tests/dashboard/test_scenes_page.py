@@ -60,6 +60,7 @@ def test_a_backend_gone_since_it_was_picked_is_one_problem_with_its_fix_and_the_
     server = EmbeddedServer().start()
     try:
         at = app(PAGE)
+        at.selectbox(key="scenes-pattern").set_value("gsi-consistency").run()
         at.sidebar.radio(key="backend_choice").set_value("endpoint URL").run()
         at.sidebar.text_input(key="backend_url").set_value(server.endpoint_url).run()
         at.sidebar.button(key="backend_use_url").click().run()
@@ -71,8 +72,9 @@ def test_a_backend_gone_since_it_was_picked_is_one_problem_with_its_fix_and_the_
     [error] = [e.value for e in at.error]
     assert f"cannot reach DynamoDB at {server.endpoint_url}" in error and "(the scene stopped)" in error
     assert "switch the backend (sidebar) to the embedded DynamoDB" in error
+    assert "28 · GSIs are eventually consistent · stopped on the endpoint" in " ".join(c.value for c in at.caption)
 
     at.sidebar.radio(key="backend_choice").set_value("embedded").run()
     at.sidebar.button(key="backend_use_embedded").click().run()
     at.button(key="scenes-play").click().run()
-    assert not at.error and "ConditionalCheckFailedException" in log(at)
+    assert not at.error and "Consistent reads are not supported on global secondary indexes" in log(at)
