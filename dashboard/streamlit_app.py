@@ -50,6 +50,7 @@ page = st.navigation(
         st.Page(PAGES / "run.py", title="Run", icon=":material/play_circle:", url_path="run", default=True),
         st.Page(PAGES / "compare.py", title="Compare safe vs racy", icon=":material/compare:", url_path="compare"),
         st.Page(PAGES / "sweep.py", title="Sweep thread counts", icon=":material/monitoring:", url_path="sweep"),
+        st.Page(PAGES / "scenes.py", title="Seed scenes", icon=":material/theater_comedy:", url_path="scenes"),
         st.Page(
             PAGES / "history.py", title="History: runs, export, import", icon=":material/history:", url_path="history"
         ),

@@ -1,0 +1,71 @@
+"""The Seed scenes page's plain Python: which scenes a pattern has, its link both ways, and a scene that cannot
+play on its backend refused before any call, in the page's words."""
+
+from __future__ import annotations
+
+from dashboard import scene_links, scenes
+from engine.backend import Backend, BackendSpec
+from engine.server.profile import ProfileSpec
+
+
+def test_23_has_seed_004s_scene_of_its_own_and_22_only_the_shared_one() -> None:
+    assert scenes.variants("optimistic-locking") == [None, "version-attribute"]
+    assert scenes.variants("conditional-writes") == [None]
+    assert [cls.seed for cls in scenes.patterns().values()] == sorted(cls.seed for cls in scenes.patterns().values())
+
+
+def test_a_link_names_the_pattern_by_seed_or_name_and_comes_back_as_it_went() -> None:
+    by_seed = scene_links.parse({"pattern": "23", "variant": "version-attribute", "profile": "aws-like"})
+    assert by_seed.problems == []
+    assert by_seed.values == {
+        "scenes-pattern": "optimistic-locking",
+        "scenes-optimistic-locking-variant": "version-attribute",
+    }
+    link = scene_links.encode("optimistic-locking", "version-attribute", profile="aws-like")
+    assert link == {"pattern": "optimistic-locking", "variant": "version-attribute", "profile": "aws-like"}
+    assert scene_links.parse(link).values == by_seed.values
+    assert scene_links.encode("conditional-writes", None) == {"pattern": "conditional-writes"}  # exact: no profile
+
+
+def test_a_bad_link_refuses_each_value_by_name_and_keeps_the_rest() -> None:
+    restored = scene_links.parse({"pattern": "99", "threads": "4", "profile": "fast", "autostart": "1"})
+    assert restored.values == {}
+    assert restored.problems == [
+        "The link's pattern '99' is not a pattern: use a seed number (22 to 29) or a pattern name; "
+        "that control keeps its default.",
+        "The link's parameter 'threads' is not a control of this page: use pattern, variant or profile; "
+        "that control keeps its default.",
+        "The link's Server profile 'fast' is not one of exact, aws-like; that control keeps its default.",
+    ]
+    sceneless = scene_links.parse({"pattern": "23", "variant": "blind-write"})
+    assert sceneless.values == {"scenes-pattern": "optimistic-locking"}
+    assert sceneless.problems == [
+        "The link's scene variant 'blind-write' has no scene of its own: use version-attribute (or leave it out "
+        "for the default scene); that control keeps its default."
+    ]
+
+
+def test_the_simulated_profile_on_a_backend_that_cannot_play_it_is_refused_before_any_call() -> None:
+    # AWS is never reached here: the refusal comes before the first call (and needs no credentials).
+    aws = Backend(BackendSpec.parse(None, aws=True, confirm_aws=True, region="us-east-1"))
+    shown: list[str] = []
+    result = scenes.play(aws, "conditional-writes", None, ProfileSpec.parse("aws-like"), show=shown.append)
+    assert result.error is not None and result.text == "" and len(result.calls) == 0 and shown == []
+    assert result.error.problem == "the aws-like profile is simulated by the lab's embedded server, not by this backend"
+    assert (
+        result.error.fix == "set the sidebar's Server profile to exact, or switch the backend to the embedded DynamoDB"
+    )
+    assert result.simulated and "SIMULATED" in result.profile
+
+
+def test_a_scene_plays_on_the_shared_backend_under_the_asked_profile_and_leaves_the_backend_as_it_was(
+    embedded: Backend,
+) -> None:
+    shown: list[str] = []
+    result = scenes.play(embedded, "transactions", None, ProfileSpec.parse("aws-like"), show=shown.append)
+    assert result.error is None, result.error
+    assert 'cancelled - per-item reasons ===\n[\n  "None",\n  "ConditionalCheckFailed",\n  "None"\n]' in result.text
+    assert shown and result.text.startswith(shown[0])  # printed as it went, the first redraw a start of the end
+    assert set(result.calls["client"]) == {0} and len(result.calls) >= 3
+    assert scenes.timeline_title(result).endswith("· SIMULATED (aws-like)")
+    assert not embedded.profile.simulated  # the copy played aws-like; the shared backend every session uses did not
