@@ -48,7 +48,13 @@ if len(own) > 1:  # most patterns have one scene for every variant
     variant = None if picked == scenes.DEFAULT_SCENE else picked
 profile = sidebar.current_profile()  # the sidebar's, part of the scene
 autostart = links.autostart(scene_links.PAGE, problems)  # before `remember`, which takes autostart=1 off the URL
-play = play_col.button("Play", icon=":material/play_arrow:", type="primary", key="scenes-play", width="stretch")
+# A scene's few dozen calls are not charged to the call budgets, but a spent budget (on AWS, calls are billed)
+# stops scenes too, as it stops runs.
+spent = ui.budget_notice(registry, sidebar.current_spec())
+play = play_col.button(
+    "Play", icon=":material/play_arrow:", type="primary", key="scenes-play", width="stretch", disabled=spent
+)
+autostart = autostart and not spent
 with link_col:
     links.copy_link(
         links.remember(scene_links.PAGE, scene_links.encode(pattern, variant, profile=profile.name.value)), "scenes"
