@@ -22,7 +22,7 @@ from moto.dynamodb.responses import DynamoResult, validate_attributes_used
 
 from engine.server.fast_answer import Fixed, PlainJson
 
-_PUT_MEMBERS = frozenset(
+PUT_MEMBERS = frozenset(
     {
         "TableName",
         "Item",
@@ -33,14 +33,14 @@ _PUT_MEMBERS = frozenset(
         "ReturnConsumedCapacity",
     }
 )
-_GET_MEMBERS = frozenset({"TableName", "Key", "ConsistentRead", "ReturnConsumedCapacity"})
+GET_MEMBERS = frozenset({"TableName", "Key", "ConsistentRead", "ReturnConsumedCapacity"})
 # A number moto's _validate_number_type takes as it is (finite, no blanks, far from the magnitude limits).
 _NUMBER = re.compile(r"-?[0-9]{1,38}(?:\.[0-9]{1,38})?")
 _KEY_CHARS = 256  # a key string this long is at most 1,024 bytes in UTF-8: under both of moto's key-size limits
 _KEY_TYPES = ("S", "N", "B")
 
 
-def _plain_item(item: Any, table: Any) -> bool:
+def plain_item(item: Any, table: Any) -> bool:
     """True when `item` is plain (module docstring) and its keys are what `table` wants, so that every validation
     of moto's PutItem passes."""
     if type(item) is not dict:
@@ -70,9 +70,9 @@ def _key_fits(item: dict[str, Any], name: str, kind: str) -> bool:
     return kind == "N" or (kind == "S" and 0 < len(inner) <= _KEY_CHARS)
 
 
-def _plain_table(handler: Any, name: Any) -> Any:
+def plain_table(backend: Any, name: Any) -> Any:
     """The table named `name` when a plain PutItem's validations cannot fail on it (no index, no stream)."""
-    table = handler.dynamodb_backend.tables.get(name) if type(name) is str else None
+    table = backend.tables.get(name) if type(name) is str else None
     if table is None or table.indexes or table.global_indexes or table.stream_shard is not None:
         return None
     return table
@@ -84,14 +84,14 @@ def put_plain(put_item: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def put(self: Any) -> Any:
         body = self.body
         if (
-            not body.keys() <= _PUT_MEMBERS
+            not body.keys() <= PUT_MEMBERS
             or body.get("ReturnValues", "NONE") != "NONE"
             or body.get("ReturnConsumedCapacity", "NONE") != "NONE"
         ):
             return put_item(self)
-        table = _plain_table(self, body["TableName"])
+        table = plain_table(self.dynamodb_backend, body["TableName"])
         item = body["Item"]
-        if table is None or not _plain_item(item, table):
+        if table is None or not plain_item(item, table):
             return put_item(self)
         condition = body.get("ConditionExpression")
         op = None
@@ -126,39 +126,60 @@ def get_plain(get_item: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
     def get(self: Any) -> Any:
         body = self.body
-        if not body.keys() <= _GET_MEMBERS or body.get("ReturnConsumedCapacity", "NONE") != "NONE":
+        if not body.keys() <= GET_MEMBERS or body.get("ReturnConsumedCapacity", "NONE") != "NONE":
             return get_item(self)
         name, key = body["TableName"], body["Key"]
         table = self.dynamodb_backend.tables.get(name) if type(name) is str else None
         if table is None or type(key) is not dict:
             return get_item(self)
         hash_name, range_name = table.hash_key_attr, table.range_key_attr
-        if len(key) != (1 if range_name is None else 2) or not _key_given(key, hash_name):
+        if len(key) != (1 if range_name is None else 2) or not key_given(key, hash_name):
             return get_item(self)
-        if range_name is not None and not _key_given(key, range_name):
+        if range_name is not None and not key_given(key, range_name):
             return get_item(self)
         hash_value = DynamoType(key[hash_name])
         item = table.get_item(hash_value, None if range_name is None else DynamoType(key[range_name]))
         if item is None:
             return Fixed({}, None)
-        attrs = {}
-        for attr, value in item.attrs.items():
-            kind, inner = value.type, value.value
-            if ((kind == "S" or kind == "N") and type(inner) is str) or (kind == "BOOL" and type(inner) is bool):
-                attrs[attr] = {kind: inner}
-            else:  # moto's answer, serialized its way
-                return DynamoResult({"Item": item.describe_attrs(attributes=None)["Item"]})
+        attrs = plain_attrs(item)
+        if attrs is None:  # moto's answer, serialized its way
+            return DynamoResult({"Item": item.describe_attrs(attributes=None)["Item"]})
         return PlainJson({"Item": attrs})
 
     return get
 
 
-def _key_given(key: dict[str, Any], name: str) -> bool:
-    """True when `key` holds `name` as one value of a key type that is not empty (moto refuses an empty one)."""
+def plain_attrs(item: Item) -> dict[str, Any] | None:
+    """The item's attributes as moto's answer has them, when all are strings, numbers or booleans; else None."""
+    attrs = {}
+    for attr, value in item.attrs.items():
+        kind, inner = value.type, value.value
+        if ((kind == "S" or kind == "N") and type(inner) is str) or (kind == "BOOL" and type(inner) is bool):
+            attrs[attr] = {kind: inner}
+        else:
+            return None
+    return attrs
+
+
+def plain_value(value: Any) -> bool:
+    """True when an attribute value is a string, a number moto takes as it is, or a boolean."""
+    if type(value) is not dict or len(value) != 1:
+        return False
+    if "S" in value:
+        return type(value["S"]) is str
+    if "N" in value:
+        number = value["N"]
+        return type(number) is str and _NUMBER.fullmatch(number) is not None
+    return "BOOL" in value and type(value["BOOL"]) is bool
+
+
+def key_given(key: dict[str, Any], name: str, kinds: tuple[str, ...] = _KEY_TYPES) -> bool:
+    """True when `key` holds `name` as one value of a key type (of `kinds`) that is not empty (moto refuses an
+    empty one)."""
     value = key.get(name)
     if type(value) is not dict or len(value) != 1:
         return False
-    for kind in _KEY_TYPES:
+    for kind in kinds:
         if kind in value:
             return bool(value[kind])
     return False

@@ -32,6 +32,7 @@ from werkzeug.datastructures import CombinedMultiDict
 from werkzeug.http import HTTP_STATUS_CODES
 
 from engine.server import (
+    direct_item,
     fast_add,
     fast_condition,
     fast_item,
@@ -111,6 +112,10 @@ class DirectDynamo:
         """The answer __call__ would give this request, through short_way.py; None when it does not take it."""
         if not short_way.routable(op, environ, body, params):
             return None
+        if op in direct_item.OPERATIONS:
+            direct = direct_item.answer(op, environ, params)
+            if direct is not None:
+                return self._flask_answer(direct)
         try:
             answer = short_way.answer(op, environ, body, params)
         except ClientError as exc:

@@ -42,7 +42,7 @@ def test_a_plain_put_replaces_the_whole_item_and_a_failed_condition_changes_noth
 
 
 def test_items_of_sets_maps_and_long_numbers_read_back_as_written(table: Any) -> None:
-    items = [
+    items: list[dict[str, Any]] = [
         {"PK": "t", "SK": "plain", "n": Decimal("12345678901234567890123456789012345678"), "ok": False},
         {"PK": "t", "SK": "set", "tags": {"b", "a"}, "n": Decimal("-0.5")},
         {"PK": "t", "SK": "map", "m": {"x": Decimal(1), "l": ["q", None]}, "b": b"\x00\xff"},
