@@ -440,6 +440,38 @@ def fast_item_calls(call: Any) -> list[tuple[str, dict[str, Any]]]:
         put(k("c"), ExpressionAttributeNames={"#v": "v"}),
         put(k("c"), ConditionExpression=""),
         get(k("c")),
+        # the items written here, through moto's other operations
+        call(
+            "update_item",
+            TableName=p,
+            Key=k("a"),
+            UpdateExpression="SET s = :x ADD n :one",
+            ExpressionAttributeValues={":x": s("y"), ":one": n("1")},
+            ReturnValues="ALL_NEW",
+        ),
+        call(
+            "update_item",
+            TableName=p,
+            Key=k("c"),
+            UpdateExpression="ADD v :one",
+            ExpressionAttributeValues={":one": n("1")},
+        ),
+        call("query", TableName=p, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": s("c")}),
+        call("scan", TableName=p, FilterExpression="b = :f", ExpressionAttributeValues={":f": {"BOOL": False}}),
+        call("delete_item", TableName=p, Key=k("num"), ReturnValues="ALL_OLD"),
+        call(
+            "transact_write_items",
+            TransactItems=[
+                {
+                    "ConditionCheck": {
+                        "TableName": p,
+                        "Key": k("c"),
+                        "ConditionExpression": "v = :v",
+                        "ExpressionAttributeValues": {":v": n("4")},
+                    }
+                }
+            ],
+        ),
         # a table whose key is a number
         call("put_item", TableName=q, Item={"id": n("5"), "v": s("x")}),
         call("put_item", TableName=q, Item={"id": n("5.0")}, ConditionExpression="attribute_not_exists(id)"),

@@ -24,11 +24,11 @@ from moto.core.authorization import ActionAuthenticatorMixin
 from moto.dynamodb.comparisons import create_condition_expression_parser
 from moto.dynamodb.exceptions import ConditionalCheckFailed
 from moto.dynamodb.models import dynamodb_backends
-from moto.dynamodb.models.dynamo_type import DynamoType, Item
+from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.responses import DynamoHandler, validate_attributes_used
 from moto.utilities.aws_headers import gen_amz_crc32
 
-from engine.server import fast_item, fast_setup
+from engine.server import fast_item, fast_setup, limits
 from engine.server.fast_request import _URL_KEYS, ServerRequest
 
 OPERATIONS = frozenset({"PutItem", "GetItem"})
@@ -38,6 +38,11 @@ _NOT_FOUND = "AKIAEXAMPLE"  # moto's access key when the Authorization header na
 _RAW_KEY_TYPES = ("S", "N")  # key types whose JSON value is what the input shape's walk gives (not "B")
 
 _FAILED = "condition failed"  # _put's answer when the condition does not hold (no body is this text)
+
+_new_dynamo = object.__new__
+_new_item = Item.__new__
+_new_attrs = dict.__new__
+_store = dict.__setitem__
 
 Answer = tuple[int, dict[str, Any], str]
 
@@ -123,8 +128,8 @@ def _put(backend: Any, params: dict[str, Any]) -> str | None:
             return None
     elif "ExpressionAttributeNames" in params or "ExpressionAttributeValues" in params:
         return None
-    hash_value = DynamoType(item[table.hash_key_attr])
-    range_value = None if table.range_key_attr is None else DynamoType(item[table.range_key_attr])
+    hash_value = _dynamo(item[table.hash_key_attr])
+    range_value = None if table.range_key_attr is None else _dynamo(item[table.range_key_attr])
     current = table.get_item(hash_value, range_value)
     if op is not None:
         try:
@@ -132,12 +137,37 @@ def _put(backend: Any, params: dict[str, Any]) -> str | None:
                 return _FAILED
         except Exception:
             return None
-    written = Item(hash_value, range_value, item)
+    written = _item(hash_value, range_value, item)
     if range_value is not None:
         table.items[hash_value][range_value] = written
     else:
         table.items[hash_value] = written
     return _EMPTY
+
+
+def _dynamo(value: dict[str, Any]) -> DynamoType:
+    """DynamoType(value) of a plain value: its type and value set, without __init__'s tests for a list or map."""
+    for kind, inner in value.items():
+        made = _new_dynamo(DynamoType)
+        made.type, made.value = kind, inner
+        return made
+    raise ValueError("an attribute value without a type")  # plain_item lets none through
+
+
+def _item(hash_value: DynamoType, range_value: DynamoType | None, attrs: dict[str, Any]) -> Item:
+    """Item(hash_value, range_value, attrs) of a plain item whose size limits.check has counted (a PutItem's: the
+    server sets limits.request_sized around it): the same objects, set without a call per attribute."""
+    if not limits.request_sized:
+        return Item(hash_value, range_value, attrs)
+    item: Any = _new_item(Item)  # BaseModel.__new__: moto tracks every instance
+    item.hash_key, item.range_key = hash_value, range_value
+    stored = item.attrs = _new_attrs(LimitedSizeDict)
+    for name, value in attrs.items():
+        for kind, inner in value.items():
+            made = _new_dynamo(DynamoType)
+            made.type, made.value = kind, inner
+            _store(stored, name, made)  # what the size-checked __setitem__ does while request_sized is set
+    return item
 
 
 def _get(backend: Any, params: dict[str, Any]) -> str | None:
@@ -153,7 +183,7 @@ def _get(backend: Any, params: dict[str, Any]) -> str | None:
         return None
     if range_name is not None and not fast_item.key_given(key, range_name, _RAW_KEY_TYPES):
         return None
-    item = table.get_item(DynamoType(key[hash_name]), None if range_name is None else DynamoType(key[range_name]))
+    item = table.get_item(_dynamo(key[hash_name]), None if range_name is None else _dynamo(key[range_name]))
     if item is None:
         return _EMPTY
     attrs = fast_item.plain_attrs(item)

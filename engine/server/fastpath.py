@@ -114,7 +114,16 @@ class DirectDynamo:
             return None
         if op in direct_item.OPERATIONS:
             direct = direct_item.answer(op, environ, params)
-            if direct is not None:
+            if direct is None:
+                pass
+            elif direct[0] == 200:
+                # _flask_answer's list for moto's success headers (a Content-Type, no Content-Length), built at once.
+                data = direct[2].encode()
+                listed = [*direct[1].items(), ("Content-Length", str(len(data)))]
+                if self._cors:
+                    listed.append(("Access-Control-Allow-Origin", "*"))
+                return "200 OK", listed, data
+            else:
                 return self._flask_answer(direct)
         try:
             answer = short_way.answer(op, environ, body, params)
