@@ -440,6 +440,26 @@ def fast_item_calls(call: Any) -> list[tuple[str, dict[str, Any]]]:
         put(k("c"), ExpressionAttributeNames={"#v": "v"}),
         put(k("c"), ConditionExpression=""),
         get(k("c")),
+        # counters past 38 digits, and past the item size limit
+        put(k("nines", n=n("9" * 38), v=s("v" * 409_500))),
+        *[
+            call(
+                "update_item",
+                TableName=p,
+                Key=k("nines"),
+                UpdateExpression=f"ADD {a} :one",
+                ExpressionAttributeValues={":one": n("1")},
+            )
+            for a in ("n", "w", "longer_name_" * 10)
+        ],
+        call(
+            "update_item",
+            TableName=p,
+            Key=k("nines"),
+            UpdateExpression="ADD n :m",
+            ExpressionAttributeValues={":m": n("-" + "9" * 38)},
+        ),
+        get(k("nines")),
         # the items written here, through moto's other operations
         call(
             "update_item",

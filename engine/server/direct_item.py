@@ -1,4 +1,5 @@
-"""A plain PutItem or GetItem (fast_item.py) that succeeds, answered without moto's handler (fastpath.DirectDynamo).
+"""A plain PutItem or GetItem (fast_item.py) or a counter's UpdateItem ADD (fast_add.py) that succeeds, answered
+without moto's handler (fastpath.DirectDynamo).
 
 The short way (short_way.py) still sets up a DynamoHandler per request, walks the body through the input shape and
 goes through moto's call_action (authorization, dispatch by name, serialization, request id, CRC): about a third of
@@ -28,10 +29,10 @@ from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.responses import DynamoHandler, validate_attributes_used
 from moto.utilities.aws_headers import gen_amz_crc32
 
-from engine.server import fast_item, fast_setup, limits
+from engine.server import fast_add, fast_item, fast_setup, limits
 from engine.server.fast_request import _URL_KEYS, ServerRequest
 
-OPERATIONS = frozenset({"PutItem", "GetItem"})
+OPERATIONS = frozenset({"PutItem", "GetItem", "UpdateItem"})
 _JSON = "application/x-amz-json-1.0"  # the content type moto's serializer gives a DynamoDB answer
 _EMPTY = "{}"
 _NOT_FOUND = "AKIAEXAMPLE"  # moto's access key when the Authorization header names none
@@ -69,7 +70,13 @@ def answer(op: str, environ: dict[str, Any], params: dict[str, Any]) -> Answer |
     backend = dict.get(backends, region) if backends is not None else None
     if backend is None:  # moto creates it: its own way
         return None
-    body = _put(backend, params) if op == "PutItem" else _get(backend, params)
+    body = (
+        _put(backend, params)
+        if op == "PutItem"
+        else _get(backend, params)
+        if op == "GetItem"
+        else _add(backend, params)
+    )
     if body is None:
         return None
     if body is _FAILED:
@@ -168,6 +175,19 @@ def _item(hash_value: DynamoType, range_value: DynamoType | None, attrs: dict[st
             made.type, made.value = kind, inner
             _store(stored, name, made)  # what the size-checked __setitem__ does while request_sized is set
     return item
+
+
+def _add(backend: Any, params: dict[str, Any]) -> str | None:
+    """The counters' UpdateItem (fast_add.py) applied, and its answer's body; None when the short way must answer
+    it (another shape, a key of binary type, an item that would grow past the limit: nothing changed then)."""
+    plan = fast_add.planned(params, backend.tables, _RAW_KEY_TYPES)
+    if plan is None:
+        return None
+    try:
+        fast_add.add(*plan)
+    except Exception:  # past the size limit, a sum moto refuses: nothing changed, and moto's error the short way's
+        return None
+    return fast_add.answer_body(params["TableName"])
 
 
 def _get(backend: Any, params: dict[str, Any]) -> str | None:
