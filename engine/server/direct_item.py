@@ -49,7 +49,8 @@ Answer = tuple[int, dict[str, Any], str]
 
 
 def answer(op: str, environ: dict[str, Any], params: dict[str, Any]) -> Answer | None:
-    """moto's (status, headers, body) for a plain PutItem or GetItem that succeeds; None to take the short way."""
+    """moto's (status, headers, body) for a plain PutItem, GetItem or counter ADD that succeeds, or a plain PutItem
+    whose condition fails; None, with nothing changed, to take the short way."""
     if settings.PRETTIFY_RESPONSES or None in params.values():  # the walk drops null members
         return None
     full_url = ServerRequest._urls.get(tuple(map(environ.get, _URL_KEYS)))

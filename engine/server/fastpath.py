@@ -109,7 +109,8 @@ class DirectDynamo:
     def short(
         self, op: str, environ: dict[str, Any], body: bytes, params: Any
     ) -> tuple[str, list[tuple[str, str]], bytes] | None:
-        """The answer __call__ would give this request, through short_way.py; None when it does not take it."""
+        """The answer __call__ would give this request, through direct_item.py (a plain PutItem, GetItem or counter
+        ADD, without moto's handler) or else short_way.py; None when neither takes it."""
         if not short_way.routable(op, environ, body, params):
             return None
         if op in direct_item.OPERATIONS:
