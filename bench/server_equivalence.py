@@ -281,10 +281,15 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
         ("no target", "/", "", b"{}"),
         ("CORS", "/", "ListTables", b"{}"),
         *odd_bodies(t),
+        *other_account(),
     ]
     for label, path, target, body in odd:
         headers = {**signed, **({"X-Amz-Target": "DynamoDB_20120810." + target} if target else {})}
-        requests.append((label, path, {**headers, "Origin": "http://x"} if label == "CORS" else headers, body))
+        if label == "CORS":
+            headers["Origin"] = "http://x"
+        elif label.startswith("account "):
+            headers["X-Moto-Account-Id"] = "111122223333"
+        requests.append((label, path, headers, body))
     return requests
 
 
@@ -564,6 +569,33 @@ def odd_bodies(t: str) -> list[tuple[str, str, str, bytes]]:
         ("UTF-16", "/", "GetItem", get.encode("utf-16-le")),
         ("a list", "/", "GetItem", b"[1]"),
         ("a null key value", "/", "GetItem", f'{{"TableName": "{t}", "Key": {{"pk": null}}}}'.encode()),
+    ]
+
+
+def other_account() -> list[tuple[str, str, str, bytes]]:
+    """Calls in another account (moto's X-Moto-Account-Id header), where a table of the same name as another
+    account's is another table: the direct answers (direct_item.py) find the account as moto does."""
+    table = '"TableName": "eqacct"'
+    key = '"Key": {"pk": {"S": "a"}}'
+    return [
+        ("account get, no table", "/", "GetItem", f"{{{table}, {key}}}".encode()),
+        (
+            "account create_table",
+            "/",
+            "CreateTable",
+            f'{{{table}, "BillingMode": "PAY_PER_REQUEST", "KeySchema": [{{"AttributeName": "pk", "KeyType": "HASH"}}], '
+            '"AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}'.encode(),
+        ),
+        ("account put", "/", "PutItem", f'{{{table}, "Item": {{"pk": {{"S": "a"}}, "n": {{"N": "1"}}}}}}'.encode()),
+        (
+            "account add",
+            "/",
+            "UpdateItem",
+            f'{{{table}, {key}, "UpdateExpression": "ADD n :one", '
+            '"ExpressionAttributeValues": {":one": {"N": "2"}}}'.encode(),
+        ),
+        ("account get", "/", "GetItem", f"{{{table}, {key}}}".encode()),
+        ("account list_tables", "/", "ListTables", b"{}"),
     ]
 
 
