@@ -226,4 +226,9 @@ def _plain_values(values: Any) -> bool:
 
 def _plain_names(names: Any) -> bool:
     """True when ExpressionAttributeNames is a map of strings (what the input shape's walk gives back as it is)."""
-    return type(names) is dict and all(type(v) is str for v in names.values())
+    if type(names) is not dict:
+        return False
+    for value in names.values():
+        if type(value) is not str:
+            return False
+    return True

@@ -52,3 +52,27 @@ def test_items_of_sets_maps_and_long_numbers_read_back_as_written(table: Any) ->
     for item in items:
         assert table.get("t", item["SK"]) == item
     assert table.get("t", "none") is None
+
+
+def test_one_condition_text_is_judged_with_each_requests_own_names(table: Any) -> None:
+    # Parsed conditions are kept per (text, names, value names): "#a = :v" with #a naming another attribute is
+    # another condition, whatever the order the names come in.
+    table.put({"PK": "doc", "SK": "n", "version": 1, "label": "x"})
+
+    def put_if(names: dict[str, str], value: Any) -> bool:
+        try:
+            table.client.put_item(
+                TableName=table.name,
+                Item={"PK": "doc", "SK": "n", "version": 1, "label": "x"},
+                ConditionExpression="#a = :v AND attribute_exists(#b)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={":v": value},
+            )
+        except ClientError:
+            return False
+        return True
+
+    assert put_if({"#a": "version", "#b": "label"}, 1)
+    assert not put_if({"#a": "label", "#b": "version"}, 1)
+    assert put_if({"#b": "version", "#a": "label"}, "x")
+    assert not put_if({"#a": "version", "#b": "nosuch"}, 1)
