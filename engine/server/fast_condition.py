@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import io
-import json
 import pickle
 from collections.abc import Callable
 from typing import Any
@@ -45,10 +44,13 @@ class _Unpickler(pickle.Unpickler):
 
 @functools.lru_cache(maxsize=1024)
 def _template(
-    parse: Callable[[Any], Any], expression: str, names: str, value_names: tuple[str, ...]
+    parse: Callable[[Any], Any],
+    expression: str,
+    names: tuple[tuple[str, str], ...] | None,
+    value_names: tuple[str, ...],
 ) -> tuple[bytes, tuple[str, ...], tuple[str, ...]]:
     stand_ins: dict[str, Any] = {name: {"S": _StandIn(name)} for name in value_names}
-    parser = ConditionExpressionParser(expression, json.loads(names), stand_ins)
+    parser = ConditionExpressionParser(expression, None if names is None else dict(names), stand_ins)
     op = parse(parser)
     out = io.BytesIO()
     _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(op)
@@ -63,10 +65,13 @@ def parsed_once(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
         values = self.expression_attribute_values
         if not expression or not (values is None or type(values) is dict):
             return parse(self)
+        names = self.expression_attribute_names
         try:
-            names = json.dumps(self.expression_attribute_names, sort_keys=True)
-            blob, names_found, values_found = _template(parse, expression, names, tuple(sorted(values or ())))
-        except (TypeError, pickle.PicklingError):  # names that are no JSON, a tree that cannot be pickled
+            # The names as a sorted tuple of pairs: the same key for the same map, in any order (a JSON text of
+            # them cost a JSONEncoder per request).
+            key = None if names is None else tuple(sorted(names.items()))
+            blob, names_found, values_found = _template(parse, expression, key, tuple(sorted(values or ())))
+        except (TypeError, AttributeError, pickle.PicklingError):  # names of no map of strings, a tree not pickled
             return parse(self)
         op = _Unpickler(blob, values or {}).load()
         self.expr_attr_names_found.extend(names_found)

@@ -32,8 +32,10 @@ from werkzeug.datastructures import CombinedMultiDict
 from werkzeug.http import HTTP_STATUS_CODES
 
 from engine.server import (
+    direct_item,
     fast_add,
     fast_condition,
+    fast_item,
     fast_lookup,
     fast_parse,
     fast_serialize,
@@ -107,9 +109,23 @@ class DirectDynamo:
     def short(
         self, op: str, environ: dict[str, Any], body: bytes, params: Any
     ) -> tuple[str, list[tuple[str, str]], bytes] | None:
-        """The answer __call__ would give this request, through short_way.py; None when it does not take it."""
+        """The answer __call__ would give this request, through direct_item.py (a plain PutItem, GetItem or counter
+        ADD, without moto's handler) or else short_way.py; None when neither takes it."""
         if not short_way.routable(op, environ, body, params):
             return None
+        if op in direct_item.OPERATIONS:
+            direct = direct_item.answer(op, environ, params)
+            if direct is None:
+                pass
+            elif direct[0] == 200:
+                # _flask_answer's list for moto's success headers (a Content-Type, no Content-Length), built at once.
+                data = direct[2].encode()
+                listed = [*direct[1].items(), ("Content-Length", str(len(data)))]
+                if self._cors:
+                    listed.append(("Access-Control-Allow-Origin", "*"))
+                return "200 OK", listed, data
+            else:
+                return self._flask_answer(direct)
         try:
             answer = short_way.answer(op, environ, body, params)
         except ClientError as exc:
@@ -202,6 +218,9 @@ def tune_moto() -> None:
       again for a stream record: skipped on a table without a stream (fast_update.skip_item_copy_without_stream).
     - UpdateItem `ADD name :v` of an integer to a number of an existing item, ReturnValues NONE (the counters'
       update): the sum written to the item directly, without moto's parse, ten tree walks and executor (fast_add.py).
+    - PutItem (plain or conditional) and GetItem of an item of strings, numbers and booleans: moto's validations,
+      which all pass for such an item, skipped, a condition parsed once, and the answer serialized without the
+      walk of the output shape (fast_item.py, fast_answer.py).
     - Import statements run per request (a few microseconds each): in the answer's conversion to plain types, at
       each of its steps (fast_serialize.dynamo_to_dict, otherwise moto's own function), and IAMRequest in the
       authorization step; each now imported once.
@@ -231,6 +250,8 @@ def tune_moto() -> None:
     responses.copy = fast_update.OLD_ITEM_COPY  # type: ignore[assignment]
     DynamoHandler.update_item = fast_update.skip_old_item_copy(DynamoHandler.update_item)  # type: ignore[method-assign, assignment]
     DynamoHandler.update_item = fast_add.add_integer(DynamoHandler.update_item)  # type: ignore[method-assign, assignment]
+    DynamoHandler.put_item = fast_item.put_plain(DynamoHandler.put_item)  # type: ignore[method-assign]
+    DynamoHandler.get_item = fast_item.get_plain(DynamoHandler.get_item)  # type: ignore[method-assign]
     models.DynamoDBBackend.update_item = fast_update.skip_item_copy_without_stream(  # type: ignore[method-assign]
         models.DynamoDBBackend.update_item
     )

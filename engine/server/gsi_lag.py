@@ -41,9 +41,14 @@ _Pending = deque[tuple[float, Any]]  # (visible_at monotonic s, moto Item before
 
 def moto_table(region: str, name: Any) -> Any:
     """moto's table of that name in that region, or None (also for a name that is no string)."""
-    if not isinstance(name, str):
+    if type(name) is not str and not isinstance(name, str):
         return None
-    return region_backend(DEFAULT_ACCOUNT_ID, region).tables.get(name)
+    # region_backend written out: this runs two or three times a request.
+    backends = dict.get(dynamodb_backends, DEFAULT_ACCOUNT_ID)
+    backend = dict.get(backends, region) if backends is not None else None
+    if backend is None:
+        backend = dynamodb_backends[DEFAULT_ACCOUNT_ID][region]
+    return backend.tables.get(name)
 
 
 def region_backend(account: str, region: str) -> Any:

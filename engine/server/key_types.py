@@ -37,9 +37,17 @@ def check(op: str, params: dict[str, Any], region: str) -> None:
         return
 
 
+# The one-item operations: the member naming their item, and whether it is a whole item.
+_ONE_ITEM = {"GetItem": ("Key", False), "DeleteItem": ("Key", False), "UpdateItem": ("Key", False)}
+_ONE_ITEM["PutItem"] = ("Item", True)
+
+
 def _check(op: str, params: dict[str, Any], region: str) -> None:
-    for table_name, attrs, is_item in _named(op, params):
-        table = moto_table(region, table_name) if isinstance(table_name, str) else None
+    one = _ONE_ITEM.get(op)
+    # A one-item request's names without _named's generator (its calls, on every request).
+    named = ((params.get("TableName"), params.get(one[0]), one[1]),) if one is not None else _named(op, params)
+    for table_name, attrs, is_item in named:
+        table = moto_table(region, table_name)
         if table is None or not isinstance(attrs, dict):
             continue
         for name, wanted in ((table.hash_key_attr, table.hash_key_type), (table.range_key_attr, table.range_key_type)):
@@ -111,7 +119,7 @@ def _check_query(params: dict[str, Any], region: str) -> None:
 
 def _type_of(value: Any) -> str | None:
     """An attribute value's type ("S", "M", ...); None for anything that is not one typed value."""
-    if isinstance(value, dict) and len(value) == 1:
+    if type(value) is dict and len(value) == 1:  # a parsed JSON body's objects are dicts
         for kind in value:  # its one key, without next(iter(...))'s two calls: this runs for every key of every request
             return kind
     return None

@@ -73,6 +73,10 @@ class _Operation:
 
 
 _OPERATIONS = {name: _Operation(name) for name in ROUTED}
+# os.environ's own dict (encoded keys), which its __contains__ reads through two Python calls and an encode; it is
+# changed in place by every os.environ assignment and deletion.
+_ENVIRON_DATA: Any = getattr(os.environ, "_data", os.environ)
+_ACCOUNT_KEY: Any = os.environ.encodekey("MOTO_ACCOUNT_ID") if _ENVIRON_DATA is not os.environ else "MOTO_ACCOUNT_ID"
 
 
 class ShortHandler(DynamoHandler):
@@ -112,7 +116,7 @@ def routable(op: str, environ: Mapping[str, Any], body: bytes, params: Any) -> b
         and "HTTP_ORIGIN" not in environ
         and "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK" not in environ
         and PRESERVED_HEADER_NAMES_ENVIRON_KEY not in environ
-        and "MOTO_ACCOUNT_ID" not in os.environ
+        and _ACCOUNT_KEY not in _ENVIRON_DATA  # "MOTO_ACCOUNT_ID" not in os.environ, without its three calls
         # moto reads the body as a query string too: without "&" its only key is the text before the first "="
         # (starting with "{"), so no Action or AWSAccessKeyId can come from it.
         and b"&" not in body
