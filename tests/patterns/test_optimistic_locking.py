@@ -13,6 +13,7 @@ from engine.cli import main
 from engine.history import History
 from engine.patterns.versioning import VersionedStore
 from engine.runner import RunConfig, RunState, run_pattern
+from engine.server.profile import ProfileSpec, ServerProfile
 from engine.tables import TableSpec, drop_table, open_table
 from engine.walkthrough import run_walkthrough
 from tests.patterns.printed import printed_result
@@ -202,6 +203,27 @@ def test_pydynox_models_with_a_version_attribute_lose_no_update_and_each_save_is
     assert saves["request"].astype(str).str.contains("version = ").all()
     ok = int((saves["outcome"] == "ok").sum())
     assert run.invariants_by_name()["version = 1 + successful writes"].observed == 2 + ok  # two accounts
+
+
+def test_a_throttled_pydynox_call_is_sent_again_after_a_backoff_not_left_half_done(embedded: Backend) -> None:
+    # Seed 004's loop on one hot account whose write units the clients overrun (aws-like, SIMULATED): AWS's
+    # advice is to resend a throttled call after a backoff; pydynox is told to make one attempt, so the lab must.
+    run = run_pattern(
+        RunConfig(
+            pattern="optimistic-locking",
+            variant="pydynox",
+            threads=8,
+            ops_per_client=5,
+            profile=ProfileSpec(ServerProfile.AWS_LIKE, write_units=40, read_units=40),
+            seed=3,
+        ),
+        embedded,
+    )
+    assert run.state is RunState.DONE, run.error
+    assert run.worker_errors == []  # no client stopped half-way on ProvisionedThroughputExceededException
+    throttled = run.history.counts()["errors"].get("ProvisionedThroughputExceededException", 0)
+    assert throttled > 0  # it was throttled, and every throttled call was sent again
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
 
 
 def test_a_pydynox_save_whose_answer_is_lost_is_unknown_and_the_balance_allows_for_it(backend: Backend) -> None:
