@@ -275,18 +275,20 @@ def _visible_within_lag(r: _ReadBacks) -> Invariant:
     # Time from a write's acknowledgement to the first read (as sent) that saw it: an upper bound on
     # the real lag, as coarse as the retry's backoff.
     first_seen: dict[tuple[int, int], float] = {}
-    misses: dict[tuple[int, int], int] = {}  # answered reads that did not see the write
-    for c, d, ms, s in zip(r.reads["client"], r.reads["detail"], r.since_ms, r.stale):
+    missed_late: set[tuple[int, int]] = set()  # writes a read sent after lag + margin still missed
+    for c, d, ms, s, lt in zip(r.reads["client"], r.reads["detail"], r.since_ms, r.stale, late):
         if not s:
             first_seen.setdefault((int(c), int(d["op"])), float(ms))
-        else:
-            misses[(int(c), int(d["op"]))] = misses.get((int(c), int(d["op"])), 0) + 1
-    # "Never seen" only where the history proves it: every read the client meant to make was answered and
-    # missed. A write whose reads were refused or never sent (the run stopped) proves nothing either way.
+        elif lt:
+            missed_late.add((int(c), int(d["op"])))
+    # Only a read sent after lag + margin that missed the write breaks the rule. A write never seen by reads all
+    # sent before then (few attempts, a short backoff, a long lag), or whose reads were refused or never sent
+    # (the run stopped), proves nothing either way: it cannot be judged, which is not a breach.
     written = {(int(c), int(d["op"])) for c, d in zip(r.writes["client"], r.writes["detail"])}
-    unseen = sum(1 for w in written - first_seen.keys() if misses.get(w, 0) >= r.wanted)
-    undecided = len(written - first_seen.keys()) - unseen
-    n_late = int(late.sum()) + unseen
+    never_seen = written - first_seen.keys()
+    unseen = len(never_seen & missed_late)
+    undecided = len(never_seen - missed_late)
+    n_late = int(late.sum())
     return Invariant(
         name="every write is visible within lag + margin",
         key=VISIBLE_WITHIN_LAG,
@@ -299,21 +301,13 @@ def _visible_within_lag(r: _ReadBacks) -> Invariant:
         calls=rows(r.reads, late),
         explanation=(
             f"write → first read that saw it, over {len(first_seen)} writes read through {r.via}"
+            + (f"; {n_late} reads sent more than {r.bound_ms} ms after the write still missed it" if n_late else "")
+            + (f", {unseen} of those writes were never seen" if unseen else "")
+            + ("; none took longer than the lag + margin" if not n_late and not undecided else "")
             + (
-                f"; {int(late.sum())} reads sent more than {r.bound_ms} ms after the write still missed it"
-                if late.any()
-                else ""
-            )
-            + (
-                f"; {unseen} writes were never seen within {r.wanted} attempts"
-                if unseen
-                else "; none took longer than the lag + margin"
-                if not undecided
-                else ""
-            )
-            + (
-                f"; {undecided} writes cannot be judged: their read-backs were refused or never sent, "
-                "which proves nothing about visibility"
+                f"; {undecided} writes cannot be judged: no read of them was sent after {r.bound_ms} ms (all "
+                f"{r.wanted} attempts came sooner, or were refused or never sent), which proves nothing about "
+                "visibility"
                 if undecided
                 else ""
             )
