@@ -36,6 +36,7 @@ from engine.calls import (
     Refused,
 )
 from engine.history import Call, Outcome
+from engine.patterns.base import LAST_ATTEMPT
 
 T = TypeVar("T")
 VIA = "pydynox"
@@ -65,7 +66,8 @@ def pydynox_client(ctx: ClientContext, account_pk: Callable[[int], str], sk: str
                 raise LookupError(f"{pk} is gone: nothing in this pattern deletes an account")
             current.balance = int(current.balance) + amount
             try:
-                save(ctx, current, action, pk, {"amount": amount, "attempt": attempt + 1, "op": op})
+                last = attempt + 1 == ctx.options["max_attempts"]
+                save(ctx, current, action, pk, {"amount": amount, "attempt": attempt + 1, "op": op, LAST_ATTEMPT: last})
                 break
             except ConditionFailed:
                 ctx.backoff(attempt)

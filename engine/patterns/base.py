@@ -180,6 +180,25 @@ class Harm:
 ANY_VIOLATION = Harm("invariant violations")
 
 
+# In a call's detail: this is the client's last attempt at its operation, so if it is refused for a reason the
+# client retries (a version conflict, a colliding transaction), the client gives the operation up.
+LAST_ATTEMPT = "last_attempt"
+
+
+@dataclass(frozen=True, slots=True)
+class GiveUp:
+    """How a safe variant's clients abandon an operation (the seed's `raise RuntimeError("gave up after
+    retries")`): its last attempt (detail LAST_ATTEMPT) refused for a reason `retried` says it retries. The
+    run's summary counts them, so a PASS never hides work that was not done."""
+
+    what: str  # the operations, plural: "changes", "orders"
+    why: str  # how they were given up; {option} fields are filled from the run's options
+    retried: Callable[[str, str, Mapping[str, Any]], bool]  # (action, error code, detail) -> a retried refusal
+
+    def gave_up(self, action: str, code: str, detail: Mapping[str, Any]) -> bool:
+        return bool(detail.get(LAST_ATTEMPT)) and self.retried(action, code, detail)
+
+
 class Pattern:
     """Base class; subclasses fill in the class attributes and the four methods."""
 
@@ -200,6 +219,7 @@ class Pattern:
     process_pool: ClassVar[bool] = True
     lost_response_default: ClassVar[float] = 0.0  # share of writes whose response is lost, by default
     harm: ClassVar[Harm] = ANY_VIOLATION  # what the racy variant's damage is called and counted from
+    gives_up: ClassVar[GiveUp | None] = None  # how its clients abandon an operation, if they ever do
 
     @classmethod
     def safe_variant(cls) -> str:

@@ -9,7 +9,7 @@ import pandas as pd
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
 from engine.history import History
-from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import LAST_ATTEMPT, GiveUp, Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table, TableSpec
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
@@ -90,6 +90,16 @@ class UniqueConstraints(Pattern):
     # The sweep counts these per 1,000 ops: the verdict's violations, the larger of takes during the run and extra
     # users sharing an email at the end, so the name says both.
     harm = Harm("held-email takes (run) or sharers (end)", (NO_SHARED_EMAIL,))
+    gives_up = GiveUp(
+        "sign-ups and email changes",
+        f"each cancelled for a colliding transaction (TransactionConflict) on every one of its {CONFLICT_ATTEMPTS} "
+        "sends",
+        lambda action, code, detail: (
+            code == "TransactionCanceledException"
+            and "TransactionConflict" in (detail.get("reasons") or ())
+            and "ConditionalCheckFailed" not in (detail.get("reasons") or ())
+        ),
+    )
     title = "Unique constraints on non-key attributes"
     problem = (
         "DynamoDB only enforces uniqueness on the primary key. 'Email must be unique across users' "
@@ -158,7 +168,7 @@ class UniqueConstraints(Pattern):
         as AWS advises); a failed condition (the email is taken) ends it."""
         for attempt in range(CONFLICT_ATTEMPTS):
             try:
-                cls._sentinel_once(ctx, user, old, new, op)
+                cls._sentinel_once(ctx, user, old, new, op, last=attempt + 1 == CONFLICT_ATTEMPTS)
                 return
             except TransactionCanceled as e:
                 collided = "TransactionConflict" in e.reasons and "ConditionalCheckFailed" not in e.reasons
@@ -166,14 +176,14 @@ class UniqueConstraints(Pattern):
                     raise
 
     @staticmethod
-    def _sentinel_once(ctx: ClientContext, user: str, old: str | None, new: str, op: int) -> None:
+    def _sentinel_once(ctx: ClientContext, user: str, old: str | None, new: str, op: int, *, last: bool) -> None:
         name = ctx.table.name
         if old is None:
             ctx.call(
                 SIGN_UP,
                 "TransactWriteItems",
                 key=user_pk(user),
-                detail={"user": user, "email": new, "op": op},
+                detail={"user": user, "email": new, "op": op, LAST_ATTEMPT: last},
                 TransactItems=sign_up_items(name, user, new),
             )
         else:
@@ -181,7 +191,7 @@ class UniqueConstraints(Pattern):
                 CHANGE_EMAIL,
                 "TransactWriteItems",
                 key=user_pk(user),
-                detail={"user": user, "email": new, "old": old, "op": op},
+                detail={"user": user, "email": new, "old": old, "op": op, LAST_ATTEMPT: last},
                 TransactItems=change_items(name, user, old, new),
             )
 

@@ -289,3 +289,41 @@ def test_pydynox_refuses_injected_latency_it_could_not_add() -> None:
     with pytest.raises(BadInput, match="pydynox's calls do not go through botocore"):
         RunConfig(pattern="optimistic-locking", variant="pydynox", latency_ms=5).validated()
     RunConfig(pattern="optimistic-locking", variant="version-attribute", latency_ms=5).validated()
+
+
+def test_changes_given_up_after_max_attempts_are_counted_next_to_the_verdicts(backend: Backend) -> None:
+    from engine.summary import render_text, summary
+
+    # One attempt per change: every change that meets a newer version is dropped, as the seed's loop raises
+    # "gave up after retries". The verdicts still hold (nothing acknowledged was lost); the summary says how
+    # many changes were never made.
+    run = run_pattern(
+        RunConfig(
+            pattern="optimistic-locking",
+            variant="version-check",
+            threads=8,
+            ops_per_client=10,
+            options={"max_attempts": 1},
+        ),
+        backend,
+    )
+    assert all(inv.holds for inv in run.invariants)
+    applied = run.invariants_by_name()["version = 1 + successful writes"].observed - 1
+    data = summary(run)
+    assert data["gave_up"] == {
+        "operations": 80 - applied,
+        "what": "changes",
+        "why": "each refused for a newer version on every one of its 1 attempts, max_attempts",
+    }
+    assert 80 - applied > 0
+    assert f"gave up    {80 - applied} changes given up" in render_text(data)
+
+
+def test_with_nothing_given_up_the_summary_says_zero_and_prints_no_line(backend: Backend) -> None:
+    from engine.summary import render_text, summary
+
+    run = run_pattern(
+        RunConfig(pattern="optimistic-locking", variant="version-check", threads=1, ops_per_client=3), backend
+    )
+    data = summary(run)
+    assert data["gave_up"]["operations"] == 0 and "gave up" not in render_text(data)

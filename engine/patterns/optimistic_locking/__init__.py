@@ -12,7 +12,7 @@ from typing import Any
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.errors import BadInput
 from engine.history import History
-from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.base import LAST_ATTEMPT, GiveUp, Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.patterns.optimistic_locking.invariants import (  # the keys: what the dashboard's view finds them by
     BALANCE_ADDS_UP as BALANCE_ADDS_UP,
 )
@@ -39,6 +39,11 @@ class OptimisticLocking(Pattern):
     name = "optimistic-locking"
     seed = 23
     harm = Harm("lost updates", (NO_LOST_UPDATE,))  # the sweep counts these per 1,000 ops
+    gives_up = GiveUp(
+        "changes",
+        "each refused for a newer version on every one of its {max_attempts} attempts, max_attempts",
+        lambda action, code, detail: code == "ConditionalCheckFailedException",
+    )
     title = "Optimistic locking"
     problem = (
         "Two clients read the same item, change it in memory and write it back: the second write "
@@ -130,6 +135,7 @@ class OptimisticLocking(Pattern):
                             "balance": int(new["balance"]),
                             "attempt": attempt + 1,
                             "op": op,
+                            LAST_ATTEMPT: safe and attempt + 1 == ctx.options["max_attempts"],
                         },
                         **params,
                     )
@@ -158,7 +164,13 @@ class OptimisticLocking(Pattern):
                         {**item, "balance": balance},
                         action="deposit" if amount > 0 else "withdraw",
                         key_text=pk,
-                        detail={"amount": amount, "balance": balance, "attempt": attempt + 1, "op": op},
+                        detail={
+                            "amount": amount,
+                            "balance": balance,
+                            "attempt": attempt + 1,
+                            "op": op,
+                            LAST_ATTEMPT: attempt + 1 == ctx.options["max_attempts"],
+                        },
                     )
                     break
                 except ConditionFailed:
