@@ -414,7 +414,7 @@ def _refused_change_changes_nothing(
     return Invariant(
         name="a refused change deletes nothing",
         key=REFUSED_CHANGE_DELETES_NOTHING,
-        holds=not broken,
+        holds=False if broken else True if n_refused else None,  # no refusal: nothing to judge, not a PASS
         expected=0,
         observed=len(broken),
         violations=len(broken),
@@ -423,6 +423,8 @@ def _refused_change_changes_nothing(
             f"users whose refused change left them without their last acknowledged email and its "
             f"sentinel: {', '.join(broken[:5])}"
             if broken
+            else "nothing to judge: no sign-up or change was refused in this run"
+            if not n_refused
             else f"{n_refused} refused sign-ups and changes left every profile on its last acknowledged "
             "email, with its sentinel: a cancelled transaction writes and deletes nothing"
         ),

@@ -19,7 +19,7 @@ SAME_REPLY = "every-reply-to-a-key-is-the-same"
 REUSE_REFUSED = "a-key-reused-with-another-payload-is-refused"
 
 
-def verdicts(table: Table, history: History) -> list[Invariant]:
+def verdicts(table: Table, history: History, *, keyed: bool = True) -> list[Invariant]:
     """Every invariant of the run, read from the table after it and from its history."""
     items = table.scan_all()
     charges = [i for i in items if i["SK"] == CHARGE]
@@ -35,7 +35,7 @@ def verdicts(table: Table, history: History) -> list[Invariant]:
     return [
         _one_charge_each(original, charges, replies, reuse[replied], calls, stuck),
         _same_reply(replies, reuse[replied]),
-        _reuse_refused(original, charges, replies, reuse[replied]),
+        _reuse_refused(original, charges, replies, reuse[replied], keyed=keyed),
     ]
 
 
@@ -113,7 +113,7 @@ def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
 
 
 def _reuse_refused(
-    original: dict[str, int], charges: list[dict[str, Any]], replies: pd.DataFrame, reuse: pd.Series
+    original: dict[str, int], charges: list[dict[str, Any]], replies: pd.DataFrame, reuse: pd.Series, *, keyed: bool
 ) -> Invariant:
     wrong = [c for c in charges if original.get(str(c["requestId"])) != c["amount"]]
     reused = replies[reuse]
@@ -122,7 +122,8 @@ def _reuse_refused(
     return Invariant(
         name="a key reused with another payload is refused",
         key=REUSE_REFUSED,
-        holds=not wrong,
+        # No send reused a key: nothing to judge, which is not a PASS.
+        holds=False if wrong else True if attempts else None,
         expected=0,
         observed=len(wrong),
         violations=len(wrong),
@@ -130,6 +131,11 @@ def _reuse_refused(
         explanation=(
             f"{len(wrong)} charges were made for a reused key with another amount"
             if wrong
+            else "nothing to judge: no send reused a key for another amount in this run"
+            if not attempts
             else f"all {attempts} sends that reused a key for another amount were refused (payload hash)"
+            if keyed
+            else f"none of the {attempts} sends that reused a request id for another amount made a charge in this "
+            "run: without a key nothing compares payloads, so nothing would have refused one"
         ),
     )
