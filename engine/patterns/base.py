@@ -16,7 +16,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import pandas as pd
 
-from engine.calls import ClientContext
+from engine.calls import CallError, ClientContext, ConditionFailed
 from engine.errors import BadInput
 from engine.history import History
 from engine.options import RunOptions
@@ -269,6 +269,14 @@ class Pattern:
     def walkthrough_for(self, variant: str | None) -> Callable[[Any], None]:
         """The scene a variant replays (a variant built on another seed has its own); default `walkthrough`."""
         return self.walkthrough
+
+
+def succeeded(response: Any) -> bool | str:
+    """A scene's True/False for a guarded call: True done, False refused by its condition; any other failure
+    (throttled, say) is neither, and is shown as its error code rather than read as the condition saying no."""
+    if isinstance(response, ConditionFailed):
+        return False
+    return response.code if isinstance(response, CallError) else True
 
 
 def rows(frame: pd.DataFrame, mask: Any) -> tuple[int, ...]:

@@ -8,6 +8,7 @@ the bound the invariants expect.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -181,7 +182,7 @@ class GsiConsistency(Pattern):
         walk.call("PutItem", Item={**key, "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#1"})
         walk.result(
             "Immediate GSI read after write (Local is instant; AWS may return 0)",
-            len(_items(walk.call("Query", **by_email))),
+            _count(walk.call("Query", **by_email)),
         )
         walk.result(
             "Strongly consistent read from the base table", walk.call("GetItem", Key=key, ConsistentRead=True)["Item"]
@@ -196,16 +197,14 @@ class GsiConsistency(Pattern):
             walk.call("PutItem", Item={"PK": "USER#3", "SK": "PROFILE", "GSI1PK": "EMAIL#b@x.com", "GSI1SK": "USER#3"})
             walk.result(
                 f"Immediate GSI read after write ({lag_ms} ms lag, simulated)",
-                len(_items(walk.call("Query", **{**by_email, "ExpressionAttributeValues": lagged}))),
+                _count(walk.call("Query", **{**by_email, "ExpressionAttributeValues": lagged})),
             )
             items, attempts = _retry(walk, {**by_email, "ExpressionAttributeValues": lagged})
             walk.result(f"GSI read with retry (found after {attempts} attempt(s))", items)
             _set_simulated_lag(walk, 0)
 
         walk.call("PutItem", Item={"PK": "USER#2", "SK": "PROFILE", "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#2"})
-        walk.result(
-            "Two users with the same email in the GSI", [item["PK"] for item in _items(walk.call("Query", **by_email))]
-        )
+        walk.result("Two users with the same email in the GSI", _owners(walk.call("Query", **by_email)))
 
 
 def _read_detail(op: int, attempt: int, acked: int) -> dict[str, Any]:
@@ -362,6 +361,15 @@ def _items(response: Any) -> list[dict[str, Any]]:
     return [] if isinstance(response, CallError) else response["Items"]
 
 
+# A failed Query is shown as its error code: read as 0 items it would pass for an index that had not caught up.
+def _count(response: Any) -> int | str:
+    return response.code if isinstance(response, CallError) else len(response["Items"])
+
+
+def _owners(response: Any) -> list[str] | str:
+    return response.code if isinstance(response, CallError) else [item["PK"] for item in response["Items"]]
+
+
 def _message(response: Any) -> str:
     """The seed prints the error's message; a backend that accepts the read is worth saying so."""
     if isinstance(response, CallError):
@@ -372,15 +380,21 @@ def _message(response: Any) -> str:
 def _retry(walk: Any, params: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
     """The seed's helper; its first Query is printed, the retries are summarised on one line."""
     shown = [False]
+    failed: Counter[str] = Counter()
 
     def query() -> list[dict[str, Any]]:
-        items = _items(walk.call("Query", show=not shown[0], **params))
+        response = walk.call("Query", show=not shown[0], **params)
         shown[0] = True
-        return items
+        if isinstance(response, CallError):
+            failed[response.code] += 1
+        return _items(response)
 
     items, attempts = query_gsi_until_found(query, time.sleep)
     if attempts > 1:
         walk.log.elided(f"... (+{attempts - 1} more Query calls with backoff not shown)")
+    if failed:
+        codes = ", ".join(f"{code} ×{n}" for code, n in failed.items())
+        walk.note(f"... {sum(failed.values())} of those Query calls failed ({codes}): not an index still catching up")
     return items, attempts
 
 
