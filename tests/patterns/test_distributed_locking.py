@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -217,7 +218,7 @@ def test_a_scene_reads_only_a_refused_condition_as_false_any_other_error_as_its_
     table = open_table(client, "scene-succeeded", TableSpec())
     caller = Caller(client, History(), 0)
 
-    def put(**params: object) -> object:
+    def put(**params: Any) -> Any:
         try:
             return caller.call("acquire", "PutItem", key="LOCK", TableName=table.name, **params)
         except CallError as e:

@@ -275,6 +275,26 @@ def test_walkthrough_of_seed_004_ten_increments_end_at_count_10_and_version_11(b
     assert "condition:  attribute_not_exists(PK)" in text
     saves = calls.snapshot()
     assert ((saves["op"] == "PutItem") & (saves["outcome"] == "ok")).sum() >= 10 + 8
+    # Seed 004's other sub-cases: no version before the first save, creating twice fails, update() skips it.
+    assert printed_result(text, "Before the first save the version is None") is None
+    assert printed_result(text, "Creating the same document twice fails") == "ConditionalCheckFailedException"
+    skipped = printed_result(text, "update() does not use versioning: the version stays 2")
+    assert (skipped["content"], skipped["version"]) == ("Updated without a version check", 2)
+
+
+def test_walkthrough_of_seed_004_titles_the_count_it_reached_and_says_who_gave_up(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.patterns import optimistic_locking
+
+    # One attempt each, as if the retry budget ran out: the title must state the count reached, not "10".
+    monkeypatch.setattr(optimistic_locking, "INCREMENT_ATTEMPTS", 1)
+    text, _ = run_walkthrough(23, backend, variant="version-attribute")
+    title = next(line for line in text.splitlines() if line.startswith("=== 10 increments with retry end at"))
+    final = printed_result(text, title.strip("= "))
+    assert title == f"=== 10 increments with retry end at count {final['value']}, version {final['version']} ==="
+    gave_up = 10 - int(final["value"])  # ten clients at once, one attempt each: almost always some lose the race
+    assert (f"{gave_up} of the 10 clients gave up after 1 attempts" in text) == (gave_up > 0)
 
 
 def test_a_variant_scene_needs_one_pattern(capsys: pytest.CaptureFixture[str]) -> None:
