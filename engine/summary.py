@@ -224,10 +224,11 @@ def render_text(data: dict[str, Any]) -> str:
     if data["invariants"]:
         out.append("invariants")
         width = max(len(inv["name"]) for inv in data["invariants"])
+        column = max(len(verdict_of(inv)) for inv in data["invariants"])  # CANNOT JUDGE is wider than PASS
         for inv in data["invariants"]:
             verdict = verdict_of(inv)
             out.append(
-                f"  {verdict:<4}  {inv['name']:<{width}}  expected {_short(inv['expected'])}, "
+                f"  {verdict:<{column}}  {inv['name']:<{width}}  expected {_short(inv['expected'])}, "
                 f"observed {_short(inv['observed'])}"
                 + (f"  ({inv['violations']} violations)" if inv["violations"] else "")
             )
