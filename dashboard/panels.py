@@ -17,7 +17,7 @@ from dashboard.records import RunRecord, known_pattern
 from dashboard.ui import plain, show_error
 from dashboard.verdicts import flagged_calls
 from engine.patterns.base import evidence_caption
-from engine.summary import SATURATED, client_cpu_text, live_causes
+from engine.summary import SATURATED, client_cpu_text, gave_up_text, live_causes
 
 # -- counters -------------------------------------------------------------------------------------------------------
 
@@ -171,6 +171,9 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
         return _invariants_so_far(invariants, key, columns)
     holds = sum(1 for inv in invariants if inv.get("holds") is True)
     st.markdown(f"**{holds} of {len(invariants)} hold**")
+    given_up = gave_up_text((record.summary() or {}).get("gave_up"))
+    if given_up:  # a PASS judges the work done: say what the clients abandoned, next to it
+        st.warning(plain(given_up), icon=":material/block:")
     cols = st.columns(columns)
     for i, inv in enumerate(invariants):
         with cols[i % columns].container(border=True, key=f"{key}-inv-{i}"):

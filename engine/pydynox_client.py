@@ -6,12 +6,15 @@ DynamoDB error code, the version read and written in the detail), in the same Hi
 It talks to the run's backend: the endpoint, region and credentials of the run's boto3 client.
 
 What does not reach it: botocore's retry policy (pydynox is told to make one attempt per call, so every
-attempt is a recorded call) and the injected latency (a botocore hook). A lost response is injected here the
+attempt is a recorded call) and the injected latency (a botocore hook). So a call refused for load (throttled)
+is sent again here after a backoff, as AWS advises and as ClientContext.call does for botocore's calls: each
+attempt recorded. A lost response is injected here the
 same way as for botocore: the save is sent and applied, its answer is dropped, and the call is unknown (INFO).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -23,8 +26,17 @@ from pydynox.attributes import NumberAttribute, StringAttribute, VersionAttribut
 from pydynox.exceptions import ConditionalCheckFailedException, ConnectionException, PydynoxException
 
 from engine.calllog import format_request
-from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed, Refused
+from engine.calls import (
+    CONTENTION_CODES,
+    CONTENTION_RETRIES,
+    Ambiguous,
+    CallError,
+    ClientContext,
+    ConditionFailed,
+    Refused,
+)
 from engine.history import Call, Outcome
+from engine.patterns.base import LAST_ATTEMPT
 
 T = TypeVar("T")
 VIA = "pydynox"
@@ -32,6 +44,9 @@ VIA = "pydynox"
 # machine would otherwise print thousands of lines. A NullHandler keeps them off stderr unless the
 # application configures logging.
 logging.getLogger("pydynox").addHandler(logging.NullHandler())
+# A botocore call is tried 3 times by botocore's retry policy inside each of ClientContext.call's resends for
+# throttling; pydynox makes one attempt per call, so it gets as many resends as that makes in all.
+THROTTLE_RESENDS = 3 * (CONTENTION_RETRIES + 1)
 _LOCK = threading.Lock()  # one pydynox client and model class per run, made by the first client thread
 
 
@@ -51,7 +66,8 @@ def pydynox_client(ctx: ClientContext, account_pk: Callable[[int], str], sk: str
                 raise LookupError(f"{pk} is gone: nothing in this pattern deletes an account")
             current.balance = int(current.balance) + amount
             try:
-                save(ctx, current, action, pk, {"amount": amount, "attempt": attempt + 1, "op": op})
+                last = attempt + 1 == ctx.options["max_attempts"]
+                save(ctx, current, action, pk, {"amount": amount, "attempt": attempt + 1, "op": op, LAST_ATTEMPT: last})
                 break
             except ConditionFailed:
                 ctx.backoff(attempt)
@@ -139,7 +155,14 @@ def save(ctx: ClientContext, item: Any, action: str, key: str, detail: Mapping[s
         params["ExpressionAttributeValues"] = values
     full = {"read_version": held, "version": written, "balance": balance, "via": VIA, **detail}
     lose = ctx.lost_response_share > 0 and ctx.rng.random() < ctx.lost_response_share
-    record(ctx, action, "UpdateItem" if smart else "PutItem", key, params, item.sync_save, full, lose_response=lose)
+
+    def send() -> None:
+        # pydynox advances item.version before it sends and keeps it when the call fails: a throttled save
+        # resent as is would check the next version, and overwrite whoever wrote that one (a lost update).
+        item.version = held
+        item.sync_save()
+
+    record(ctx, action, "UpdateItem" if smart else "PutItem", key, params, send, full, lose_response=lose)
 
 
 def record(
@@ -154,9 +177,32 @@ def record(
     observe: Callable[[T], Mapping[str, Any]] | None = None,
     lose_response: bool = False,
 ) -> T:
-    """Make one pydynox call and record it like engine.calls.Caller does a boto3 call: OK when it returned,
-    FAIL when DynamoDB said no, INFO when the answer was lost (the connection failed, or a lost response was
-    injected after the call was applied). Raises the same CallError subclasses."""
+    """Make one pydynox call and record it like engine.calls.ClientContext does a boto3 call: OK when it
+    returned, FAIL when DynamoDB said no, INFO when the answer was lost (the connection failed, or a lost
+    response was injected after the call was applied). Raises the same CallError subclasses. Refused for load
+    (throttled), it is sent again after a backoff, each attempt recorded: with max_retries=0 nothing else
+    would, and the client would stop half-way on the first throttled call."""
+    for attempt in itertools.count():
+        try:
+            return _record_once(ctx, action, op, key, params, do, detail, observe=observe, lose_response=lose_response)
+        except Refused as e:
+            if e.code not in CONTENTION_CODES or attempt >= THROTTLE_RESENDS or not ctx.backoff(attempt, 0.005, 0.5):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _record_once(
+    ctx: ClientContext,
+    action: str,
+    op: str,
+    key: str,
+    params: Mapping[str, Any],
+    do: Callable[[], T],
+    detail: Mapping[str, Any],
+    *,
+    observe: Callable[[T], Mapping[str, Any]] | None,
+    lose_response: bool,
+) -> T:
     request = format_request(op, params) if ctx.record_requests else None
     full = dict(detail)
     code: str | None = None

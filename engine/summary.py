@@ -7,6 +7,7 @@ from typing import Any
 
 from engine.calls import THROTTLED
 from engine.history import History, dumps
+from engine.patterns.base import GiveUp
 from engine.runner import Run, RunState, conflicts
 
 THROTTLE_CODES = THROTTLED  # one list: the codes clients retry as throttling are the ones counted as such
@@ -82,6 +83,35 @@ def cancellation_reasons(history: History) -> dict[str, int]:
     return dict(sorted(reasons.items()))
 
 
+def gave_up(history: History, rule: GiveUp | None, options: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The operations the clients abandoned (their last attempt refused for a reason they retry), or None for a
+    pattern whose clients never give up: {"operations": n, "what": "changes", "why": "..."}."""
+    if rule is None:
+        return None
+    frame = history.snapshot()
+    refused = [int(s) for s in frame.loc[frame["outcome"].astype(str) == "fail", "seq"]] if not frame.empty else []
+    codes = dict(zip(frame["seq"].astype(int), frame["error"].astype(str))) if refused else {}
+    actions = dict(zip(frame["seq"].astype(int), frame["action"].astype(str))) if refused else {}
+    n = sum(
+        1 for seq, detail in zip(refused, history.details(refused)) if rule.gave_up(actions[seq], codes[seq], detail)
+    )
+    try:
+        why = rule.why.format(**options)
+    except (KeyError, IndexError, ValueError):
+        why = rule.why
+    return {"operations": n, "what": rule.what, "why": why}
+
+
+def gave_up_text(given_up: Mapping[str, Any] | None) -> str | None:
+    """One line for the summary and the dashboard: what the clients abandoned, or None when nothing was."""
+    if not given_up or not given_up.get("operations"):
+        return None
+    return (
+        f"{given_up['operations']:,} {given_up['what']} given up, {given_up['why']}: never done, and the verdicts "
+        "judge only the work that was"
+    )
+
+
 def summary(run: Run) -> dict[str, Any]:
     """The --json object. Scripts depend on these keys: add, never rename."""
     counts = run.history.counts()
@@ -123,6 +153,8 @@ def summary(run: Run) -> dict[str, Any]:
         "client_errors": [
             {k: v for k, v in e.items() if k != "trace"} for e in run.worker_errors if e["kind"] != "crash"
         ][:20],
+        # operations a safe client abandoned after its retries (None: the pattern's clients never give up)
+        "gave_up": gave_up(run.history, run.pattern_cls.gives_up, dict(run.options.values)),
         "invariants": [inv.as_dict() for inv in run.invariants],
     }
 
@@ -186,13 +218,17 @@ def render_text(data: dict[str, Any]) -> str:
         out.append(f"crashes    {data['client_crashes']} client(s) crashed mid-operation (injected)")
     for err in data["client_errors"][:5]:
         out.append(err["message"] if err.get("kind") == "lost" else f"client {err['client']} stopped: {err['message']}")
+    given_up = gave_up_text(data.get("gave_up"))
+    if given_up:
+        out.append(f"gave up    {given_up}")
     if data["invariants"]:
         out.append("invariants")
         width = max(len(inv["name"]) for inv in data["invariants"])
+        column = max(len(verdict_of(inv)) for inv in data["invariants"])  # CANNOT JUDGE is wider than PASS
         for inv in data["invariants"]:
             verdict = verdict_of(inv)
             out.append(
-                f"  {verdict:<4}  {inv['name']:<{width}}  expected {_short(inv['expected'])}, "
+                f"  {verdict:<{column}}  {inv['name']:<{width}}  expected {_short(inv['expected'])}, "
                 f"observed {_short(inv['observed'])}"
                 + (f"  ({inv['violations']} violations)" if inv["violations"] else "")
             )

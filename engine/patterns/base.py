@@ -16,7 +16,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import pandas as pd
 
-from engine.calls import ClientContext
+from engine.calls import CallError, ClientContext, ConditionFailed
 from engine.errors import BadInput
 from engine.history import History
 from engine.options import RunOptions
@@ -180,6 +180,25 @@ class Harm:
 ANY_VIOLATION = Harm("invariant violations")
 
 
+# In a call's detail: this is the client's last attempt at its operation, so if it is refused for a reason the
+# client retries (a version conflict, a colliding transaction), the client gives the operation up.
+LAST_ATTEMPT = "last_attempt"
+
+
+@dataclass(frozen=True, slots=True)
+class GiveUp:
+    """How a safe variant's clients abandon an operation (the seed's `raise RuntimeError("gave up after
+    retries")`): its last attempt (detail LAST_ATTEMPT) refused for a reason `retried` says it retries. The
+    run's summary counts them, so a PASS never hides work that was not done."""
+
+    what: str  # the operations, plural: "changes", "orders"
+    why: str  # how they were given up; {option} fields are filled from the run's options
+    retried: Callable[[str, str, Mapping[str, Any]], bool]  # (action, error code, detail) -> a retried refusal
+
+    def gave_up(self, action: str, code: str, detail: Mapping[str, Any]) -> bool:
+        return bool(detail.get(LAST_ATTEMPT)) and self.retried(action, code, detail)
+
+
 class Pattern:
     """Base class; subclasses fill in the class attributes and the four methods."""
 
@@ -200,6 +219,7 @@ class Pattern:
     process_pool: ClassVar[bool] = True
     lost_response_default: ClassVar[float] = 0.0  # share of writes whose response is lost, by default
     harm: ClassVar[Harm] = ANY_VIOLATION  # what the racy variant's damage is called and counted from
+    gives_up: ClassVar[GiveUp | None] = None  # how its clients abandon an operation, if they ever do
 
     @classmethod
     def safe_variant(cls) -> str:
@@ -249,6 +269,14 @@ class Pattern:
     def walkthrough_for(self, variant: str | None) -> Callable[[Any], None]:
         """The scene a variant replays (a variant built on another seed has its own); default `walkthrough`."""
         return self.walkthrough
+
+
+def succeeded(response: Any) -> bool | str:
+    """A scene's True/False for a guarded call: True done, False refused by its condition; any other failure
+    (throttled, say) is neither, and is shown as its error code rather than read as the condition saying no."""
+    if isinstance(response, ConditionFailed):
+        return False
+    return response.code if isinstance(response, CallError) else True
 
 
 def rows(frame: pd.DataFrame, mask: Any) -> tuple[int, ...]:

@@ -8,6 +8,7 @@ the bound the invariants expect.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -181,7 +182,7 @@ class GsiConsistency(Pattern):
         walk.call("PutItem", Item={**key, "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#1"})
         walk.result(
             "Immediate GSI read after write (Local is instant; AWS may return 0)",
-            len(_items(walk.call("Query", **by_email))),
+            _count(walk.call("Query", **by_email)),
         )
         walk.result(
             "Strongly consistent read from the base table", walk.call("GetItem", Key=key, ConsistentRead=True)["Item"]
@@ -196,16 +197,14 @@ class GsiConsistency(Pattern):
             walk.call("PutItem", Item={"PK": "USER#3", "SK": "PROFILE", "GSI1PK": "EMAIL#b@x.com", "GSI1SK": "USER#3"})
             walk.result(
                 f"Immediate GSI read after write ({lag_ms} ms lag, simulated)",
-                len(_items(walk.call("Query", **{**by_email, "ExpressionAttributeValues": lagged}))),
+                _count(walk.call("Query", **{**by_email, "ExpressionAttributeValues": lagged})),
             )
             items, attempts = _retry(walk, {**by_email, "ExpressionAttributeValues": lagged})
             walk.result(f"GSI read with retry (found after {attempts} attempt(s))", items)
             _set_simulated_lag(walk, 0)
 
         walk.call("PutItem", Item={"PK": "USER#2", "SK": "PROFILE", "GSI1PK": "EMAIL#a@x.com", "GSI1SK": "USER#2"})
-        walk.result(
-            "Two users with the same email in the GSI", [item["PK"] for item in _items(walk.call("Query", **by_email))]
-        )
+        walk.result("Two users with the same email in the GSI", _owners(walk.call("Query", **by_email)))
 
 
 def _read_detail(op: int, attempt: int, acked: int) -> dict[str, Any]:
@@ -275,18 +274,20 @@ def _visible_within_lag(r: _ReadBacks) -> Invariant:
     # Time from a write's acknowledgement to the first read (as sent) that saw it: an upper bound on
     # the real lag, as coarse as the retry's backoff.
     first_seen: dict[tuple[int, int], float] = {}
-    misses: dict[tuple[int, int], int] = {}  # answered reads that did not see the write
-    for c, d, ms, s in zip(r.reads["client"], r.reads["detail"], r.since_ms, r.stale):
+    missed_late: set[tuple[int, int]] = set()  # writes a read sent after lag + margin still missed
+    for c, d, ms, s, lt in zip(r.reads["client"], r.reads["detail"], r.since_ms, r.stale, late):
         if not s:
             first_seen.setdefault((int(c), int(d["op"])), float(ms))
-        else:
-            misses[(int(c), int(d["op"]))] = misses.get((int(c), int(d["op"])), 0) + 1
-    # "Never seen" only where the history proves it: every read the client meant to make was answered and
-    # missed. A write whose reads were refused or never sent (the run stopped) proves nothing either way.
+        elif lt:
+            missed_late.add((int(c), int(d["op"])))
+    # Only a read sent after lag + margin that missed the write breaks the rule. A write never seen by reads all
+    # sent before then (few attempts, a short backoff, a long lag), or whose reads were refused or never sent
+    # (the run stopped), proves nothing either way: it cannot be judged, which is not a breach.
     written = {(int(c), int(d["op"])) for c, d in zip(r.writes["client"], r.writes["detail"])}
-    unseen = sum(1 for w in written - first_seen.keys() if misses.get(w, 0) >= r.wanted)
-    undecided = len(written - first_seen.keys()) - unseen
-    n_late = int(late.sum()) + unseen
+    never_seen = written - first_seen.keys()
+    unseen = len(never_seen & missed_late)
+    undecided = len(never_seen - missed_late)
+    n_late = int(late.sum())
     return Invariant(
         name="every write is visible within lag + margin",
         key=VISIBLE_WITHIN_LAG,
@@ -299,21 +300,13 @@ def _visible_within_lag(r: _ReadBacks) -> Invariant:
         calls=rows(r.reads, late),
         explanation=(
             f"write → first read that saw it, over {len(first_seen)} writes read through {r.via}"
+            + (f"; {n_late} reads sent more than {r.bound_ms} ms after the write still missed it" if n_late else "")
+            + (f", {unseen} of those writes were never seen" if unseen else "")
+            + ("; none took longer than the lag + margin" if not n_late and not undecided else "")
             + (
-                f"; {int(late.sum())} reads sent more than {r.bound_ms} ms after the write still missed it"
-                if late.any()
-                else ""
-            )
-            + (
-                f"; {unseen} writes were never seen within {r.wanted} attempts"
-                if unseen
-                else "; none took longer than the lag + margin"
-                if not undecided
-                else ""
-            )
-            + (
-                f"; {undecided} writes cannot be judged: their read-backs were refused or never sent, "
-                "which proves nothing about visibility"
+                f"; {undecided} writes cannot be judged: no read of them was sent after {r.bound_ms} ms (all "
+                f"{r.wanted} attempts came sooner, or were refused or never sent), which proves nothing about "
+                "visibility"
                 if undecided
                 else ""
             )
@@ -368,6 +361,15 @@ def _items(response: Any) -> list[dict[str, Any]]:
     return [] if isinstance(response, CallError) else response["Items"]
 
 
+# A failed Query is shown as its error code: read as 0 items it would pass for an index that had not caught up.
+def _count(response: Any) -> int | str:
+    return response.code if isinstance(response, CallError) else len(response["Items"])
+
+
+def _owners(response: Any) -> list[str] | str:
+    return response.code if isinstance(response, CallError) else [item["PK"] for item in response["Items"]]
+
+
 def _message(response: Any) -> str:
     """The seed prints the error's message; a backend that accepts the read is worth saying so."""
     if isinstance(response, CallError):
@@ -378,15 +380,21 @@ def _message(response: Any) -> str:
 def _retry(walk: Any, params: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
     """The seed's helper; its first Query is printed, the retries are summarised on one line."""
     shown = [False]
+    failed: Counter[str] = Counter()
 
     def query() -> list[dict[str, Any]]:
-        items = _items(walk.call("Query", show=not shown[0], **params))
+        response = walk.call("Query", show=not shown[0], **params)
         shown[0] = True
-        return items
+        if isinstance(response, CallError):
+            failed[response.code] += 1
+        return _items(response)
 
     items, attempts = query_gsi_until_found(query, time.sleep)
     if attempts > 1:
         walk.log.elided(f"... (+{attempts - 1} more Query calls with backoff not shown)")
+    if failed:
+        codes = ", ".join(f"{code} ×{n}" for code, n in failed.items())
+        walk.note(f"... {sum(failed.values())} of those Query calls failed ({codes}): not an index still catching up")
     return items, attempts
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
 from engine.history import History
-from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
+from engine.patterns.base import LAST_ATTEMPT, GiveUp, Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.tables import Table, TableSpec
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
@@ -92,6 +92,16 @@ class UniqueConstraints(Pattern):
     # The sweep counts these per 1,000 ops: the verdict's violations, the larger of takes during the run and extra
     # users sharing an email at the end, so the name says both.
     harm = Harm("held-email takes (run) or sharers (end)", (NO_SHARED_EMAIL,))
+    gives_up = GiveUp(
+        "sign-ups and email changes",
+        f"each cancelled for a colliding transaction (TransactionConflict) on every one of its {CONFLICT_ATTEMPTS} "
+        "sends",
+        lambda action, code, detail: (
+            code == "TransactionCanceledException"
+            and "TransactionConflict" in (detail.get("reasons") or ())
+            and "ConditionalCheckFailed" not in (detail.get("reasons") or ())
+        ),
+    )
     title = "Unique constraints on non-key attributes"
     problem = (
         "DynamoDB only enforces uniqueness on the primary key. 'Email must be unique across users' "
@@ -160,7 +170,7 @@ class UniqueConstraints(Pattern):
         as AWS advises); a failed condition (the email is taken) ends it."""
         for attempt in range(CONFLICT_ATTEMPTS):
             try:
-                cls._sentinel_once(ctx, user, old, new, op)
+                cls._sentinel_once(ctx, user, old, new, op, last=attempt + 1 == CONFLICT_ATTEMPTS)
                 return
             except TransactionCanceled as e:
                 collided = "TransactionConflict" in e.reasons and "ConditionalCheckFailed" not in e.reasons
@@ -168,14 +178,14 @@ class UniqueConstraints(Pattern):
                     raise
 
     @staticmethod
-    def _sentinel_once(ctx: ClientContext, user: str, old: str | None, new: str, op: int) -> None:
+    def _sentinel_once(ctx: ClientContext, user: str, old: str | None, new: str, op: int, *, last: bool) -> None:
         name = ctx.table.name
         if old is None:
             ctx.call(
                 SIGN_UP,
                 "TransactWriteItems",
                 key=user_pk(user),
-                detail={"user": user, "email": new, "op": op},
+                detail={"user": user, "email": new, "op": op, LAST_ATTEMPT: last},
                 TransactItems=sign_up_items(name, user, new),
             )
         else:
@@ -183,7 +193,7 @@ class UniqueConstraints(Pattern):
                 CHANGE_EMAIL,
                 "TransactWriteItems",
                 key=user_pk(user),
-                detail={"user": user, "email": new, "old": old, "op": op},
+                detail={"user": user, "email": new, "old": old, "op": op, LAST_ATTEMPT: last},
                 TransactItems=change_items(name, user, old, new),
             )
 
@@ -425,7 +435,7 @@ def _refused_change_changes_nothing(
     return Invariant(
         name="a refused change deletes nothing",
         key=REFUSED_CHANGE_DELETES_NOTHING,
-        holds=not broken,
+        holds=False if broken else True if n_refused else None,  # no refusal: nothing to judge, not a PASS
         expected=0,
         observed=len(broken),
         violations=len(broken),
@@ -434,6 +444,8 @@ def _refused_change_changes_nothing(
             f"users whose refused change left them without their last acknowledged email and its "
             f"sentinel: {', '.join(broken[:5])}"
             if broken
+            else "nothing to judge: no sign-up or change was refused in this run"
+            if not n_refused
             else f"{n_refused} refused sign-ups and changes left every profile on its last acknowledged "
             "email, with its sentinel: a cancelled transaction writes and deletes nothing"
         ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -203,3 +204,32 @@ def test_walkthrough_c_takes_over_after_b_crashes_and_b_cannot_release_it(walkth
         in walkthrough_text
     )
     assert walkthrough_text.endswith('=== lock still held by ===\n"worker-C"\n\n')
+
+
+def test_a_scene_reads_only_a_refused_condition_as_false_any_other_error_as_its_code(backend: Backend) -> None:
+    from engine.calls import Caller, CallError
+    from engine.history import History
+    from engine.patterns.base import succeeded
+    from engine.tables import TableSpec, drop_table, open_table
+
+    # The lock scene prints acquire/release as true/false: false must mean the owner check said no. A call that
+    # failed otherwise (throttled on AWS, here a request DynamoDB rejects) is neither, and prints its code.
+    client = backend.client(threads=1)
+    table = open_table(client, "scene-succeeded", TableSpec())
+    caller = Caller(client, History(), 0)
+
+    def put(**params: Any) -> Any:
+        try:
+            return caller.call("acquire", "PutItem", key="LOCK", TableName=table.name, **params)
+        except CallError as e:
+            return e
+
+    try:
+        lock = {"PK": "LOCK#x", "SK": "LOCK", "owner": "worker-A"}
+        assert succeeded(put(Item=lock, ConditionExpression="attribute_not_exists(PK)")) is True
+        assert succeeded(put(Item=lock, ConditionExpression="attribute_not_exists(PK)")) is False
+        assert succeeded(put(Item={"PK": "LOCK#x"}, ConditionExpression="attribute_not_exists(PK)")) == (
+            "ValidationException"
+        )
+    finally:
+        drop_table(table)

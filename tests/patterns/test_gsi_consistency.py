@@ -69,7 +69,11 @@ def test_with_no_lag_the_gsi_read_finds_the_write_first_time(embedded: Backend) 
     assert [d["attempt"] for d in frame.loc[frame["action"] == "read-back", "detail"]] == [1] * 8
 
 
-def test_a_write_never_seen_within_the_attempts_breaks_the_visibility_bound(embedded: Backend) -> None:
+def test_a_write_whose_reads_all_came_before_lag_plus_margin_cannot_be_judged_not_a_breach(
+    embedded: Backend,
+) -> None:
+    # The lag is 1.5 s; the client gives up after 2 quick reads (~0 and ~50 ms). That no read saw the write
+    # says nothing about whether the index had it by 1.5 s + margin: no read was sent after that.
     run = run_pattern(
         RunConfig(
             pattern="gsi-consistency",
@@ -81,7 +85,9 @@ def test_a_write_never_seen_within_the_attempts_breaks_the_visibility_bound(embe
         embedded,
     )
     within = run.invariants_by_name()[WITHIN_LAG]
-    assert not within.holds and within.observed == "no write seen; 2 never seen" and within.violations == 2
+    assert within.holds is None and within.violations == 0, within.as_dict()
+    assert within.observed == "no write seen; 2 not judged"
+    assert "2 writes cannot be judged: no read of them was sent after" in within.explanation
     assert run.invariants_by_name()[CONVERGES].holds  # given time, the index still catches up
 
 

@@ -13,6 +13,7 @@ from engine.cli import main
 from engine.history import History
 from engine.patterns.versioning import VersionedStore
 from engine.runner import RunConfig, RunState, run_pattern
+from engine.server.profile import ProfileSpec, ServerProfile
 from engine.tables import TableSpec, drop_table, open_table
 from engine.walkthrough import run_walkthrough
 from tests.patterns.printed import printed_result
@@ -204,6 +205,27 @@ def test_pydynox_models_with_a_version_attribute_lose_no_update_and_each_save_is
     assert run.invariants_by_name()["version = 1 + successful writes"].observed == 2 + ok  # two accounts
 
 
+def test_a_throttled_pydynox_call_is_sent_again_after_a_backoff_not_left_half_done(embedded: Backend) -> None:
+    # Seed 004's loop on one hot account whose write units the clients overrun (aws-like, SIMULATED): AWS's
+    # advice is to resend a throttled call after a backoff; pydynox is told to make one attempt, so the lab must.
+    run = run_pattern(
+        RunConfig(
+            pattern="optimistic-locking",
+            variant="pydynox",
+            threads=8,
+            ops_per_client=5,
+            profile=ProfileSpec(ServerProfile.AWS_LIKE, write_units=40, read_units=40),
+            seed=3,
+        ),
+        embedded,
+    )
+    assert run.state is RunState.DONE, run.error
+    assert run.worker_errors == []  # no client stopped half-way on ProvisionedThroughputExceededException
+    throttled = run.history.counts()["errors"].get("ProvisionedThroughputExceededException", 0)
+    assert throttled > 0  # it was throttled, and every throttled call was sent again
+    assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
+
+
 def test_a_pydynox_save_whose_answer_is_lost_is_unknown_and_the_balance_allows_for_it(backend: Backend) -> None:
     run = run_pattern(
         RunConfig(
@@ -253,6 +275,26 @@ def test_walkthrough_of_seed_004_ten_increments_end_at_count_10_and_version_11(b
     assert "condition:  attribute_not_exists(PK)" in text
     saves = calls.snapshot()
     assert ((saves["op"] == "PutItem") & (saves["outcome"] == "ok")).sum() >= 10 + 8
+    # Seed 004's other sub-cases: no version before the first save, creating twice fails, update() skips it.
+    assert printed_result(text, "Before the first save the version is None") is None
+    assert printed_result(text, "Creating the same document twice fails") == "ConditionalCheckFailedException"
+    skipped = printed_result(text, "update() does not use versioning: the version stays 2")
+    assert (skipped["content"], skipped["version"]) == ("Updated without a version check", 2)
+
+
+def test_walkthrough_of_seed_004_titles_the_count_it_reached_and_says_who_gave_up(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.patterns import optimistic_locking
+
+    # One attempt each, as if the retry budget ran out: the title must state the count reached, not "10".
+    monkeypatch.setattr(optimistic_locking, "INCREMENT_ATTEMPTS", 1)
+    text, _ = run_walkthrough(23, backend, variant="version-attribute")
+    title = next(line for line in text.splitlines() if line.startswith("=== 10 increments with retry end at"))
+    final = printed_result(text, title.strip("= "))
+    assert title == f"=== 10 increments with retry end at count {final['value']}, version {final['version']} ==="
+    gave_up = 10 - int(final["value"])  # ten clients at once, one attempt each: almost always some lose the race
+    assert (f"{gave_up} of the 10 clients gave up after 1 attempts" in text) == (gave_up > 0)
 
 
 def test_a_variant_scene_needs_one_pattern(capsys: pytest.CaptureFixture[str]) -> None:
@@ -267,3 +309,41 @@ def test_pydynox_refuses_injected_latency_it_could_not_add() -> None:
     with pytest.raises(BadInput, match="pydynox's calls do not go through botocore"):
         RunConfig(pattern="optimistic-locking", variant="pydynox", latency_ms=5).validated()
     RunConfig(pattern="optimistic-locking", variant="version-attribute", latency_ms=5).validated()
+
+
+def test_changes_given_up_after_max_attempts_are_counted_next_to_the_verdicts(backend: Backend) -> None:
+    from engine.summary import render_text, summary
+
+    # One attempt per change: every change that meets a newer version is dropped, as the seed's loop raises
+    # "gave up after retries". The verdicts still hold (nothing acknowledged was lost); the summary says how
+    # many changes were never made.
+    run = run_pattern(
+        RunConfig(
+            pattern="optimistic-locking",
+            variant="version-check",
+            threads=8,
+            ops_per_client=10,
+            options={"max_attempts": 1},
+        ),
+        backend,
+    )
+    assert all(inv.holds for inv in run.invariants)
+    applied = run.invariants_by_name()["version = 1 + successful writes"].observed - 1
+    data = summary(run)
+    assert data["gave_up"] == {
+        "operations": 80 - applied,
+        "what": "changes",
+        "why": "each refused for a newer version on every one of its 1 attempts, max_attempts",
+    }
+    assert 80 - applied > 0
+    assert f"gave up    {80 - applied} changes given up" in render_text(data)
+
+
+def test_with_nothing_given_up_the_summary_says_zero_and_prints_no_line(backend: Backend) -> None:
+    from engine.summary import render_text, summary
+
+    run = run_pattern(
+        RunConfig(pattern="optimistic-locking", variant="version-check", threads=1, ops_per_client=3), backend
+    )
+    data = summary(run)
+    assert data["gave_up"]["operations"] == 0 and "gave up" not in render_text(data)

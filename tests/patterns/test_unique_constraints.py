@@ -242,3 +242,9 @@ def test_the_sweeps_harm_names_takes_during_the_run_when_the_sharers_moved_on() 
     harm = UniqueConstraints.harm
     assert harm.count([verdict]) == 1 and "none at the end" in str(verdict.observed)
     assert "takes (run)" in harm.name and "sharing" not in harm.name
+
+
+def test_one_sign_up_refused_nothing_so_a_refused_change_has_nothing_to_judge(backend: Backend) -> None:
+    run = run_pattern(RunConfig(pattern="unique-constraints", variant="sentinel", threads=1, ops_per_client=1), backend)
+    inv = run.invariants_by_name()["a refused change deletes nothing"]
+    assert inv.holds is None and inv.explanation.startswith("nothing to judge"), inv.as_dict()

@@ -40,6 +40,7 @@ class _Calls(RunCalls):
 
     final: dict[str, dict[str, Any]]  # the items at the end, by PK
     credits: int  # each new user's starting credits
+    guarded: bool  # the variant sends the conditions (the unguarded one sends none)
 
     @classmethod
     def of(cls, history: History, table: Table, options: RunOptions) -> _Calls:
@@ -47,7 +48,23 @@ class _Calls(RunCalls):
             calls=call_rows(history),
             final={item["PK"]: item for item in table.scan_all()},
             credits=options["credits"],
+            guarded=options.variant == "guarded",
         )
+
+    def refused(self, action: str) -> int:
+        """How many calls of one action the server refused on their condition."""
+        return sum(1 for r in self.calls if r.action == action and r.error == "ConditionalCheckFailedException")
+
+    def held_because(self, action: str, guard: str, refusals: str, no_case: str) -> str:
+        """Why a rule held, crediting the guard only when it was sent and said no: e.g. "credits >= :a refused
+        3 spends the balance could not cover"; with no refusal, that no case came up (`no_case`); unguarded,
+        that nothing stopped it and it just did not happen."""
+        n = self.refused(action)
+        if not self.guarded:
+            return f"{no_case} in this run: the unguarded writes send no condition, so nothing would have stopped it"
+        if n:
+            return f"{guard} refused {n} {refusals}"
+        return f"{no_case}, so {guard} never had to refuse one"
 
     def overwrites(self) -> list[int]:
         """Acknowledged creates that replaced a user (their ALL_OLD came back)."""
@@ -73,8 +90,12 @@ def _one_winner(c: _Calls) -> Invariant:
         explanation=(
             f"{len(overwrites)} acknowledged creates replaced a user another client had already created"
             if overwrites
-            else "attribute_not_exists(PK) let exactly one create per user through; the others got "
-            "ConditionalCheckFailed"
+            else c.held_because(
+                "create-user",
+                "attribute_not_exists(PK)",
+                "creates of a user another client had already created (ConditionalCheckFailed)",
+                "no two clients raced to create the same user",
+            )
         ),
     )
 
@@ -99,7 +120,9 @@ def _balance_never_negative(c: _Calls) -> Invariant:
             f"{len(negative)} spends left a balance below zero: the credits were checked in code, "
             "and other spends landed between the read and the write"
             if lowest < 0
-            else "credits >= :a refused every spend the balance could not cover"
+            else c.held_because(
+                "spend", "credits >= :a", "spends the balance could not cover", "no spend exceeded the balance"
+            )
         ),
     )
 
@@ -152,7 +175,9 @@ def _no_ghost(c: _Calls) -> Invariant:
             f"{len(ghost_writes)} renames of closed users created half-empty items; {len(ghosts)} "
             "are left in the table with a name but no credits or status"
             if ghost_writes or ghosts
-            else "attribute_exists(PK) refused every rename of a closed user"
+            else c.held_because(
+                "rename", "attribute_exists(PK)", "renames of a closed user", "no rename reached a closed user"
+            )
         ),
     )
 
@@ -173,7 +198,12 @@ def _paid_once(c: _Calls) -> Invariant:
             f"{len(double)} payments went to orders that were already PAID: both clients read "
             "PENDING before either wrote"
             if double
-            else "#s = :from let exactly one payment per order through"
+            else c.held_because(
+                "pay",
+                "#s = :from",
+                "payments of an order already paid: one per order went through",
+                "no two payments of one order met",
+            )
         ),
     )
 
@@ -189,13 +219,18 @@ def _refusal_returns_item(c: _Calls) -> Invariant:
     return Invariant(
         name="refusals return the item as it was",
         key=REFUSAL_RETURNS_ITEM,
-        holds=not unexplained,
+        # No refusal, nothing to judge: not applicable is not held (unguarded writes are never refused).
+        holds=False if unexplained else True if refusals else None,
         expected=len(refusals),
         observed=len(refusals) - len(unexplained),
         violations=len(unexplained),
         calls=tuple(unexplained),
         explanation=(
-            "no write was refused: nothing was guarded"
+            (
+                "not applicable: the unguarded writes send no condition, so no write was refused"
+                if not c.guarded
+                else "nothing to judge: no guarded write was refused in this run"
+            )
             if not refusals
             else f"{itemless} refusals came back without the item: this server ignores "
             "ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x does; AWS and DynamoDB Local "

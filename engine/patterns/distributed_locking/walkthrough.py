@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from engine.calls import CallError
+from engine.patterns.base import succeeded
 from engine.patterns.distributed_locking.shared import ACQUIRE_CONDITION, OWNER
 
 
@@ -14,20 +14,19 @@ def in_practice(walk: Any) -> None:
     key = {"PK": "LOCK#invoice-run", "SK": "LOCK"}
     lease_s = 2
 
-    def acquire(who: str) -> bool:
+    def acquire(who: str) -> bool | str:
         now = int(time.time())
-        return not isinstance(
+        return succeeded(
             walk.call(
                 "PutItem",
                 Item={**key, "owner": who, "expiresAt": now + lease_s},
                 ConditionExpression=ACQUIRE_CONDITION,
                 ExpressionAttributeValues={":now": now},
-            ),
-            CallError,
+            )
         )
 
-    def owner_checked(op: str, who: str, **params: Any) -> bool:
-        return not isinstance(
+    def owner_checked(op: str, who: str, **params: Any) -> bool | str:
+        return succeeded(
             walk.call(
                 op,
                 Key=key,
@@ -35,8 +34,7 @@ def in_practice(walk: Any) -> None:
                 ExpressionAttributeNames=OWNER,
                 ExpressionAttributeValues={":me": who, **params.pop("values", {})},
                 **params,
-            ),
-            CallError,
+            )
         )
 
     walk.result("worker-A acquires", acquire("worker-A"))

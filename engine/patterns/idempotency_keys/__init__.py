@@ -287,7 +287,7 @@ class IdempotencyKeys(Pattern):
         return charge_id
 
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
-        return verdicts(table, history)
+        return verdicts(table, history, keyed=options.variant == "with-key")
 
     def walkthrough(self, walk: Any) -> None:
         in_practice(walk)

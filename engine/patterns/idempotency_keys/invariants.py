@@ -19,7 +19,7 @@ SAME_REPLY = "every-reply-to-a-key-is-the-same"
 REUSE_REFUSED = "a-key-reused-with-another-payload-is-refused"
 
 
-def verdicts(table: Table, history: History) -> list[Invariant]:
+def verdicts(table: Table, history: History, *, keyed: bool = True) -> list[Invariant]:
     """Every invariant of the run, read from the table after it and from its history."""
     items = table.scan_all()
     charges = [i for i in items if i["SK"] == CHARGE]
@@ -35,7 +35,7 @@ def verdicts(table: Table, history: History) -> list[Invariant]:
     return [
         _one_charge_each(original, charges, replies, reuse[replied], calls, stuck),
         _same_reply(replies, reuse[replied]),
-        _reuse_refused(original, charges, replies, reuse[replied]),
+        _reuse_refused(original, charges, replies, reuse[replied], keyed=keyed),
     ]
 
 
@@ -95,10 +95,13 @@ def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
     extra = sum(len(seen[r]) - 1 for r in differing)
     evidence = rows(originals, [d["request"] in differing for d in originals["detail"]])
     sample = next(iter(sorted(differing)), None)
+    answers: Counter[str] = Counter(d["request"] for d in originals["detail"])
+    repeated = sum(1 for n in answers.values() if n > 1)
     return Invariant(
         name="every reply to a key is the same",
         key=SAME_REPLY,
-        holds=not differing,
+        # Only a key answered twice or more can show differing replies: with none, nothing to judge.
+        holds=False if differing else True if repeated else None,
         expected=0,
         observed=f"{len(differing)} keys got differing replies" if differing else 0,
         violations=extra,
@@ -108,12 +111,14 @@ def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
             f"{', '.join(sorted(seen[sample]))})"
             if sample is not None
             else f"{len(originals)} replies to {len(seen)} keys: each key always got its first reply back"
+            if repeated
+            else f"nothing to judge: each of the {len(seen)} keys was answered once, so no reply could differ"
         ),
     )
 
 
 def _reuse_refused(
-    original: dict[str, int], charges: list[dict[str, Any]], replies: pd.DataFrame, reuse: pd.Series
+    original: dict[str, int], charges: list[dict[str, Any]], replies: pd.DataFrame, reuse: pd.Series, *, keyed: bool
 ) -> Invariant:
     wrong = [c for c in charges if original.get(str(c["requestId"])) != c["amount"]]
     reused = replies[reuse]
@@ -122,7 +127,8 @@ def _reuse_refused(
     return Invariant(
         name="a key reused with another payload is refused",
         key=REUSE_REFUSED,
-        holds=not wrong,
+        # No send reused a key: nothing to judge, which is not a PASS.
+        holds=False if wrong else True if attempts else None,
         expected=0,
         observed=len(wrong),
         violations=len(wrong),
@@ -130,6 +136,11 @@ def _reuse_refused(
         explanation=(
             f"{len(wrong)} charges were made for a reused key with another amount"
             if wrong
+            else "nothing to judge: no send reused a key for another amount in this run"
+            if not attempts
             else f"all {attempts} sends that reused a key for another amount were refused (payload hash)"
+            if keyed
+            else f"none of the {attempts} sends that reused a request id for another amount made a charge in this "
+            "run: without a key nothing compares payloads, so nothing would have refused one"
         ),
     )

@@ -12,7 +12,7 @@ from typing import Any
 from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.errors import BadInput
 from engine.history import History
-from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.base import LAST_ATTEMPT, GiveUp, Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.patterns.optimistic_locking.invariants import (  # the keys: what the dashboard's view finds them by
     BALANCE_ADDS_UP as BALANCE_ADDS_UP,
 )
@@ -39,6 +39,11 @@ class OptimisticLocking(Pattern):
     name = "optimistic-locking"
     seed = 23
     harm = Harm("lost updates", (NO_LOST_UPDATE,))  # the sweep counts these per 1,000 ops
+    gives_up = GiveUp(
+        "changes",
+        "each refused for a newer version on every one of its {max_attempts} attempts, max_attempts",
+        lambda action, code, detail: code == "ConditionalCheckFailedException",
+    )
     title = "Optimistic locking"
     problem = (
         "Two clients read the same item, change it in memory and write it back: the second write "
@@ -130,6 +135,7 @@ class OptimisticLocking(Pattern):
                             "balance": int(new["balance"]),
                             "attempt": attempt + 1,
                             "op": op,
+                            LAST_ATTEMPT: safe and attempt + 1 == ctx.options["max_attempts"],
                         },
                         **params,
                     )
@@ -158,7 +164,13 @@ class OptimisticLocking(Pattern):
                         {**item, "balance": balance},
                         action="deposit" if amount > 0 else "withdraw",
                         key_text=pk,
-                        detail={"amount": amount, "balance": balance, "attempt": attempt + 1, "op": op},
+                        detail={
+                            "amount": amount,
+                            "balance": balance,
+                            "attempt": attempt + 1,
+                            "op": op,
+                            LAST_ATTEMPT: attempt + 1 == ctx.options["max_attempts"],
+                        },
                     )
                     break
                 except ConditionFailed:
@@ -201,11 +213,28 @@ class OptimisticLocking(Pattern):
         save is refused, 10 concurrent increments with retry end at count 10, version 11, a delete with a stale
         version is refused, and a user condition is ANDed with the version check."""
         store = VersionedStore(_Printed(walk), walk.name)
-        doc = store.save({"PK": "DOC#VERSION", "SK": "DOC", "content": "Hello"})
+        new_doc = {"PK": "DOC#VERSION", "SK": "DOC", "content": "Hello"}
+        walk.result("Before the first save the version is None", new_doc.get("version"))
+        doc = store.save(new_doc)
         walk.result("First save sets version 1", doc)
+        try:
+            store.save(new_doc)
+            walk.result("Created the same document twice", "OK")
+        except CallError as e:
+            walk.result("Creating the same document twice fails", e.code)
         doc = store.save({**doc, "content": "Hello World"})
         walk.result("Each save increments the version", doc)
         walk.result("Loaded from the table: version preserved", store.get({"PK": "DOC#VERSION", "SK": "DOC"}))
+        # The seed: update() sets attributes directly, with no version condition and no increment.
+        walk.call(
+            "UpdateItem",
+            Key={"PK": "DOC#VERSION", "SK": "DOC"},
+            UpdateExpression="SET content = :c",
+            ExpressionAttributeValues={":c": "Updated without a version check"},
+        )
+        updated = store.get({"PK": "DOC#VERSION", "SK": "DOC"})
+        assert updated is not None
+        walk.result(f"update() does not use versioning: the version stays {updated['version']}", updated)
 
         original = store.save({"PK": "DOC#CONCURRENT", "SK": "DOC", "content": "Original"})
         key = {"PK": "DOC#CONCURRENT", "SK": "DOC"}
@@ -223,7 +252,14 @@ class OptimisticLocking(Pattern):
         except CallError as e:
             walk.result("Conflict! Someone else updated the document", e.code)
 
-        walk.result("10 increments with retry end at count 10, version 11", _ten_increments(walk))
+        final, gave_up = _ten_increments(walk)
+        value, version = (final or {}).get("value"), (final or {}).get("version")
+        walk.result(f"10 increments with retry end at count {value}, version {version}", final)
+        if gave_up:
+            walk.note(
+                f"... {gave_up} of the 10 clients gave up after {INCREMENT_ATTEMPTS} attempts (the seed raises "
+                "RuntimeError('gave up after retries')): their increments are not in the count"
+            )
 
         doc = store.save({"PK": "DOC#DELETE", "SK": "DOC", "content": "Hello"})
         doc = store.save({**doc, "content": "Updated"})
@@ -270,27 +306,32 @@ class _Printed:
         return response
 
 
-def _ten_increments(walk: Any, clients: int = 10) -> dict[str, Any] | None:
+INCREMENT_ATTEMPTS = 20  # per client; the seed's loop makes 5, which here leaves 1 to 4 of 10 clients short
+
+
+def _ten_increments(walk: Any, clients: int = 10) -> tuple[dict[str, Any] | None, int]:
     """Seed 004's async example with threads: COUNTER#1 starts at "0" (version 1); 10 clients each increment
-    it with the retry loop (reload on conflict, back off, try again). Only the first round is printed."""
+    it with the retry loop (reload on conflict, back off, try again). Only the first round is printed. Returns
+    the counter at the end and how many clients gave up."""
     key = {"PK": "COUNTER#1", "SK": "COUNTER"}
     VersionedStore(_Printed(walk), walk.name).save({**key, "value": "0"})
     barrier = threading.Barrier(clients)
     refused = [0] * clients
 
-    def increment(i: int) -> None:
+    def increment(i: int) -> bool:
+        """True when the increment was saved; False when the client gave up after its attempts."""
         store = VersionedStore(_Printed(walk, show=False, client_id=i), walk.name)
         barrier.wait()
-        for attempt in range(20):
+        for attempt in range(INCREMENT_ATTEMPTS):
             counter = store.get(key)
             assert counter is not None
             try:
                 store.save({**counter, "value": str(int(counter["value"]) + 1)})
-                return
+                return True
             except ConditionFailed:
                 refused[i] += 1
                 time.sleep(random.uniform(0, 0.001 * 2**attempt))
-        raise RuntimeError("gave up after retries")
+        return False  # the seed: raise RuntimeError("gave up after retries"); counted and said instead
 
     first = {**key, "value": "1", "version": 2}
     walk.log.request("GetItem", {"TableName": walk.name, "Key": key, "ConsistentRead": True})
@@ -304,12 +345,13 @@ def _ten_increments(walk: Any, clients: int = 10) -> dict[str, Any] | None:
         },
     )
     with ThreadPoolExecutor(clients) as pool:
-        list(pool.map(increment, range(clients)))
+        saved = list(pool.map(increment, range(clients)))
     walk.log.elided(
-        f"... 10 clients like this one, at the same time: {clients + sum(refused)} saves, {sum(refused)} refused "
-        "(ConditionalCheckFailedException) and retried on a fresh read"
+        f"... 10 clients like this one, at the same time: {sum(saved) + sum(refused)} saves, {sum(refused)} refused "
+        f"(ConditionalCheckFailedException) and retried on a fresh read, up to {INCREMENT_ATTEMPTS} attempts each "
+        "with exponential backoff and jitter (the seed's loop: 5 attempts, 10 ms × attempt)"
     )
-    return VersionedStore(_Printed(walk, show=False), walk.name).get(key)
+    return VersionedStore(_Printed(walk, show=False), walk.name).get(key), saved.count(False)
 
 
 # -- the invariants, one function each ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
 from engine.history import History
-from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
+from engine.patterns.base import LAST_ATTEMPT, GiveUp, Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.patterns.transactions.invariants import (
     COUNTS_AGREE,
     NO_ORPHAN_ORDER,
@@ -56,6 +56,15 @@ class Transactions(Pattern):
         "negative stock, unbalanced or leaked orders and double applies",
         (STOCK_NEVER_NEGATIVE, COUNTS_AGREE, NO_ORPHAN_ORDER, RESEND_APPLIES_ONCE),
     )  # the sweep counts these per 1,000 ops
+    gives_up = GiveUp(
+        "orders",
+        f"each cancelled for a colliding transaction (TransactionConflict) on every one of its {MAX_ATTEMPTS} sends",
+        lambda action, code, detail: (
+            action in ("place-order", "resend-order")
+            and code == "TransactionCanceledException"
+            and "TransactionConflict" in (detail.get("reasons") or ())
+        ),
+    )
     title = "Transactions"
     problem = (
         "Placing an order touches three items: create the order, decrement the stock, bump the customer's "
@@ -150,7 +159,13 @@ class Transactions(Pattern):
                     action,
                     "TransactWriteItems",
                     key=ref.name,
-                    detail={"customer": ref.customer, "order": ref.order, "qty": ref.qty, "attempt": attempt + 1},
+                    detail={
+                        "customer": ref.customer,
+                        "order": ref.order,
+                        "qty": ref.qty,
+                        "attempt": attempt + 1,
+                        LAST_ATTEMPT: attempt + 1 == MAX_ATTEMPTS,
+                    },
                     **params,
                 )
             except TransactionCanceled as e:
