@@ -31,7 +31,7 @@ __all__ = [
     "Transactions",
 ]
 
-MAX_ATTEMPTS = 5  # per transaction, for conflicts and unknown outcomes; the token makes resending safe
+MAX_ATTEMPTS = 8  # per transaction, for conflicts and unknown outcomes; the token makes resending safe
 
 
 def customer_pk(client_id: int) -> str:
@@ -171,7 +171,9 @@ class Transactions(Pattern):
             except TransactionCanceled as e:
                 if "TransactionConflict" not in e.reasons:
                     return False  # a condition failed; e.reasons (recorded) names which action
-                ctx.backoff(attempt)
+                # As the sentinel's: a commit window is milliseconds long and the item stays hot, so 2-16 ms of
+                # jitter gave up a third of the orders at 16 threads under aws-like.
+                ctx.backoff(attempt, 0.005, 0.5)
                 continue
             except Ambiguous:
                 continue  # did it apply? the same token answers without applying twice
