@@ -251,6 +251,10 @@ class OptimisticLocking(Pattern):
             walk.result("Process B saved a stale copy", "OK")
         except CallError as e:
             walk.result("Conflict! Someone else updated the document", e.code)
+            walk.note(
+                "... seed 004 catches pydynox's ConditionCheckFailedError: pydynox 1.8 names it "
+                "ConditionalCheckFailedException, DynamoDB's own code"
+            )
 
         final, gave_up = _ten_increments(walk)
         value, version = (final or {}).get("value"), (final or {}).get("version")
