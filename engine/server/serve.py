@@ -407,7 +407,7 @@ def build_app(
     """
     from moto.server import create_backend_app
 
-    from engine.server import fastpath
+    from engine.server import fastpath, untracked
 
     if fast is None:
         fast = not plain_moto_wanted() and fastpath.verified()
@@ -415,6 +415,7 @@ def build_app(
     # one outside boto3's list with a KeyError, a 500 on every request.
     os.environ["MOTO_ALLOW_NONEXISTENT_REGION"] = "true"
     moto_app = create_backend_app("dynamodb")
+    untracked.stop_tracking()  # on both paths: moto kept every item version ever written (untracked.py)
     moto_app.debug = False  # no tracebacks in responses
     # A crash reaches FaithfulDynamoDB, which answers it as DynamoDB would (fastpath.crash_answer), on both paths.
     moto_app.config["PROPAGATE_EXCEPTIONS"] = True
