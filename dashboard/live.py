@@ -144,6 +144,17 @@ def headline(record: RunRecord) -> str:
     return f"{len(broken)} of {len(invariants)} invariants broken: {first['explanation']}"
 
 
+def verdict_box(record: RunRecord) -> Callable[..., Any]:
+    """The box the headline goes in: red when an invariant broke, amber when one cannot be judged (never green:
+    "0 of 5 hold; 5 cannot be judged" is not a pass), green when all hold, neutral with no verdicts yet."""
+    invariants = [inv for inv in record.invariants() if not inv.get("as_of")]  # a replay's cut is not a verdict
+    if any(inv.get("holds") is False for inv in invariants):
+        return st.error
+    if any(inv.get("holds") is None for inv in invariants):
+        return st.warning
+    return st.success if invariants else st.info
+
+
 PAIR_COLUMN_CHARS = 46  # characters of subtitle a Compare side's column shows at 1280 px with the sidebar open
 
 
@@ -199,16 +210,14 @@ def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, f
             colour = "green" if record.safe else "red"
             st.markdown(f"## :{colour}[{ui.plain(record.variant)}] ({kind})")
             profile_caption(record)
-            invariants = record.invariants()
-            broken = any(inv.get("holds") is False for inv in invariants)
             with st.container(height=130, border=False):
-                (st.error if broken else st.success if invariants else st.info)(f"**{ui.plain(headline(record))}**")
+                verdict_box(record)(f"**{ui.plain(headline(record))}**")
             panels.run_messages(record)
             panels.progress_and_counters(record, compact=True)
             ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
             ui.chart(outcome_figs[i], f"{key}-{i}-outcomes")
             ui.chart(view_figs[i], f"{key}-{i}-view")
-            if invariants:
+            if record.invariants():
                 ui.chart(final_figs[i], f"{key}-{i}-final")
             panels.invariant_cards(record, f"{key}-{i}", columns=1)
 

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard import charts, replay, ui
-from dashboard.live import headline, poll
+from dashboard.live import headline, poll, verdict_box
 from dashboard.palette import safety
 from dashboard.records import RunRecord
 from dashboard.verdicts import flagged_calls
@@ -117,9 +117,7 @@ PAIR_VERDICT_CHARS = 150  # what a pair's 110-px verdict box shows in its type (
 def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
     """The headline; with a height (a pair's two sides), a box of that height, so both sides line up, and a
     headline cut to what it shows."""
-    invariants = record.invariants()
-    broken = any(inv.get("holds") is False and not inv.get("as_of") for inv in invariants)
-    box = st.error if broken else st.success if invariants else st.info
+    box = verdict_box(record)
     simulated = " · server profile aws-like: SIMULATED" if _simulated(record) else ""
     lead = f"{record.variant} ({safety(record.safe)}) · "
     said = headline(record)

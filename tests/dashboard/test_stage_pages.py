@@ -134,3 +134,23 @@ def test_a_long_verdict_in_a_presenter_pair_is_cut_at_a_word_never_clipped_mid_l
     racy = next(e.value for e in at.error if "check-then-write (racy)" in e.value)
     assert racy.endswith("…**") and len(racy.strip("*")) <= PAIR_VERDICT_CHARS
     assert "users took an email someone already had" in racy
+
+
+def test_a_run_whose_verdicts_cannot_be_judged_is_never_shown_in_a_green_box() -> None:
+    # "0 of 1 invariants hold; 1 cannot be judged" sat in a green success box, as a pass would.
+    from dashboard.live import verdict_box
+
+    class Judged:
+        def __init__(self, *holds: bool | None) -> None:
+            self.holds = holds
+
+        def invariants(self) -> list[dict[str, object]]:
+            return [{"name": f"rule {i}", "holds": h} for i, h in enumerate(self.holds)]
+
+    import streamlit as st
+
+    assert verdict_box(Judged(None)) is st.warning  # type: ignore[arg-type]
+    assert verdict_box(Judged(True, None)) is st.warning  # type: ignore[arg-type]
+    assert verdict_box(Judged(True, False, None)) is st.error  # type: ignore[arg-type]
+    assert verdict_box(Judged(True, True)) is st.success  # type: ignore[arg-type]
+    assert verdict_box(Judged()) is st.info  # type: ignore[arg-type]
