@@ -55,6 +55,8 @@ def value_size(value: Any, depth: int = 1) -> int:
             if type(inner) is dict:
                 if depth >= MAX_NESTING:
                     raise BadValue("ValidationException", "Nesting Levels have exceeded supported limits")
+                if "" in inner:
+                    raise BadValue("ValidationException", "Empty attribute name")
                 return 3 + sum(1 + len(k.encode()) + value_size(v, depth + 1) for k, v in inner.items())
         elif kind == "L":
             if type(inner) is list:

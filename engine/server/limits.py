@@ -157,6 +157,12 @@ def check(op: str, params: Any) -> None:
         names = params.get("ExpressionAttributeNames")
         if names is not None and not (isinstance(names, dict) and all(isinstance(v, str) for v in names.values())):
             raise Refused("SerializationException", "ExpressionAttributeNames must map names to strings")
+        if names and "" in names.values():
+            key = next(k for k, v in names.items() if v == "")
+            raise Refused(
+                "ValidationException",
+                f"ExpressionAttributeNames contains invalid value: Empty attribute name for key {key[:100]}",
+            )
         values = params.get("ExpressionAttributeValues")
         if values is not None:
             _check_map(values, "ExpressionAttributeValues")
@@ -169,6 +175,8 @@ def check(op: str, params: Any) -> None:
         size = _check_map(params["Item"], "Item")
         if size > MAX_ITEM_BYTES:
             raise Refused("ValidationException", "Item size has exceeded the maximum allowed size")
+    if op == "CreateTable":
+        _check_table_names(params)
     if op in ("TransactWriteItems", "TransactGetItems"):
         _check_transaction(params, op)
     elif op == "BatchWriteItem":
@@ -293,6 +301,8 @@ def _check_map(value: Any, where: str) -> int:
     """Check a map of attribute values; return its size as DynamoDB counts an item's."""
     if type(value) is not dict:
         raise Refused("SerializationException", f"{where} must be a map of attribute values")
+    if "" in value:  # moto stored it, and a GetItem answered a flattened item
+        raise Refused("ValidationException", "Empty attribute name")
     size = 0
     for name, attribute in value.items():
         try:
@@ -302,6 +312,26 @@ def _check_map(value: Any, where: str) -> int:
                 raise Refused(bad.code, f"{where} contains invalid value: {bad.message} for key {name[:100]}") from None
             raise Refused(bad.code, bad.message.replace("{where}", f"{where}.{name}"[:120])) from None
     return size
+
+
+_TABLE_NAME = re.compile(r"[a-zA-Z0-9_.-]{3,255}")
+
+
+def _check_table_names(params: Mapping[str, Any]) -> None:
+    """A new table's and its indexes' names as DynamoDB takes them (moto made a table called "h")."""
+    indexes = [
+        index.get("IndexName")
+        for member in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes")
+        for index in (params.get(member) or [])
+        if isinstance(index, dict)
+    ]
+    for name in (params.get("TableName"), *indexes):
+        if isinstance(name, str) and not _TABLE_NAME.fullmatch(name):
+            raise Refused(
+                "ValidationException",
+                "Invalid table/index name.  Table/index names must be between 3 and 255 characters long, and may "
+                "contain only the characters a-z, A-Z, 0-9, '_', '-', and '.'",
+            )
 
 
 def _check_item(item: Any, where: str) -> int:

@@ -295,3 +295,32 @@ def test_control_refuses_cross_origin_wrong_host_no_token_and_bad_values(server:
 def test_control_takes_a_good_change_from_the_lab(server: Any) -> None:
     assert server.configure(throttle_share=0.25)["throttle_share"] == 0.25
     assert server.configure(throttle_share=0)["throttle_share"] == 0.0
+
+
+def test_empty_attribute_names_and_bad_table_names_are_refused_as_dynamodb_refuses_them(
+    server: Any, table: Any
+) -> None:
+    # DynamoDB Local's words. The embedded server stored an attribute named "" (a GetItem then answered a flattened
+    # item) and made a table called "h".
+    for body in (_put(table, {**KEY, "": {"S": "x"}}), _put(table, {**KEY, "m": {"M": {"": {"S": "x"}}}})):
+        status, answer = _send(server.port, body)
+        assert (status, _code(answer), answer["message"]) == (400, "ValidationException", "Empty attribute name")
+    update = {
+        "TableName": table.name,
+        "Key": KEY,
+        "UpdateExpression": "SET #n = :v",
+        "ExpressionAttributeNames": {"#n": ""},
+        "ExpressionAttributeValues": {":v": {"S": "x"}},
+    }
+    status, answer = _send(server.port, json.dumps(update).encode(), "DynamoDB_20120810.UpdateItem")
+    assert status == 400 and answer["message"].endswith("Empty attribute name for key #n"), answer
+    for name in ("h", "no spaces", "x" * 256):
+        create = {
+            "TableName": name,
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+        status, answer = _send(server.port, json.dumps(create).encode(), "DynamoDB_20120810.CreateTable")
+        assert status == 400 and answer["message"].startswith("Invalid table/index name."), (name, answer)
+    _still_serving(table, server)
