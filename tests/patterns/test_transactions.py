@@ -277,3 +277,11 @@ def test_with_no_order_resent_the_resend_rule_has_nothing_to_judge(backend: Back
     run = _run(backend, "transact", 2, 2, resend_share=0)
     resend = run.invariants_by_name()[RESEND]
     assert resend.holds is None and resend.explanation == "nothing to judge: no order was resent in this run"
+
+
+def test_the_stock_action_named_for_cancellation_reasons_is_the_one_that_takes_the_stock() -> None:
+    # A cancellation's reasons are in the transaction's action order: the verdict reads the stock's by that index.
+    from engine.patterns.transactions.shared import STOCK, STOCK_ACTION, place_order_items
+
+    action = place_order_items("t", "USER#a", "o1", 2)[STOCK_ACTION]
+    assert action["Update"]["Key"] == STOCK and "stock >= :q" in action["Update"]["ConditionExpression"]

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.history import History
 from engine.patterns.base import Invariant, RunCalls, RunOptions, call_rows
-from engine.patterns.transactions.shared import PROFILE, STOCK
+from engine.patterns.transactions.shared import PROFILE, STOCK, STOCK_ACTION
 from engine.tables import Table
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
@@ -102,7 +102,7 @@ def _stock_refusals(o: _Orders) -> str:
         if c.action in ("place-order", "resend-order")
         and c.error == "TransactionCanceledException"
         and len(c.detail.get("reasons") or ()) > 1
-        and c.detail["reasons"][1] == "ConditionalCheckFailed"  # the stock item's condition (place_order_items)
+        and c.detail["reasons"][STOCK_ACTION] == "ConditionalCheckFailed"  # the stock item's condition
     )
     if refused:
         return f"stock >= :q inside the transaction refused {refused} orders the stock could not cover"

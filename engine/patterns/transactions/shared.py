@@ -9,6 +9,9 @@ STOCK = {"PK": "PRODUCT#widget", "SK": "STOCK"}
 PROFILE = "PROFILE"
 
 
+STOCK_ACTION = 1  # where place_order_items takes the stock: a cancellation's reasons are in the actions' order
+
+
 def place_order_items(table: str, customer: str, order: str, qty: int) -> list[dict[str, Any]]:
     """The seed's three actions: create the order, take the stock if there is enough, count the order."""
     return [
