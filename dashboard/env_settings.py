@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from dashboard.endpoint_setting import ENDPOINT_ENV, check_endpoint_setting
+from engine.digits import foreign_digits
 from engine.errors import BadInput
 from engine.run_config import MAX_THREADS_CAP
 from engine.server.control import PLAIN_MOTO_ENV, plain_moto_wanted
@@ -24,6 +25,7 @@ CAPS: dict[str, tuple[int, int, int]] = {
     "DDBLAB_MAX_TOTAL_CALLS": (10_000_000, 1, 10**12),
     "DDBLAB_MAX_AWS_CALLS": (100_000, 1, 10**12),
 }
+PER_RUN, TOTAL = "DDBLAB_MAX_THREADS_PER_RUN", "DDBLAB_MAX_TOTAL_THREADS"
 # Every DDBLAB_* name the dashboard and the engine read (DDBLAB_PLAIN_MOTO: when the embedded server starts, so a
 # bad one would refuse every run's start). DDBLAB_LAB_TOKEN is not a setting: the lab sets it for
 # the server it starts, over whatever the environment held.
@@ -38,7 +40,7 @@ def env_int(name: str, default: int, lo: int, hi: int) -> int:
     if raw is None or not raw.strip():
         return default
     try:
-        value = int(raw.strip().replace("_", ""))
+        value = None if foreign_digits(raw) else int(raw.strip().replace("_", ""))
     except ValueError:
         value = None
     if value is None or not lo <= value <= hi:
@@ -59,5 +61,12 @@ def check_settings() -> None:
     """BadInput naming the first bad DDBLAB_* setting, its value and the fix; nothing when all are good."""
     for name in CAPS:
         cap(name)
+    per_run, total = cap(PER_RUN), cap(TOTAL)
+    if per_run > total:  # the Threads control would offer runs that the total refuses, alone on the dashboard
+        shown = f"{per_run:,}" if os.environ.get(PER_RUN, "").strip() else f"{per_run:,} (its default)"
+        raise BadInput(
+            f"{PER_RUN}={shown} is above {TOTAL}={total:,}: one run could never use its cap",
+            f"set {PER_RUN} to at most {total:,}, or raise {TOTAL}",
+        )
     check_endpoint_setting(os.environ.get(ENDPOINT_ENV))
     plain_moto_wanted()

@@ -19,7 +19,8 @@ import streamlit as st
 
 from dashboard.settings import LIMIT_DURATION, LIMIT_OPS, RunSettings, option_kind
 from engine.backend import RETRY_MODES
-from engine.errors import LabError
+from engine.digits import ONLY, foreign_digits
+from engine.errors import LabError, clip
 from engine.patterns import Pattern, all_patterns, get_pattern
 from engine.server.profile import ServerProfile
 
@@ -42,6 +43,8 @@ class Restored:
 
 def _number(text: str, kind: type, low: float, high: float) -> Any:
     """`text` as an int or float within [low, high]; ValueError naming the range otherwise."""
+    if foreign_digits(text):
+        raise ValueError(f"has digits other than 0-9: {ONLY}")
     try:
         value = kind(text)
     except ValueError:
@@ -66,7 +69,7 @@ def parse(params: Mapping[str, str], page: str, *, max_threads: int, pick_varian
     problems: list[str] = []
 
     def refuse(control: str, text: str, why: str) -> None:
-        problems.append(f"The link's {control} {text!r} {why}; that control keeps its default.")
+        problems.append(refusal(control, text, why))
 
     cls = all_patterns().get("atomic-counters") or next(iter(all_patterns().values()))
     if "pattern" in params:
@@ -140,8 +143,12 @@ def profile_problems(params: Mapping[str, str]) -> list[str]:
     text = params.get(PROFILE)
     if text is None or text in PROFILES:
         return []
-    why = f"is not one of {', '.join(PROFILES)}"
-    return [f"The link's Server profile {text!r} {why}; that control keeps its default."]
+    return [refusal("Server profile", text, f"is not one of {', '.join(PROFILES)}")]
+
+
+def refusal(control: str, text: str, why: str) -> str:
+    """One line for a refused value of a link; a long one (a pasted page, a 5,000-digit number) cut to its start."""
+    return clip(f"The link's {control} {text!r} {why}; that control keeps its default.")
 
 
 def encode(settings: RunSettings, *, pick_variant: bool = True, profile: str = "exact") -> dict[str, str]:
@@ -301,7 +308,7 @@ def parse_sweep(params: Mapping[str, str], *, thread_choices: list[int], max_rep
     problems: list[str] = []
 
     def refuse(control: str, text: str, why: str) -> None:
-        problems.append(f"The link's {control} {text!r} {why}; that control keeps its default.")
+        problems.append(refusal(control, text, why))
 
     for name, text in params.items():
         try:

@@ -1,15 +1,20 @@
 import os
 import sys
 
-from engine import interrupts
+from engine import interrupts, stdout_guard
 
 EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE, what a shell reports for a program whose reader went away
 
 interrupts.install()
+stdout_guard.install()
 try:
     from engine.cli import main  # imports boto3 and pandas: a second or more, and Ctrl-C may come meanwhile
 
     code = main()
+    sys.stdout.flush()  # what is still buffered, now: at exit, a full disk would be a traceback
+except stdout_guard.OutputLost as e:
+    print(f"error: {e}", file=sys.stderr)
+    code = e.exit_code
 except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (interrupts.Terminated)
     code = interrupts.report(e)
 except BrokenPipeError:

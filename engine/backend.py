@@ -85,6 +85,10 @@ class BackendSpec:
             elif aws:
                 raise BadInput("--aws and a non-AWS --endpoint-url were both given", "pass only one of them")
         region = validate_region(region, aws=aws)
+        if confirm_aws and not aws:  # a confirmation of nothing: the user may believe this run is on AWS
+            raise BadInput(
+                "--confirm-aws was given without --aws", "add --aws to run on real AWS, or leave out --confirm-aws"
+            )
         if aws:
             if not confirm_aws:
                 raise AwsNotConfirmed(

@@ -30,22 +30,27 @@ from engine.commands.demos import cmd_demos
 from engine.commands.serve import cmd_serve
 from engine.commands.sweep import cmd_sweep
 from engine.commands.walkthrough import cmd_walkthrough
-from engine.errors import BadInput, LabError
+from engine.digits import ONLY, foreign_digits
+from engine.errors import BadInput, LabError, clip
 from engine.patterns import all_patterns
 from engine.run_config import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS
 from engine.runner import Run, RunConfig, RunState
 from engine.server.profile import KNOBS, ServerProfile
+from engine.stdout_guard import OutputLost
 
 EXIT_STOPPED = 3  # the run was verified, but on the calls made before a stop (Ctrl-C, SIGTERM) or its call budget
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        # argparse's usage dump is noise for a typo: one line with the problem and where to look.
-        self.exit(2, f"error: {message} — see `{self.prog} --help`\n")
+        # argparse's usage dump is noise for a typo: one line with the problem and where to look (and argparse
+        # echoes the value it refused whole, a 100 KB one too).
+        self.exit(2, f"error: {clip(message)} — see `{self.prog} --help`\n")
 
 
 def _positive_int(text: str) -> int:
+    if foreign_digits(text):
+        raise argparse.ArgumentTypeError(f"{text!r} has digits other than 0-9: {ONLY}")
     try:
         return int(text)
     except ValueError:
@@ -53,6 +58,8 @@ def _positive_int(text: str) -> int:
 
 
 def _number(text: str) -> float:
+    if foreign_digits(text):
+        raise argparse.ArgumentTypeError(f"{text!r} has digits other than 0-9: {ONLY}")
     try:
         value = float(text)
     except ValueError:
@@ -322,7 +329,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             count = run.history.export(args.history, meta={"summary": data})
         except OSError as e:
             failure = e.strerror or str(e)
-    print(json.dumps(data, default=str) if args.json else render_text(data), flush=True)
+    try:
+        print(json.dumps(data, default=str) if args.json else render_text(data), flush=True)
+    except OutputLost as e:
+        if args.history is None or failure is not None:
+            raise
+        # The calls are safe: the one line says where (the "history:" line below is not reached).
+        raise OutputLost(e.problem, f"the {count} calls are in {args.history}; {e.fix}") from None
     if failure is not None:
         raise LabError(
             f"could not write the history to {args.history!r}: {failure}",

@@ -34,16 +34,62 @@ def _mask(account: re.Match[str]) -> str:
     return "********" + account.group()[-4:]
 
 
+SHOWN = 60  # characters of an echoed value a message keeps
+_LONGEST = 80  # a value up to this long is echoed whole: cutting a few characters would hide more than it saves
+_LONGEST_MESSAGE = 500
+_RUN = re.compile(rf"\S{{{_LONGEST + 1},}}")
+_OPENS_AFTER = " \t=([:"  # a quote opens a value after these (so an apostrophe in a word never does)
+_CLOSES_BEFORE = " \t,.;:)]"
+
+
+def clip(text: str) -> str:
+    """`text` with every long value it echoes cut to its first characters and its length: a 100 KB --variant or a
+    5,000-digit number would make the one line of an error unreadable (and bury its fix)."""
+    text = _clip_values(text)
+    # Values with spaces and no quotes: the line itself is cut, rather than left to fill a screen.
+    return text if len(text) <= _LONGEST_MESSAGE else f"{text[:_LONGEST_MESSAGE]}… ({len(text):,} characters)"
+
+
+def _clip_values(text: str) -> str:
+    """Values quoted by repr (their own quote escaped inside) cut, and long runs without a space between them; a
+    scan, not a regex, so a text of many quotes that never close stays linear."""
+    out: list[str] = []
+    i, n, plain, unclosed = 0, len(text), 0, set[str]()
+    while i < n:
+        quote = text[i]
+        if quote not in "'\"" or quote in unclosed or (i and text[i - 1] not in _OPENS_AFTER):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and not (text[j] == quote and (j + 1 == n or text[j + 1] in _CLOSES_BEFORE)):
+            j += 2 if text[j] == "\\" else 1
+        if j >= n:
+            unclosed.add(quote)  # no later one of this quote can close either
+            i += 1
+            continue
+        value = text[i + 1 : j]
+        out.append(_clip_runs(text[plain:i]))
+        long = len(value) > _LONGEST
+        out.append(f"{quote}{value[:SHOWN]}…{quote} ({len(value):,} characters)" if long else text[i : j + 1])
+        i = plain = j + 1
+    out.append(_clip_runs(text[plain:]))
+    return "".join(out)
+
+
+def _clip_runs(text: str) -> str:
+    return _RUN.sub(lambda m: f"{m[0][:SHOWN]}… ({len(m[0]):,} characters)", text)
+
+
 class LabError(Exception):
     """Something the user can act on; the message names the problem, `fix` says what to do."""
 
     exit_code = 1
 
     def __init__(self, problem: str, fix: str = "") -> None:
-        problem = redact(problem)
+        problem = clip(redact(problem))
         super().__init__(problem)
         self.problem = problem
-        self.fix = redact(fix)
+        self.fix = clip(redact(fix))
 
     def __str__(self) -> str:
         return f"{self.problem} — {self.fix}" if self.fix else self.problem

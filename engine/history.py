@@ -31,6 +31,7 @@ from engine.errors import HistoryFileError
 
 FORMAT = "ddblab-history"
 FORMAT_VERSION = 1
+_BOM = "\ufeff"  # what Windows editors put first in a UTF-8 file: not part of the header
 
 
 class Outcome(StrEnum):
@@ -378,7 +379,7 @@ def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
     except UnicodeDecodeError:
         raise HistoryFileError("history file is not UTF-8 text", fix) from None
     try:
-        header = json.loads(header_line)
+        header = schema.loads(header_line.removeprefix(_BOM))
     except (ValueError, RecursionError):
         raise HistoryFileError("line 1 of the history file is not JSON", fix) from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
@@ -396,7 +397,7 @@ def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = schema.loads(line)
             except (ValueError, RecursionError):
                 raise HistoryFileError(f"line {number} of the history file is not JSON (truncated?)", fix) from None
             fields = schema.check_call(row, number)

@@ -94,6 +94,11 @@ class RunConfig:
                 f"{pattern.name}'s clients meet in memory (shared state), so they must share one process",
                 "use --processes 1 for this pattern",
             )
+        if self.allow_foreign_table and self.table_name is None:  # it would allow nothing: the lab makes a new table
+            raise BadInput(
+                "--allow-foreign-table was given without --table",
+                "add --table NAME for the existing table, or leave out --allow-foreign-table",
+            )
         if self.table_name is not None:
             validate_table_name(self.table_name)  # before anything starts, not when the table is opened
         if self.cluster is not None:

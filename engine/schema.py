@@ -39,6 +39,41 @@ def _fail(where: str, what: str) -> HistoryFileError:
     return HistoryFileError(f"{where}: {what}", FIX)
 
 
+class TooManyDigits(float):
+    """A JSON integer longer than Python reads (int max_str_digits, 4,300): infinity to every check, so the field
+    holding it is refused as out of range, and shown by its length."""
+
+    digits: int
+
+    def __new__(cls, text: str) -> TooManyDigits:
+        number = super().__new__(cls, math.inf)
+        number.digits = len(text.lstrip("-"))
+        return number
+
+    def __repr__(self) -> str:
+        return f"a {self.digits:,}-digit number"
+
+
+def _read_int(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        return TooManyDigits(text)
+
+
+def loads(line: str | bytes) -> Any:
+    """One line of JSON. An integer too long for Python fails the whole line with "Exceeds the limit": read again,
+    it stands in its field as TooManyDigits, so the check of that field names it (only then: a hook on every
+    integer would slow every import)."""
+    try:
+        return json.loads(line)
+    except ValueError as error:
+        try:
+            return json.loads(line, parse_int=_read_int)
+        except ValueError:
+            raise error from None
+
+
 def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -70,7 +105,8 @@ def json_value(value: Any, where: str, depth: int = 0) -> None:
         return
     if isinstance(value, (int, float)):
         if not is_number(value):
-            raise _fail(where, f"holds the number {_shown(value)}, out of range (at most {MAX_NUMBER:.0e}, finite)")
+            shown = repr(value) if isinstance(value, TooManyDigits) else f"the number {_shown(value)}"
+            raise _fail(where, f"holds {shown}, out of range (at most {MAX_NUMBER:.0e}, finite)")
         return
     if depth >= 8:
         raise _fail(where, "is nested more than 8 levels deep")

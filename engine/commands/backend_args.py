@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from engine.backend import Backend, BackendKind, BackendSpec
+from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput
 from engine.server.profile import ProfileSpec
 
@@ -18,6 +19,8 @@ def knob_settings(pairs: list[str], flag: str = "--set", example: str = "account
         if not sep or not name.strip():
             raise BadInput(f"{flag} {pair!r} is not NAME=VALUE", f"write it like {flag} {example}")
         name, value = name.strip(), value.strip()
+        if foreign_digits(value):  # the knob's own parsing (int/float) would take it as a number
+            raise BadInput(f"{flag} {name}={value!r} has digits other than 0-9", f"{ONLY}, like {flag} {example}")
         if options.get(name, value) != value:  # the last one silently won
             raise BadInput(
                 f"{flag} {name} was given twice: {options[name]!r} and {value!r}", f"give {flag} {name} once"

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from engine.commands.backend_args import backend_for
+from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput
 from engine.patterns import get_pattern
 from engine.run_config import DEFAULT_MAX_THREADS
@@ -25,6 +26,8 @@ def thread_counts(text: str) -> list[int]:
     parts = [t.strip() for t in text.split(",")]
     if not any(parts):
         raise BadInput("--threads is empty: a sweep needs at least one thread count", like)
+    if foreign_digits(text):
+        raise BadInput(f"--threads {text!r} has digits other than 0-9", ONLY)
     try:
         counts = sorted({int(t) for t in parts if t})
     except ValueError:
