@@ -57,15 +57,22 @@ def cap(name: str) -> int:
     return env_int(name, default, lo, hi)
 
 
+def per_run_threads() -> int:
+    """The threads one run may have: DDBLAB_MAX_THREADS_PER_RUN when set, else its default but never above
+    DDBLAB_MAX_TOTAL_THREADS (a total set lower alone lowers it: no run could use more)."""
+    if os.environ.get(PER_RUN, "").strip():
+        return cap(PER_RUN)
+    return min(cap(PER_RUN), cap(TOTAL))
+
+
 def check_settings() -> None:
     """BadInput naming the first bad DDBLAB_* setting, its value and the fix; nothing when all are good."""
     for name in CAPS:
         cap(name)
-    per_run, total = cap(PER_RUN), cap(TOTAL)
-    if per_run > total:  # the Threads control would offer runs that the total refuses, alone on the dashboard
-        shown = f"{per_run:,}" if os.environ.get(PER_RUN, "").strip() else f"{per_run:,} (its default)"
+    per_run, total = per_run_threads(), cap(TOTAL)
+    if per_run > total:  # both set: the Threads control would offer runs that the total refuses
         raise BadInput(
-            f"{PER_RUN}={shown} is above {TOTAL}={total:,}: one run could never use its cap",
+            f"{PER_RUN}={per_run:,} is above {TOTAL}={total:,}: one run could never use its cap",
             f"set {PER_RUN} to at most {total:,}, or raise {TOTAL}",
         )
     check_endpoint_setting(os.environ.get(ENDPOINT_ENV))

@@ -13,11 +13,11 @@ import threading
 import time
 import weakref
 
-from dashboard.env_settings import cap
+from dashboard.env_settings import cap, per_run_threads
 from engine.errors import BadInput
 from engine.runner import Run
 
-MAX_THREADS_PER_RUN = cap("DDBLAB_MAX_THREADS_PER_RUN")
+MAX_THREADS_PER_RUN = per_run_threads()
 MAX_TOTAL_THREADS = cap("DDBLAB_MAX_TOTAL_THREADS")
 MAX_RUNS = cap("DDBLAB_MAX_RUNS")
 # Client processes (engine/pool.py) across every running run: each is a Python with boto3 (~130 MB) and wants a
