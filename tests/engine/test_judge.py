@@ -83,7 +83,12 @@ def test_a_run_under_heavy_throttling_is_still_set_up_judged_and_dropped(throttl
     config = RunConfig(pattern="conditional-writes", threads=4, ops_per_client=2, retry=RetryPolicy("standard", 1))
     run = run_pattern(config, throttled)
     assert run.state is RunState.DONE, run.error
-    assert run.invariants and all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants]
+    # Judged: nothing broken, and at least one rule held (eight guarded ops may meet no refusal, and a rule about
+    # refusals then has nothing to judge: CANNOT JUDGE, which is not a breach).
+    assert run.invariants and all(inv.holds is not False for inv in run.invariants), [
+        i.as_dict() for i in run.invariants
+    ]
+    assert any(inv.holds for inv in run.invariants)
     assert run.history.counts()["errors"].get("ThrottlingException", 0) > 0  # the clients met the faults
     assert run.table is not None
     with pytest.raises(ClientError):
