@@ -370,7 +370,13 @@ def _check_history_path(path: str) -> None:
             pass
         os.unlink(scratch)
     except FileExistsError:
-        pass  # left by an export that was killed: the next export overwrites it
+        # Left by an export that was killed: the next export overwrites it, unless it is a folder or read-only.
+        if os.path.isdir(scratch) or not os.access(scratch, os.W_OK):
+            raise BadInput(
+                f"--history {path[:200]!r}: the export's scratch file {scratch[:200]!r} is in the way (a folder, "
+                "or not writable)",
+                f"remove {scratch[:200]!r}, or give another path",
+            ) from None
     except OSError as e:
         raise BadInput(f"--history {path[:200]!r}: cannot write it ({e.strerror})", "give another path") from None
 

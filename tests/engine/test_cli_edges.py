@@ -395,6 +395,14 @@ def test_a_history_file_name_too_long_to_write_is_refused_before_the_run(capsys,
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_folder_where_the_exports_scratch_file_goes_is_refused_before_the_run(capsys, tmp_path: Path) -> None:
+    # The export writes PATH.tmp and renames it: a folder of that name let the run go, and the export then failed.
+    path = tmp_path / "run.jsonl"
+    (tmp_path / "run.jsonl.tmp").mkdir()
+    assert "scratch file" in refused(capsys, "run", "23", "--history", str(path))
+    assert not path.exists()
+
+
 @pytest.mark.parametrize("argv", [["list"], ["walkthrough", "23"]])
 def test_a_reader_that_goes_away_ends_the_cli_quietly(argv: list[str]) -> None:
     # `python -m engine list | head -1`: BrokenPipeError used to end it with a traceback (and exit 1).
