@@ -15,12 +15,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from moto import settings
-from moto.core.common_types import TYPE_RESPONSE
-from moto.core.responses import ActionContext, ActionResult
 from moto.dynamodb.exceptions import ItemSizeTooLarge, ItemSizeToUpdateTooLarge
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.parsing.reserved_keywords import ReservedKeywords
+
+from engine.server.fast_answer import Fixed
 
 _MEMBERS = frozenset({"TableName", "Key", "UpdateExpression", "ExpressionAttributeValues", "ExpressionAttributeNames"})
 _ADD = re.compile(r"ADD +(#[A-Za-z0-9_]+|[A-Za-z][A-Za-z0-9_]*) +(:[A-Za-z0-9_]+)")
@@ -110,48 +109,25 @@ def add_integer(update_item: Callable[[Any], Any]) -> Callable[[Any], Any]:
         except ItemSizeTooLarge:
             raise ItemSizeToUpdateTooLarge() from None
         # moto's answer for ReturnValues NONE: the item's JSON with ConsumedCapacity, its Attributes popped.
-        return _Answer({"ConsumedCapacity": {"TableName": body["TableName"], "CapacityUnits": 0.5}})
+        # moto's DynamoResult of it (dynamo_to_dict of plain strings and a float gives the same dict) depends only
+        # on the table's name: serialized once per table.
+        table = body["TableName"]
+        return Fixed({"ConsumedCapacity": {"TableName": table, "CapacityUnits": 0.5}}, ("add", table))
 
     return updated
 
 
 _BODIES: dict[str, str] = {}
+_BODIES_KEPT = 1024
 
 
 def answer_body(table_name: str) -> str:
-    """The body moto serializes for the planned update's answer (what _Answer holds): its ConsumedCapacity only,
+    """The body moto serializes for the planned update's answer: its ConsumedCapacity only,
     members in the output shape's order (TableName, CapacityUnits); kept per table."""
     body = _BODIES.get(table_name)
     if body is None:
         body = json.dumps({"ConsumedCapacity": {"TableName": table_name, "CapacityUnits": 0.5}})
-        if len(_BODIES) >= _SERIALIZED_KEPT:
+        if len(_BODIES) >= _BODIES_KEPT:
             _BODIES.clear()
         _BODIES[table_name] = body
     return body
-
-
-_SERIALIZED: dict[tuple[Any, ...], tuple[int, dict[str, Any], Any]] = {}
-_SERIALIZED_KEPT = 1024
-
-
-class _Answer(ActionResult):
-    """moto's DynamoResult of the answer above (dynamo_to_dict of plain strings and a float gives the same dict),
-    whose serialized form depends only on the table's name, the operation, the serializer and moto's pretty-print
-    setting: serialized once per those, and a copy of its headers handed out (the caller adds to them)."""
-
-    def execute_result(self, context: ActionContext) -> TYPE_RESPONSE:
-        result: Any = self.result
-        key = (
-            result["ConsumedCapacity"]["TableName"],
-            context.operation_model.name,
-            context.serializer_class,
-            settings.PRETTIFY_RESPONSES,
-        )
-        serialized = _SERIALIZED.get(key)
-        if serialized is None:
-            serialized = ActionResult.execute_result(self, context)
-            if len(_SERIALIZED) >= _SERIALIZED_KEPT:
-                _SERIALIZED.clear()
-            _SERIALIZED[key] = serialized
-        status, headers, body = serialized
-        return status, dict(headers), body
