@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import random
+import time
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from engine.backend import Backend, RetryPolicy
 from engine.calllog import NO_RESULT, CallLog
-from engine.calls import Caller, CallError
+from engine.calls import CONTENTION_CODES, Caller, CallError, TransactionCanceled
 from engine.errors import BadInput, LabError, TableNameTaken
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
@@ -16,6 +20,18 @@ from engine.patterns import Pattern, RunOptions, get_pattern
 from engine.tables import PREFIX, Table, TableSpec, create_table, drop_table
 
 MAX_NAME_TRIES = 100  # names refused because another walkthrough claimed them a moment before
+# A scene's set-up write is not what the scene shows: throttled (a lowered simulated ceiling, or AWS) or in a
+# transaction's way, it waits and is sent again, as AWS advises, for this long at most.
+SETUP_PATIENCE_S = 30.0
+
+
+class SceneStopped(Exception):
+    """A call the scene cannot go on without failed (a set-up write, or a read whose answer the scene prints)."""
+
+    def __init__(self, op: str, error: CallError) -> None:
+        super().__init__(f"{op} failed: {error.code}")
+        self.op = op
+        self.error = error
 
 
 class Walk:
@@ -58,11 +74,41 @@ class Walk:
         except CallError as e:
             return e
 
+    def put(self, item: dict[str, Any]) -> None:
+        """A set-up PutItem (not printed); see setup."""
+        self.setup("PutItem", Item=item)
+
+    def setup(self, op: str, **params: Any) -> dict[str, Any]:
+        """A set-up call (not printed), sent again after a backoff while refused for contention only."""
+        deadline = time.monotonic() + SETUP_PATIENCE_S
+        for attempt in itertools.count():
+            response = self.call(op, action="set-up", show=False, **params)
+            if not isinstance(response, CallError):
+                return response
+            if not _contention_only(response) or time.monotonic() >= deadline:
+                raise SceneStopped(f"{op} (set-up)", response)
+            time.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
+        raise AssertionError("unreachable")
+
+    def read(self, op: str = "GetItem", *, show: bool = True, client_id: int = 0, **params: Any) -> dict[str, Any]:
+        """A read whose answer the scene goes on with: its response, or SceneStopped (never an error taken for an
+        answer)."""
+        response = self.call(op, show=show, client_id=client_id, **params)
+        if isinstance(response, CallError):
+            raise SceneStopped(op, response)
+        return response
+
     def result(self, title: str, value: Any = NO_RESULT) -> None:
         self.log.result(title, value)
 
     def note(self, text: str) -> None:
         self.log.note(text)
+
+
+def _contention_only(e: CallError) -> bool:
+    if isinstance(e, TransactionCanceled):
+        return all(r in ("None", "ThrottlingError", "TransactionConflict") for r in e.reasons)
+    return e.code in CONTENTION_CODES
 
 
 def _key_text(params: dict[str, Any]) -> str:
@@ -96,11 +142,30 @@ def run_walkthrough(
     history = History()
     try:
         scene(Walk(table, log, history))
+    except SceneStopped as e:
+        log.note(f"... the scene stopped: {e}")
+        raise LabError(
+            f"the {pattern_cls.name} scene stopped: {e}",
+            _stopped_fix(e.error.code),
+        ) from None
+    except (ClientError, BotoCoreError) as e:
+        code = e.response.get("Error", {}).get("Code", "") if isinstance(e, ClientError) else type(e).__name__
+        log.note(f"... the scene stopped: {code}")
+        raise LabError(f"the {pattern_cls.name} scene stopped on an error: {e}", _stopped_fix(code)) from None
     finally:
         if not keep_table:
             drop_table(table)
         injector.close()
     return log.text(), history
+
+
+def _stopped_fix(code: str) -> str:
+    if code in CONTENTION_CODES:
+        return (
+            "the backend refused it for contention past the scene's patience: with the aws-like profile, raise its "
+            "lowered ceilings (--profile-set write_units=..., read_units=...) or play it on the exact profile"
+        )
+    return "check that the backend is up and answering (the lines above are what the scene did), and play it again"
 
 
 def scene_variants(pattern_cls: type[Pattern]) -> list[str]:

@@ -176,7 +176,7 @@ class AtomicCounters(Pattern):
 
     def walkthrough(self, walk: Any) -> None:
         name = walk.name
-        walk.table.put({**VIEWS, "views": 0})
+        walk.put({**VIEWS, "views": 0})
         add = dict(
             Key=VIEWS,
             UpdateExpression="ADD #v :one",
@@ -188,9 +188,9 @@ class AtomicCounters(Pattern):
             adds = list(pool.map(lambda i: walk.call("UpdateItem", show=False, client_id=i % 10, **add), range(50)))
         walk.log.elided("... (+49 more UpdateItem calls not shown)")
         _say_failed(walk, adds, "ADD")
-        walk.result("After 50 concurrent increments", walk.call("GetItem", show=False, Key=VIEWS)["Item"])
+        walk.result("After 50 concurrent increments", walk.read("GetItem", show=False, Key=VIEWS)["Item"])
 
-        walk.table.put({**VIEWS, "views": 0})
+        walk.put({**VIEWS, "views": 0})
         puts: list[dict[str, Any]] = []
         lock = threading.Lock()
 
@@ -214,10 +214,10 @@ class AtomicCounters(Pattern):
         _say_failed(walk, [r for r in racy if r is not None], "read or put")
         walk.result(
             "Racy read-modify-write after 50 'increments' (expect < 50)",
-            walk.call("GetItem", show=False, Key=VIEWS)["Item"],
+            walk.read("GetItem", show=False, Key=VIEWS)["Item"],
         )
 
-        walk.table.put({**SEQUENCE, "next": 0})
+        walk.put({**SEQUENCE, "next": 0})
         response = walk.call(
             "UpdateItem",
             Key=SEQUENCE,
@@ -228,7 +228,7 @@ class AtomicCounters(Pattern):
         )
         walk.result("Next invoice number", response.code if isinstance(response, CallError) else response["Attributes"])
 
-        walk.table.put({**TICKETS, "remaining": 1})
+        walk.put({**TICKETS, "remaining": 1})
         for sale in (1, 2):
             response = walk.call(
                 "UpdateItem",

@@ -185,7 +185,7 @@ class GsiConsistency(Pattern):
             _count(walk.call("Query", **by_email)),
         )
         walk.result(
-            "Strongly consistent read from the base table", walk.call("GetItem", Key=key, ConsistentRead=True)["Item"]
+            "Strongly consistent read from the base table", walk.read("GetItem", Key=key, ConsistentRead=True)["Item"]
         )
         items, attempts = _retry(walk, by_email)
         walk.result(f"GSI read with retry (found after {attempts} attempt(s))", items)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -9,9 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from engine.backend import Backend, BackendSpec
+from engine.errors import LabError
 from engine.server.profile import ProfileSpec
 from engine.tables import PREFIX
-from engine.walkthrough import run_walkthrough
+from engine.walkthrough import Walk, run_walkthrough
 
 PLAIN = f"{PREFIX}p23-optimistic-locking"
 
@@ -87,3 +89,28 @@ def test_every_walkthrough_plays_its_scene_where_every_eventually_consistent_rea
     with Backend(BackendSpec.parse(backend.endpoint_url), profile=stale) as at:
         text, history = run_walkthrough(pattern, at)
     assert "Traceback" not in text and len(history) > 0
+
+
+def test_a_scene_whose_read_fails_stops_with_the_error_and_keeps_what_it_printed(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A read whose answer a scene prints failed (throttled, say): the scene indexed the error as if it were the
+    # answer and died of a TypeError. Now it stops with one message naming the call and its error.
+    from engine.patterns.atomic_counters import AtomicCounters
+
+    def scene(walk: Walk) -> None:
+        walk.put({"PK": "POST#hello-world", "SK": "STATS", "views": 0})
+        walk.result("Set up", "OK")
+        walk.read("GetItem", Key={"PK": "POST#hello-world"})  # no SK: the server refuses it (ValidationException)
+        walk.result("never printed")
+
+    monkeypatch.setattr(AtomicCounters, "walkthrough", lambda self, walk: scene(walk))
+    printed = io.StringIO()
+    with pytest.raises(LabError) as stopped:
+        run_walkthrough(24, backend, printed)
+    assert "the atomic-counters scene stopped: GetItem failed: ValidationException" in str(stopped.value)
+    text = printed.getvalue()
+    assert '=== Set up ===\n"OK"' in text and ">>> GetItem" in text and "never printed" not in text
+    assert "... the scene stopped: GetItem failed: ValidationException" in text
+    leftover = [t for t in backend.client().list_tables()["TableNames"] if t.startswith(f"{PREFIX}p24-")]
+    assert leftover == []  # its table is dropped as after a scene that ended

@@ -22,7 +22,7 @@ def in_practice(walk: Any) -> None:
             ConditionExpression="attribute_not_exists(PK)",
         )
         if isinstance(claim, ConditionFailed):
-            record = walk.call("GetItem", Key=key, ConsistentRead=True)["Item"]
+            record = walk.read("GetItem", Key=key, ConsistentRead=True)["Item"]
             if record["status"] == COMPLETED:
                 return _response(record["response"])
             raise RuntimeError("request already in progress - retry later")
@@ -41,7 +41,7 @@ def in_practice(walk: Any) -> None:
     walk.result("First call", charge_card("req-123", 50))
     walk.result("Client retries same key", charge_card("req-123", 50))
     walk.result("New key", charge_card("req-456", 20))
-    charges = walk.call(
+    charges = walk.read(
         "Scan", show=False, FilterExpression="SK = :charge", ExpressionAttributeValues={":charge": CHARGE}
     )["Items"]
     walk.result(

@@ -183,9 +183,9 @@ class OptimisticLocking(Pattern):
 
     def walkthrough(self, walk: Any) -> None:
         key = {"PK": "ACCOUNT#a1", "SK": "META"}
-        walk.table.put({"PK": "ACCOUNT#a1", "SK": "META", "balance": 100, "version": 1})
-        a = walk.call("GetItem", show=False, Key=key, ConsistentRead=True)["Item"]
-        b = walk.call("GetItem", show=False, Key=key, ConsistentRead=True, client_id=1)["Item"]
+        walk.put({"PK": "ACCOUNT#a1", "SK": "META", "balance": 100, "version": 1})
+        a = walk.read("GetItem", show=False, Key=key, ConsistentRead=True)["Item"]
+        b = walk.read("GetItem", show=False, Key=key, ConsistentRead=True, client_id=1)["Item"]
 
         def save(item: dict[str, Any], balance: int, client_id: int) -> Any:
             return walk.call(
@@ -197,13 +197,13 @@ class OptimisticLocking(Pattern):
             )
 
         save(a, int(a["balance"]) + 50, 0)
-        walk.result("A deposited 50", walk.call("GetItem", Key=key)["Item"])
+        walk.result("A deposited 50", walk.read("GetItem", Key=key)["Item"])
         rejected = save(b, int(b["balance"]) - 30, 1)
         walk.result("B rejected", _outcome(rejected))
-        fresh = walk.call("GetItem", Key=key, ConsistentRead=True, client_id=1)["Item"]
+        fresh = walk.read("GetItem", Key=key, ConsistentRead=True, client_id=1)["Item"]
         save(fresh, int(fresh["balance"]) - 30, 1)
         walk.note("...")
-        walk.result("B retried on fresh data", walk.call("GetItem", show=False, Key=key, ConsistentRead=True)["Item"])
+        walk.result("B retried on fresh data", walk.read("GetItem", show=False, Key=key, ConsistentRead=True)["Item"])
 
     def walkthrough_for(self, variant: str | None) -> Callable[[Any], None]:
         return self.walkthrough_version_attribute if variant == "version-attribute" else self.walkthrough

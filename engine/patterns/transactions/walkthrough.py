@@ -11,8 +11,8 @@ from engine.patterns.transactions.shared import PROFILE, STOCK, place_order_item
 
 
 def in_practice(walk: Any) -> None:
-    walk.table.put({**STOCK, "stock": 3})
-    walk.table.put({"PK": "USER#alice", "SK": PROFILE, "orderCount": 0})
+    walk.put({**STOCK, "stock": 3})
+    walk.put({"PK": "USER#alice", "SK": PROFILE, "orderCount": 0})
     # A fresh token per replay: a replay on the same server within 10 minutes must not hit the old one.
     suffix = uuid.uuid4().hex[:8]
     for order, qty in (("o1", 2), ("o2", 5)):
@@ -25,5 +25,5 @@ def in_practice(walk: Any) -> None:
             walk.result(f"Order {order} (qty {qty}) cancelled - per-item reasons", response.reasons)
         else:
             walk.result(f"Order {order} (qty {qty}) succeeded")
-    snapshot = walk.call("TransactGetItems", TransactItems=snapshot_items(walk.name, "USER#alice", "o2"))
+    snapshot = walk.read("TransactGetItems", TransactItems=snapshot_items(walk.name, "USER#alice", "o2"))
     walk.result("TransactGetItems: stock, profile, ORDER#o2", [r.get("Item") for r in snapshot["Responses"]])

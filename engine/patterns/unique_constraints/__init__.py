@@ -272,17 +272,17 @@ class UniqueConstraints(Pattern):
 
     def walkthrough(self, walk: Any) -> None:
         name = walk.name
-        walk.call("TransactWriteItems", show=False, TransactItems=sign_up_items(name, "alice", "a@x.com"))
+        walk.setup("TransactWriteItems", TransactItems=sign_up_items(name, "alice", "a@x.com"))
         taken = walk.call("TransactWriteItems", TransactItems=sign_up_items(name, "bob", "A@x.com"))
         walk.result("bob tries A@x.com (same email, different case)", _cancelled(taken))
-        walk.call("TransactWriteItems", show=False, TransactItems=sign_up_items(name, "bob", "b@x.com"))
+        walk.setup("TransactWriteItems", TransactItems=sign_up_items(name, "bob", "b@x.com"))
         refused = walk.call("TransactWriteItems", TransactItems=change_items(name, "bob", "b@x.com", "a@x.com"))
         walk.result("bob changes email to a@x.com (taken)", _cancelled(refused))
         changed = walk.call("TransactWriteItems", TransactItems=change_items(name, "bob", "b@x.com", "bob@x.com"))
         walk.result("bob changes email to bob@x.com", _outcome(changed))
-        owner = walk.call("GetItem", Key={"PK": sentinel_pk("bob@x.com"), "SK": SENTINEL})
-        walk.result("Who owns bob@x.com?", owner["Item"])
-        scan = walk.call("Scan")
+        owner = walk.read("GetItem", Key={"PK": sentinel_pk("bob@x.com"), "SK": SENTINEL})
+        walk.result("Who owns bob@x.com?", owner.get("Item"))
+        scan = walk.read("Scan")
         walk.result("All items", sorted(f"{i['PK']} | {i['SK']}" for i in scan["Items"]))
 
 
