@@ -158,7 +158,7 @@ class FaithfulDynamoDB:
                     limits.request_sized = False
             else:
                 status, headers, out = self._apply(op, environ, body, params, region, table)
-        if table is not None:  # aws-like: the answer waits, outside the lock (serve.py sends it later)
+        if table is not None and table.delays:  # aws-like: the answer waits, outside the lock (serve.py sends it later)
             environ["ddblab.delay_s"] = self.model.delay_s(op, table, status.startswith("200"))
         start_response(status, headers)
         return [out]

@@ -125,6 +125,45 @@ def test_reads_without_consistent_read_are_stale_inside_the_window_only(tables) 
     assert table.get("NEW", "S", consistent=False) is None  # a new item: not there yet on the lagging copy
 
 
+def test_an_updated_or_deleted_item_reads_as_it_was_before_the_write_inside_the_window(tables) -> None:
+    # Single-item requests take their own pass through the model (single_item.py): an UpdateItem changes its item
+    # in place and is copied before, a PutItem or DeleteItem replaces or unlinks it; each shows its old image.
+    table = tables(stale_ms=400, stale_share=1.0)
+    table.put({"PK": "A", "SK": "S", "v": 1, "tags": ["x"]})
+    time.sleep(0.45)
+    table.client.update_item(
+        TableName=table.name,
+        Key={"PK": "A", "SK": "S"},
+        UpdateExpression="ADD v :one SET tags[0] = :y",
+        ExpressionAttributeValues={":one": 1, ":y": "y"},
+    )
+    assert table.get("A", "S", consistent=False) == {"PK": "A", "SK": "S", "v": 1, "tags": ["x"]}
+    assert table.get("A", "S", consistent=True) == {"PK": "A", "SK": "S", "v": 2, "tags": ["y"]}
+    time.sleep(0.45)
+    table.client.delete_item(TableName=table.name, Key={"PK": "A", "SK": "S"})
+    assert table.get("A", "S", consistent=False)["v"] == 2  # deleted, still on the lagging copy
+    assert table.get("A", "S", consistent=True) is None
+
+
+def test_single_writes_and_transactions_on_one_key_draw_from_one_bucket(tables) -> None:
+    table = tables(write_units=5)  # a bucket of one unit, five a second
+    table.client.update_item(
+        TableName=table.name,
+        Key={"PK": "HOT", "SK": "S"},
+        UpdateExpression="ADD n :one",
+        ExpressionAttributeValues={":one": 1},
+    )
+    with pytest.raises(ClientError) as refused:
+        table.client.transact_write_items(**_transfer(table, "HOT"))
+    assert _code(refused) == "TransactionCanceledException"
+    assert refused.value.response["CancellationReasons"][0]["Code"] == "ThrottlingError"
+    time.sleep(0.5)  # full again
+    table.client.transact_write_items(**_transfer(table, "HOT"))  # 2 units from a full bucket of 1: in debt
+    with pytest.raises(ClientError) as throttled:
+        table.client.put_item(TableName=table.name, Item={"PK": "HOT", "SK": "S"})
+    assert _code(throttled) == "ProvisionedThroughputExceededException"
+
+
 def test_a_batch_get_is_stale_or_consistent_as_its_table_asks(tables) -> None:
     table = tables(stale_ms=400, stale_share=1.0)
     table.put({"PK": "A", "SK": "S", "v": 1})

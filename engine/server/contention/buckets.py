@@ -81,6 +81,28 @@ class Buckets:
         for at, units in wanted.items():
             buckets[at][0] -= units  # take(), written out
 
+    def admit_one(self, ref: Ref, partition: KeyValue, bucket: str, units: float, rate: float, now: float) -> bool:
+        """has() and take() of one partition key's bucket, in one step (single_item.py): the one bucket of a
+        single-item request. False, and nothing taken, when it does not hold `units`."""
+        at = (ref, (partition.type, partition._cast), bucket)
+        size = rate * _BURST_S
+        if size < 1.0:
+            size = 1.0
+        state = self._buckets.get(at)
+        if state is None:
+            tokens = size
+            state = self._buckets[at] = [size, now]
+        else:
+            tokens = state[0] + (now - state[1]) * rate
+            if tokens > size:
+                tokens = size
+            state[1] = now
+        if tokens < (units if units < size else size):
+            state[0] = tokens
+            return False
+        state[0] = tokens - units
+        return True
+
     def has(self, slot: Slot, units: float, spec: ProfileSpec, now: float) -> bool:
         """Refill the slot's bucket to now; True when it holds `units`. A bucket holds a tenth of a second of
         its rate but at least one unit, and a request larger than the bucket passes when it is full, leaving

@@ -27,6 +27,10 @@ class Holds:
         for _, key in keys:
             self._until[(ref, key)] = until
 
+    def holding(self) -> bool:
+        """Whether any item may be held (an expired hold counts until it is looked at)."""
+        return bool(self._until)
+
     def held(self, ref: Ref, key: Any, now: float) -> bool:
         until = self._until.get((ref, key))
         if until is not None and until <= now:

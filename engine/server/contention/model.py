@@ -15,6 +15,7 @@ from engine.server.contention.batch import Modelled, split_batch
 from engine.server.contention.buckets import Buckets
 from engine.server.contention.holds import Holds
 from engine.server.contention.item_keys import Ref, consistent_read, request_keys, table_name
+from engine.server.contention.single_item import SINGLE_ITEM, begin_single
 from engine.server.contention.stale_reads import StaleReads
 from engine.server.gsi_lag import moto_table
 from engine.server.profile import PROFILE_TAG, ProfileSpec
@@ -28,6 +29,13 @@ _Z99 = 2.3263478740408408  # the standard normal's 99th percentile
 class _Table:
     moto: Any
     profile: ProfileSpec
+    # Worked out once per table, for single-item requests (single_item.py): every request on the table reads them.
+    ref: Ref = ("", "")
+    counts: Counter[str] | None = None
+    hash_attr: str = ""
+    range_attr: str | None = None
+    stale: bool = False  # stale reads are simulated (stale_ms and stale_share above 0)
+    delays: bool = False  # answers wait (network time, or a transaction's commit window): delay_s has work to do
 
 
 class AwsLike:
@@ -72,7 +80,12 @@ class AwsLike:
                     spec = ProfileSpec.from_tag(str(tag.get("Value", "")))
                 except Exception:
                     spec = self.default
-        return _Table(table, spec) if spec.simulated else None
+        if not spec.simulated:
+            return None
+        counts = self.stats.get(name) or self.stats.setdefault(name, Counter())
+        stale = spec.stale_ms > 0 and spec.stale_share > 0
+        delays = spec.latency_ms > 0 or spec.commit_ms > 0
+        return _Table(table, spec, (region, name), counts, table.hash_key_attr, table.range_key_attr, stale, delays)
 
     # -- one request ----------------------------------------------------------------------------------------
 
@@ -81,6 +94,10 @@ class AwsLike:
         the model, with stale images swapped in for an eventually consistent read. The caller sets `ok`, calls
         moto (through `send` when `kept` is not None: a BatchWriteItem may lose some of its writes to
         UnprocessedItems), then calls `end`, also when the call raised."""
+        if op in SINGLE_ITEM:
+            single = begin_single(op, params, table, self._buckets, self._holds, self._stale)
+            if single is not None:
+                return single
         now = time.monotonic()
         spec = table.profile
         name = table.moto.name

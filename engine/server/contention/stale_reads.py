@@ -100,12 +100,20 @@ def _snapshot(item: Any) -> Any:
     cheaper than copy.deepcopy on the small items the patterns write, and it runs on every aws-like write."""
     if item is None:
         return None
-    item_cls: Any = type(item)
-    attrs_cls: Any = type(item.attrs)
-    copied = item_cls.__new__(item_cls)
+    # object.__new__, not moto's BaseModel.__new__: that one only appends to instances_tracked (untracked.py).
+    copied = _new_object(type(item))
     copied.hash_key, copied.range_key = item.hash_key, item.range_key
-    attrs = attrs_cls.__new__(attrs_cls)
-    for name, value in item.attrs.items():
-        dict.__setitem__(attrs, name, value if value.type in _SHARED_TYPES else copy.deepcopy(value))
-    copied.attrs = attrs
+    attrs = item.attrs
+    copied_attrs = _new_dict(type(attrs))
+    _update(copied_attrs, attrs)  # dict's own update: LimitedSizeDict's __setitem__ checks nothing a copy needs
+    for name, value in attrs.items():
+        if value.type not in _SHARED_TYPES:
+            _set(copied_attrs, name, copy.deepcopy(value))
+    copied.attrs = copied_attrs
     return copied
+
+
+_new_object = object.__new__
+_new_dict = dict.__new__
+_update = dict.update
+_set = dict.__setitem__
