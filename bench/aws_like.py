@@ -272,9 +272,22 @@ def server_cpu(requests: int = 3000, threads: int = 8, rounds: int = 4) -> dict[
 
 
 def _cpu_s(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """The process's CPU time in nanoseconds' resolution: the sum of its threads' schedstat (time on a CPU), read
+    when the kernel keeps it. /proc/PID/stat counts 10 ms ticks, and a round of 3,000 requests at ~130 µs is
+    ~40 of them: each figure moved in 2.5 % steps, a quarter of the 10 % the target allows."""
+    try:
+        total = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except FileNotFoundError:  # a thread that ended meanwhile
+                continue
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _run_threads(target: Callable[..., None], n: int, indexed: bool = False) -> None:
