@@ -74,7 +74,7 @@ class _Request(NamedTuple):
 class _Conn:
     """One client connection: bytes in, bytes out, and whether a worker thread is answering it."""
 
-    __slots__ = ("sock", "peer", "inbuf", "outbuf", "busy", "closing", "continued")
+    __slots__ = ("sock", "peer", "inbuf", "outbuf", "busy", "closing", "continued", "head")
 
     def __init__(self, sock: socket.socket, peer: str) -> None:
         self.sock = sock
@@ -84,6 +84,10 @@ class _Conn:
         self.busy = False  # a worker thread answers its current request; later ones wait in inbuf
         self.closing = False  # close once outbuf is sent
         self.continued = False  # "100 Continue" already sent for the request at the front of inbuf
+        # The parsed head of the request at the front of inbuf while its body is still arriving: urllib3 sends a
+        # request's head and body in two sends, and the head was parsed again on the body's wake (62 % of
+        # requests at 16 threads).
+        self.head: _Head | None = None
 
 
 class LoopServer:
@@ -285,8 +289,30 @@ class LoopServer:
             conn.sock.close()
 
 
+_Head = tuple[int, str, str, str, list[tuple[str, str]], int]  # (end of head, method, target, version, headers, length)
+
+
 def _parse(conn: _Conn) -> _Request | None:
     """Take one complete request off the front of conn.inbuf; None while it is incomplete or malformed."""
+    buf = conn.inbuf
+    head = conn.head
+    if head is None:
+        head = _parse_head(conn)
+        if head is None:
+            return None
+    end, method, target, version, headers, length = head
+    if len(buf) < end + 4 + length:
+        conn.head = head
+        return None
+    conn.head = None
+    body = bytes(buf[end + 4 : end + 4 + length])
+    del buf[: end + 4 + length]
+    conn.continued = False
+    return _Request(method, target, version, headers, body)
+
+
+def _parse_head(conn: _Conn) -> _Head | None:
+    """The head of the request at the front of conn.inbuf; None while it is incomplete or when it is refused."""
     buf = conn.inbuf
     end = buf.find(b"\r\n\r\n")
     if end < 0:
@@ -294,10 +320,11 @@ def _parse(conn: _Conn) -> _Request | None:
             _reject(conn)
         return None
     names: dict[str, str] = {}
+    method = target = version = ""
+    headers: list[tuple[str, str]] = []
     try:
         lines = buf[:end].decode("latin-1").split("\r\n")
         method, target, version = lines[0].split(" ", 2)
-        headers = []
         # Plain loops, not comprehensions over a generator: each header cost two Python calls that way.
         for line in lines[1:]:
             name, _, value = line.partition(":")
@@ -313,19 +340,15 @@ def _parse(conn: _Conn) -> _Request | None:
     if length > limits.MAX_BODY_BYTES:
         _reject(conn, _TOO_LARGE)
         return None
-    if len(buf) < end + 4 + length:
-        if not conn.continued and names.get("expect", "").lower() == "100-continue":
-            conn.outbuf += _CONTINUE  # the client waits for this before it sends the body
-            conn.continued = True
-        return None
-    body = bytes(buf[end + 4 : end + 4 + length])
-    del buf[: end + 4 + length]
-    conn.continued = False
-    return _Request(method, target, version, headers, body)
+    if len(buf) < end + 4 + length and not conn.continued and names.get("expect", "").lower() == "100-continue":
+        conn.outbuf += _CONTINUE  # the client waits for this before it sends the body
+        conn.continued = True
+    return end, method, target, version, headers, length
 
 
 def _reject(conn: _Conn, answer: bytes = _BAD_REQUEST) -> None:
     conn.inbuf.clear()  # nothing more is read from a connection that is closing
+    conn.head = None
     conn.outbuf += answer
     conn.closing = True
 

@@ -242,6 +242,38 @@ def test_an_oversize_body_is_refused_from_its_length_alone(server: Any, table: A
     _still_serving(table, server)
 
 
+def test_a_request_that_arrives_in_pieces_is_answered_once_whole_and_the_next_one_after_it(
+    server: Any, table: Any
+) -> None:
+    # urllib3 sends a head and its body in two sends; the server keeps the parsed head while the body arrives
+    # (serve.py). Here: the head, half the body, the rest together with a whole second request.
+    import socket
+    import time
+
+    def request(target: str, body: bytes) -> bytes:
+        head = (
+            f"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Amz-Target: {target}\r\nAuthorization: {_AUTH}\r\n"
+            f"Content-Type: application/x-amz-json-1.0\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
+        return head.encode() + body
+
+    put = request("DynamoDB_20120810.PutItem", _put(table, {"PK": {"S": "PIECES"}, "SK": {"S": "A"}, "n": {"N": "7"}}))
+    get_body = json.dumps({"TableName": table.name, "Key": {"PK": {"S": "PIECES"}, "SK": {"S": "A"}}}).encode()
+    get = request("DynamoDB_20120810.GetItem", get_body)
+    split = put.index(b"\r\n\r\n") + 4
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        for piece in (put[:split], put[split : split + 10], put[split + 10 :] + get):
+            sock.sendall(piece)
+            time.sleep(0.05)  # each piece its own wake of the server's loop
+        answers = b""
+        while answers.count(b"HTTP/1.1 ") < 2 or not answers.rstrip().endswith(b"}"):
+            answers += sock.recv(65536)
+    first, second = answers.split(b"HTTP/1.1 ")[1:]
+    assert first.startswith(b"200") and second.startswith(b"200"), answers
+    assert b'"n": {"N": "7"}' in second
+    _still_serving(table, server)
+
+
 # -- the control endpoint (issue 13) ---------------------------------------------------------------------------
 
 
