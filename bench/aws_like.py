@@ -220,7 +220,7 @@ def hot_key(seconds: float = 4.0, threads: int = 8, ceiling: float = 100.0) -> d
     return out
 
 
-def server_cpu(requests: int = 3000, threads: int = 8, rounds: int = 4) -> dict[str, Any]:
+def server_cpu(requests: int = 3000, threads: int = 8, rounds: int = 6) -> dict[str, Any]:
     """Server CPU per request on an exact table and on an aws-like one (network time 0, so both see the same
     load; the model's bookkeeping is what is measured), alternating `rounds` times. The ratio is the median of
     the rounds' own ratios (a round's two runs are the nearest in time on a machine whose load drifts; single
