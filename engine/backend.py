@@ -29,6 +29,7 @@ from botocore.exceptions import (
     ConnectionError as BotoConnectionError,
 )
 
+from engine.aws_files import check_aws_files
 from engine.credential_errors import AWS_CREDENTIALS_FIX, error_code, not_loaded, one_line, refused
 from engine.errors import (
     AwsNotConfirmed,
@@ -218,6 +219,7 @@ class Backend:
         return self.server is not None
 
     def open(self) -> Backend:
+        check_aws_files()  # every kind: the clients made here parse them, as the embedded server does
         if self.spec.kind is BackendKind.EMBEDDED and self.server is None:
             self.server = EmbeddedServer(ttl_interval_s=self._ttl_interval_s, profile=self.profile).start()
         self.check()

@@ -254,13 +254,16 @@ class CallLog:
         self._stream = stream
         self._parts: list[str] = []
         self._pending_blank = False
+        self._results: list[tuple[str, Any]] = []
         self._lock = threading.Lock()  # walkthroughs log from worker threads; keep blocks whole
 
-    def _write(self, block: str, attach: bool = False) -> None:
+    def _write(self, block: str, attach: bool = False, result: tuple[str, Any] | None = None) -> None:
         with self._lock:
             chunk = ("\n" if self._pending_blank and not attach else "") + block + "\n"
             self._pending_blank = True
             self._parts.append(chunk)
+            if result is not None:  # under the same lock: the results keep the text's order
+                self._results.append(result)
             if self._stream is not None:
                 self._stream.write(chunk)
                 self._stream.flush()
@@ -271,7 +274,9 @@ class CallLog:
 
     def result(self, title: str, value: Any = NO_RESULT) -> None:
         """Log a result block (see ``format_result``)."""
-        self._write(format_result(title, value))
+        # Kept as the text shows it (Decimals as numbers, sets as sorted lists), and as it was when logged.
+        plain = value if value is NO_RESULT else json.loads(json.dumps(value, default=_json_default))
+        self._write(format_result(title, value), result=(title, plain))
 
     def note(self, text: str) -> None:
         """Log a free-standing narrative line, e.g. ``... worker-B crashes ...``."""
@@ -280,6 +285,11 @@ class CallLog:
     def elided(self, text: str) -> None:
         """Attach an indented line to the previous block, e.g. ``... (+47 more UpdateItem calls not shown)``."""
         self._write(_INDENT + text.lstrip(), attach=True)
+
+    def results(self) -> list[tuple[str, Any]]:
+        """The titled results in the order logged, each value JSON-ready, or NO_RESULT for a heading alone."""
+        with self._lock:
+            return list(self._results)
 
     def text(self) -> str:
         """Everything logged so far, each block followed by a blank line."""

@@ -174,6 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
         type=_text,
         help="a variant's own scene, e.g. 23 --variant version-attribute (seed 004's version attribute)",
     )
+    walk.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per scene, one a line: profile, titled results in order, calls; nothing else",
+    )
     _add_backend_args(walk)
     _add_profile_args(walk)
 

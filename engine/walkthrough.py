@@ -6,6 +6,7 @@ import itertools
 import random
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -116,6 +117,21 @@ def _key_text(params: dict[str, Any]) -> str:
     return f"{key.get('PK', '')}|{key.get('SK', '')}" if key else ""
 
 
+@dataclass(frozen=True)
+class Scene:
+    """A played scene: what it printed, its titled results and its calls, in order, and the error it stopped on
+    (None when it played to its end)."""
+
+    pattern: str
+    seed: int
+    variant: str | None  # None: the pattern's one scene, not a variant's own
+    table: str
+    text: str
+    results: tuple[tuple[str, Any], ...]  # (title, JSON-ready value or NO_RESULT)
+    history: History
+    stopped: LabError | None
+
+
 def run_walkthrough(
     pattern_ref: str | int,
     backend: Backend,
@@ -125,7 +141,22 @@ def run_walkthrough(
     variant: str | None = None,
 ) -> tuple[str, History]:
     """Run one pattern's walkthrough (or the one of `variant`, when it has its own) on a fresh table; returns
-    the printed text and the recorded calls."""
+    the printed text and the recorded calls, or raises the LabError the scene stopped on."""
+    scene = play_scene(pattern_ref, backend, stream, keep_table=keep_table, variant=variant)
+    if scene.stopped is not None:
+        raise scene.stopped
+    return scene.text, scene.history
+
+
+def play_scene(
+    pattern_ref: str | int,
+    backend: Backend,
+    stream: TextIO | None = None,
+    *,
+    keep_table: bool = False,
+    variant: str | None = None,
+) -> Scene:
+    """run_walkthrough's scene as a record, a stopped one included (its error is in `stopped`, not raised)."""
     pattern_cls: type[Pattern] = get_pattern(pattern_ref)
     pattern = pattern_cls()
     check_variant(pattern_cls, variant)
@@ -140,23 +171,30 @@ def run_walkthrough(
     table = _fresh_table(client, f"{PREFIX}p{pattern_cls.seed}-{pattern_cls.name}", spec)
     log = CallLog(stream)
     history = History()
+    stopped: LabError | None = None
     try:
         scene(Walk(table, log, history))
     except SceneStopped as e:
         log.note(f"... the scene stopped: {e}")
-        raise LabError(
-            f"the {pattern_cls.name} scene stopped: {e}",
-            _stopped_fix(e.error.code),
-        ) from None
+        stopped = LabError(f"the {pattern_cls.name} scene stopped: {e}", _stopped_fix(e.error.code))
     except (ClientError, BotoCoreError) as e:
         code = e.response.get("Error", {}).get("Code", "") if isinstance(e, ClientError) else type(e).__name__
         log.note(f"... the scene stopped: {code}")
-        raise LabError(f"the {pattern_cls.name} scene stopped on an error: {e}", _stopped_fix(code)) from None
+        stopped = LabError(f"the {pattern_cls.name} scene stopped on an error: {e}", _stopped_fix(code))
     finally:
         if not keep_table:
             drop_table(table)
         injector.close()
-    return log.text(), history
+    return Scene(
+        pattern=pattern_cls.name,
+        seed=pattern_cls.seed,
+        variant=variant,
+        table=table.name,
+        text=log.text(),
+        results=tuple(log.results()),
+        history=history,
+        stopped=stopped,
+    )
 
 
 def _stopped_fix(code: str) -> str:

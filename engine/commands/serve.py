@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 
+from engine.aws_files import check_aws_files
 from engine.commands.backend_args import profile_for
 from engine.errors import BadInput
 
@@ -28,6 +29,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     if not args.host or any(c.isspace() or not c.isprintable() for c in args.host):
         raise BadInput(f"--host {args.host!r} is not a host name or address", "e.g. --host 127.0.0.1")
+    check_aws_files()  # moto's boto3 parses them when the app is built: one line, not a traceback
     import secrets
 
     from engine.server.control import TOKEN_ENV, TOKEN_HEADER

@@ -17,6 +17,7 @@ import urllib.request
 from collections import deque
 from typing import Any
 
+from engine.aws_files import check_aws_files
 from engine.errors import BadInput, ServerStartFailed
 from engine.server.control import TOKEN_ENV, TOKEN_HEADER, plain_moto_wanted
 from engine.server.profile import EXACT, ProfileSpec
@@ -54,6 +55,7 @@ class EmbeddedServer:
     def start(self) -> EmbeddedServer:
         # A bad DDBLAB_PLAIN_MOTO is refused here, in the user's words, not as a child's traceback's last line.
         plain_moto_wanted()
+        check_aws_files()  # boto3 in the child parses them: a bad one is not a server that "did not start"
         cmd = [
             sys.executable,
             "-m",
