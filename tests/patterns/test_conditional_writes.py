@@ -8,6 +8,7 @@ from engine.backend import Backend
 from engine.calls import Caller, ConditionFailed
 from engine.history import History
 from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.server.profile import ProfileSpec
 from engine.tables import TableSpec, drop_table, open_table
 from engine.walkthrough import run_walkthrough
 
@@ -18,6 +19,7 @@ ALL = (
     "update-if-exists creates no ghost",
     "PENDING → PAID exactly once",
     "refusals return the item as it was",
+    "no spend lands on a suspended user",
 )
 
 
@@ -100,7 +102,8 @@ def test_spends_never_overdraw_and_add_up_to_the_credits_taken(guarded: Run, ite
     frame = guarded.history.snapshot(detail=True)
     refused = frame[(frame["action"] == "spend") & (frame["outcome"] == "fail")]
     assert len(refused) > 0
-    assert all(d["old_item"]["credits"] < d["amount"] for d in refused["detail"])
+    # Each was refused by a half of the guard: too few credits, or a user another client had suspended.
+    assert all(d["old_item"]["credits"] < d["amount"] or d["old_item"]["status"] != "active" for d in refused["detail"])
 
 
 def test_a_refused_write_keeps_the_item_as_it_was(guarded: Run, item_on_refusal: None) -> None:
@@ -211,3 +214,113 @@ def test_walkthrough_create_twice_update_bob_spend_7_twice_and_all_old_shows_3_c
     for line in ('"credits": 3', '"SK": "PROFILE"', '"name": "Alice"', '"PK": "USER#alice"', '"status": "active"'):
         assert line in tail
     assert history.call(len(history) - 1).detail["old_item"]["credits"] == 3
+
+
+@pytest.fixture(scope="module")
+def unguarded_suspends(backend: Backend) -> Run:
+    # Credits enough for every spend, so the status read in code is the only thing that can stop one; half the
+    # clients' turns suspend the user the others are spending on.
+    return run_pattern(
+        RunConfig(
+            pattern="conditional-writes",
+            variant="unguarded",
+            threads=16,
+            ops_per_client=6,
+            options={"suspend_share": 0.5, "credits": 1000},
+        ),
+        backend,
+    )
+
+
+def test_unguarded_spends_land_on_users_suspended_between_the_read_and_the_write(unguarded_suspends: Run) -> None:
+    inv = unguarded_suspends.invariants_by_name()["no spend lands on a suspended user"]
+    assert inv.holds is False and inv.violations > 0 and "between the read and the write" in inv.explanation
+    frame = unguarded_suspends.history.snapshot(detail=True)
+    for seq in inv.calls:
+        spend = frame[frame["seq"] == seq].iloc[0]
+        assert spend["detail"]["status_after"] == "suspended"
+        # The same client read the user just before and spent only because it was active then: the check went stale.
+        reads = frame[
+            (frame["action"] == "read-credits")
+            & (frame["client"] == spend["client"])
+            & (frame["key"] == spend["key"])
+            & (frame["seq"] < seq)
+        ]
+        assert reads.iloc[-1]["outcome"] == "ok"
+
+
+def test_guarded_spends_never_land_on_a_suspended_user_and_the_status_half_is_credited(
+    guarded: Run, item_on_refusal: None
+) -> None:
+    inv = guarded.invariants_by_name()
+    suspended = inv["no spend lands on a suspended user"]
+    assert suspended.holds is True and suspended.violations == 0
+    frame = guarded.history.snapshot(detail=True)
+    spends = frame[frame["action"] == "spend"]
+    assert all(d["status_after"] == "active" for d in spends.loc[spends["outcome"] == "ok", "detail"])
+    refused = list(spends.loc[spends["outcome"] == "fail", "detail"])
+    by_status = sum(d["old_item"]["status"] != "active" for d in refused)
+    by_credits = sum(d["old_item"]["credits"] < d["amount"] for d in refused)
+    assert by_status > 0  # 64 clients: suspends met spends
+    # Each half is credited with the refusals its own half of the item broke, not every refused spend.
+    assert suspended.explanation.startswith(f"#s = :active refused {by_status} spends of a suspended user")
+    assert (
+        inv["balance never below zero"].explanation
+        == f"credits >= :a refused {by_credits} spends the balance could not cover"
+    )
+
+
+def test_a_user_is_suspended_once_and_later_suspends_get_the_suspended_user_back(
+    guarded: Run, item_on_refusal: None
+) -> None:
+    frame = guarded.history.snapshot(detail=True)
+    suspends = frame[frame["action"] == "suspend"]
+    done = suspends[suspends["outcome"] == "ok"]
+    assert len(done) > 0 and done["key"].is_unique  # #s = :active: active → suspended happens once per user
+    assert all(d["from"] == "active" for d in done["detail"])
+    refused = suspends[suspends["outcome"] == "fail"]
+    assert set(refused["error"]) <= {"ConditionalCheckFailedException"}
+    assert all(d["old_item"]["status"] == "suspended" for d in refused["detail"])
+
+
+@pytest.mark.parametrize(("threads", "profile"), [(2, "exact"), (16, "exact"), (16, "aws-like")])
+def test_guarded_spends_never_land_on_a_suspended_user_at_2_and_16_threads_and_aws_like(
+    backend: Backend, threads: int, profile: str
+) -> None:
+    if profile != "exact" and not backend.embedded:
+        pytest.skip("server profiles are the embedded server's")
+    run = run_pattern(
+        RunConfig(
+            pattern="conditional-writes",
+            variant="guarded",
+            threads=threads,
+            ops_per_client=8,
+            options={"suspend_share": 0.5, "credits": 1000},
+            profile=ProfileSpec.parse(profile),
+        ),
+        backend,
+    )
+    assert run.state is RunState.DONE, run.error
+    inv = run.invariants_by_name()["no spend lands on a suspended user"]
+    assert inv.holds is True and inv.violations == 0, inv.as_dict()
+
+
+def test_without_suspends_spends_ask_for_what_they_always_did_and_the_status_half_cannot_be_judged(
+    backend: Backend,
+) -> None:
+    run = run_pattern(
+        RunConfig(
+            pattern="conditional-writes",
+            variant="guarded",
+            threads=4,
+            ops_per_client=4,
+            options={"suspend_share": 0},
+        ),
+        backend,
+    )
+    frame = run.history.snapshot(requests=True)
+    assert not (frame["action"] == "suspend").any()
+    spends = frame[frame["action"] == "spend"]
+    assert len(spends) == 16 and spends["request"].str.contains("ReturnValues: UPDATED_NEW").all()
+    inv = run.invariants_by_name()["no spend lands on a suspended user"]
+    assert inv.holds is None and inv.explanation == "cannot judge: nobody was suspended in this run (suspend_share = 0)"

@@ -16,9 +16,10 @@ from engine.patterns.conditional_writes.invariants import (
     PAID_ONCE,
     REFUSAL_RETURNS_ITEM,
     SPENDS_ADD_UP,
+    SPENDS_ONLY_WHILE_ACTIVE,
     verdicts,
 )
-from engine.patterns.conditional_writes.shared import ACTIVE, PROFILE
+from engine.patterns.conditional_writes.shared import ACTIVE, PROFILE, SUSPENDED
 from engine.patterns.conditional_writes.walkthrough import in_practice
 from engine.tables import Table
 
@@ -30,6 +31,7 @@ __all__ = [
     "PAID_ONCE",
     "REFUSAL_RETURNS_ITEM",
     "SPENDS_ADD_UP",
+    "SPENDS_ONLY_WHILE_ACTIVE",
     "ConditionalWrites",
 ]
 
@@ -89,6 +91,13 @@ class ConditionalWrites(Pattern):
         "close_share": Option(
             "close_share", 0.2, "share of member ops that close (delete) instead of rename", 0.0, 1.0
         ),
+        "suspend_share": Option(
+            "suspend_share",
+            0.1,
+            "share of new users a client suspends instead of spending on them (0 = nobody is suspended)",
+            0.0,
+            1.0,
+        ),
     }
     default_ops = 8
 
@@ -112,7 +121,7 @@ class ConditionalWrites(Pattern):
         for op in ctx.ops():
             scenes: list[tuple[Callable[[ClientContext, bool, int], None], int]] = [
                 (self._create, op),
-                (self._spend, op),
+                (self._suspend_or_spend, op),
                 (self._rename_or_close, op),
                 (self._pay, op % orders),
             ]
@@ -156,6 +165,33 @@ class ConditionalWrites(Pattern):
             **params,
         )
 
+    def _suspend_or_spend(self, ctx: ClientContext, guarded: bool, op: int) -> None:
+        """Now and then a client suspends the user the others are spending on, so suspends meet spends."""
+        share = ctx.options["suspend_share"]
+        # A share of 0 draws no random number, so the clients' choices are those of the runs before suspends.
+        if share and ctx.rng.random() < share:
+            self._suspend(ctx, guarded, op)
+        else:
+            self._spend(ctx, guarded, op)
+
+    def _suspend(self, ctx: ClientContext, guarded: bool, op: int) -> None:
+        """active → suspended as a state change: guarded, only a user still active is suspended."""
+        pk = user_pk(op)
+        params: dict[str, Any] = {
+            "TableName": ctx.table.name,
+            "Key": {"PK": pk, "SK": PROFILE},
+            "UpdateExpression": "SET #s = :suspended",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": {":suspended": SUSPENDED},
+            "ReturnValues": "ALL_OLD",
+        }
+        if guarded:
+            params["ExpressionAttributeValues"][":active"] = ACTIVE
+            self._guard(params, True, "#s = :active")
+        ctx.call(
+            "suspend", "UpdateItem", key=pk, observe=lambda r: {"from": r.get("Attributes", {}).get("status")}, **params
+        )
+
     def _spend(self, ctx: ClientContext, guarded: bool, op: int) -> None:
         pk = user_pk(op)
         amount = ctx.rng.randint(1, ctx.options["max_spend"])
@@ -164,7 +200,9 @@ class ConditionalWrites(Pattern):
             "Key": {"PK": pk, "SK": PROFILE},
             "UpdateExpression": "SET credits = credits - :a",
             "ExpressionAttributeValues": {":a": amount},
-            "ReturnValues": "UPDATED_NEW",
+            # The status the spend landed on is the evidence that it met no suspend; without suspends the
+            # request stays the one it always was.
+            "ReturnValues": "ALL_NEW" if ctx.options["suspend_share"] else "UPDATED_NEW",
         }
         if guarded:
             params["ExpressionAttributeNames"] = {"#s": "status"}
@@ -187,7 +225,7 @@ class ConditionalWrites(Pattern):
             "UpdateItem",
             key=pk,
             detail={"amount": amount},
-            observe=lambda r: {"credits_after": int(r["Attributes"]["credits"])},
+            observe=_spent,
             **params,
         )
 
@@ -241,3 +279,9 @@ class ConditionalWrites(Pattern):
 
     def walkthrough(self, walk: Any) -> None:
         in_practice(walk)
+
+
+def _spent(response: dict[str, Any]) -> dict[str, Any]:
+    """The balance a spend left, and the status it landed on when the response carries it (ALL_NEW)."""
+    new = response["Attributes"]
+    return {"credits_after": int(new["credits"])} | ({"status_after": new["status"]} if "status" in new else {})

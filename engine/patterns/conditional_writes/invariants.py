@@ -1,5 +1,6 @@
 """The invariants of conditional writes: one winner per new user, balances never below zero, spends adding up,
-no ghost items, PENDING → PAID once, refusals returning the item that said no; one function each."""
+no ghost items, PENDING → PAID once, no spend on a suspended user, refusals returning the item that said no; one
+function each."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ SPENDS_ADD_UP = "spends-add-up-to-credits-taken"
 NO_GHOST = "update-if-exists-creates-no-ghost"
 PAID_ONCE = "pending-paid-exactly-once"
 REFUSAL_RETURNS_ITEM = "refusals-return-the-item-as-it-was"
+SPENDS_ONLY_WHILE_ACTIVE = "no-spend-lands-on-a-suspended-user"
 
 
 def verdicts(table: Table, history: History, options: RunOptions) -> list[Invariant]:
@@ -30,6 +32,7 @@ def verdicts(table: Table, history: History, options: RunOptions) -> list[Invari
         _spends_add_up(calls),
         _no_ghost(calls),
         _paid_once(calls),
+        _no_spend_on_suspended(calls),
         _refusal_returns_item(calls),
     ]
 
@@ -41,6 +44,7 @@ class _Calls(RunCalls):
     final: dict[str, dict[str, Any]]  # the items at the end, by PK
     credits: int  # each new user's starting credits
     guarded: bool  # the variant sends the conditions (the unguarded one sends none)
+    suspend_share: float  # how often a client suspends a user instead of spending
 
     @classmethod
     def of(cls, history: History, table: Table, options: RunOptions) -> _Calls:
@@ -49,22 +53,46 @@ class _Calls(RunCalls):
             final={item["PK"]: item for item in table.scan_all()},
             credits=options["credits"],
             guarded=options.variant == "guarded",
+            suspend_share=options["suspend_share"],
         )
 
     def refused(self, action: str) -> int:
         """How many calls of one action the server refused on their condition."""
         return sum(1 for r in self.calls if r.action == action and r.error == "ConditionalCheckFailedException")
 
-    def held_because(self, action: str, guard: str, refusals: str, no_case: str) -> str:
+    def held_because(
+        self, action: str, guard: str, refusals: str, no_case: str, n: int | None = None, unknown: int = 0
+    ) -> str:
         """Why a rule held, crediting the guard only when it was sent and said no: e.g. "credits >= :a refused
         3 spends the balance could not cover"; with no refusal, that no case came up (`no_case`); unguarded,
-        that nothing stopped it and it just did not happen."""
-        n = self.refused(action)
+        that nothing stopped it and it just did not happen. `n` is how many refusals were this guard's (default:
+        every refusal of the action); `unknown` how many came back without the item that would say whose."""
+        n = self.refused(action) if n is None else n
         if not self.guarded:
             return f"{no_case} in this run: the unguarded writes send no condition, so nothing would have stopped it"
+        if unknown:
+            return (
+                f"{guard} refused {n} {refusals} by the item each refusal returned; {unknown} more came back "
+                "without the item, so which half of the guard refused them is unknown"
+            )
         if n:
             return f"{guard} refused {n} {refusals}"
         return f"{no_case}, so {guard} never had to refuse one"
+
+    def spend_refusals(self) -> tuple[int, int, int]:
+        """The refused spends credited to each half of `credits >= :a AND #s = :active`, by the item the refusal
+        returned: (too few credits, not active, no item returned). Both halves count when both broke."""
+        credits = status = itemless = 0
+        for r in self.calls:
+            if r.action != "spend" or r.error != "ConditionalCheckFailedException":
+                continue
+            old = r.detail.get("old_item")
+            if old is None:
+                itemless += 1
+                continue
+            credits += old.get("credits", 0) < r.detail["amount"]
+            status += old.get("status") != ACTIVE
+        return credits, status, itemless
 
     def overwrites(self) -> list[int]:
         """Acknowledged creates that replaced a user (their ALL_OLD came back)."""
@@ -102,6 +130,7 @@ def _one_winner(c: _Calls) -> Invariant:
 
 def _balance_never_negative(c: _Calls) -> Invariant:
     spends = c.acked("spend")
+    by_credits, _, itemless = c.spend_refusals()
     negative = [r.seq for r in spends if r.detail.get("credits_after", 0) < 0]
     lowest = min(
         [int(i["credits"]) for i in c.user_items().values()]
@@ -121,7 +150,12 @@ def _balance_never_negative(c: _Calls) -> Invariant:
             "and other spends landed between the read and the write"
             if lowest < 0
             else c.held_because(
-                "spend", "credits >= :a", "spends the balance could not cover", "no spend exceeded the balance"
+                "spend",
+                "credits >= :a",
+                "spends the balance could not cover",
+                "no spend exceeded the balance",
+                by_credits,
+                itemless,
             )
         ),
     )
@@ -208,13 +242,44 @@ def _paid_once(c: _Calls) -> Invariant:
     )
 
 
+def _no_spend_on_suspended(c: _Calls) -> Invariant:
+    suspends = c.acked("suspend")
+    landed = [r.seq for r in c.acked("spend") if r.detail.get("status_after", ACTIVE) != ACTIVE]
+    _, by_status, itemless = c.spend_refusals()
+    if landed:
+        why = (
+            f"{len(landed)} spends landed on a suspended user: the status was checked in code, and a suspend "
+            "landed between the read and the write"
+        )
+    elif suspends:
+        why = c.held_because(
+            "spend", "#s = :active", "spends of a suspended user", "no spend met a suspended user", by_status, itemless
+        )
+        why += f" ({len(suspends)} suspend{'' if len(suspends) == 1 else 's'} went through)"
+    else:
+        why = f"cannot judge: nobody was suspended in this run (suspend_share = {c.suspend_share:g})"
+    return Invariant(
+        name="no spend lands on a suspended user",
+        key=SPENDS_ONLY_WHILE_ACTIVE,
+        # Nobody suspended, nothing to judge: the status half of the guard had no case to refuse.
+        holds=not landed if suspends or landed else None,
+        expected=0,
+        observed=len(landed),
+        violations=len(landed),
+        calls=tuple(landed),
+        explanation=why,
+    )
+
+
 def _refusal_returns_item(c: _Calls) -> Invariant:
     refusals = [r for r in c.calls if r.outcome == "fail" and r.error == "ConditionalCheckFailedException"]
     unexplained = [r.seq for r in refusals if not _refusal_explained(r.action, r.detail)]
     # A server that ignores ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x) refuses correctly but
     # hands back no item; say so rather than blame the condition.
     itemless = sum(
-        1 for r in refusals if r.action in ("create-user", "spend", "pay") and r.detail.get("old_item") is None
+        1
+        for r in refusals
+        if r.action in ("create-user", "spend", "suspend", "pay") and r.detail.get("old_item") is None
     )
     return Invariant(
         name="refusals return the item as it was",
@@ -239,7 +304,7 @@ def _refusal_returns_item(c: _Calls) -> Invariant:
             else f"{len(unexplained)} refusals came back with an item that meets the condition"
             if unexplained
             else f"each of the {len(refusals)} refused writes carries its ALL_OLD item, and that item "
-            "breaks the condition (user taken, member closed, too few credits, already paid)"
+            "breaks the condition (user taken, member closed, too few credits, user suspended, already paid)"
         ),
     )
 
@@ -255,4 +320,6 @@ def _refusal_explained(action: str, detail: dict[str, Any]) -> bool:
         return old is not None and (old["credits"] < detail["amount"] or old.get("status") != ACTIVE)
     if action == "pay":
         return old is not None and old.get("status") != "PENDING"
+    if action == "suspend":
+        return old is not None and old.get("status") != ACTIVE
     return True

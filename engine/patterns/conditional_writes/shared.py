@@ -4,3 +4,4 @@ from __future__ import annotations
 
 PROFILE = "PROFILE"
 ACTIVE = "active"
+SUSPENDED = "suspended"
