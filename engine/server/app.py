@@ -168,7 +168,14 @@ class FaithfulDynamoDB:
     ) -> tuple[str, list[tuple[str, str]], bytes]:
         """One request through moto, with the aws-like model around it when its table has that profile."""
         gsi = self.gsi
-        if table is None:
+        modelled = None
+        if table is not None:
+            try:
+                modelled = self.model.begin(op, params, region, table)
+            except limits.Refused as refused:
+                out = contention.encode_error(refused)
+                return "400 Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out
+        if modelled is None:  # an exact table, or a request the model has nothing more to do for
             state = gsi.before(op, params, region)
             ok = False
             try:
@@ -177,11 +184,6 @@ class FaithfulDynamoDB:
             finally:
                 gsi.after(state, ok)
             return status, headers, out
-        try:
-            modelled = self.model.begin(op, params, region, table)
-        except limits.Refused as refused:
-            out = contention.encode_error(refused)
-            return "400 Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out
         try:
             state = gsi.before(op, params, region)
             try:

@@ -15,7 +15,7 @@ from engine.server.contention.batch import Modelled, split_batch
 from engine.server.contention.buckets import Buckets
 from engine.server.contention.holds import Holds
 from engine.server.contention.item_keys import Ref, consistent_read, request_keys, table_name
-from engine.server.contention.single_item import SINGLE_ITEM, begin_single
+from engine.server.contention.single_item import SINGLE_ITEM, begin_single, single_key
 from engine.server.contention.stale_reads import StaleReads
 from engine.server.gsi_lag import moto_table
 from engine.server.profile import PROFILE_TAG, ProfileSpec
@@ -89,15 +89,16 @@ class AwsLike:
 
     # -- one request ----------------------------------------------------------------------------------------
 
-    def begin(self, op: str, params: dict[str, Any], region: str, table: _Table) -> Modelled:
+    def begin(self, op: str, params: dict[str, Any], region: str, table: _Table) -> Modelled | None:
         """Before one moto call on an aws-like table: Refused (throttled, conflict), or the request's pass through
         the model, with stale images swapped in for an eventually consistent read. The caller sets `ok`, calls
         moto (through `send` when `kept` is not None: a BatchWriteItem may lose some of its writes to
-        UnprocessedItems), then calls `end`, also when the call raised."""
+        UnprocessedItems), then calls `end`, also when the call raised. None: the request passed and `end` would
+        have nothing to do (single_item.py), so the caller calls moto as for an exact table."""
         if op in SINGLE_ITEM:
-            single = begin_single(op, params, table, self._buckets, self._holds, self._stale)
-            if single is not None:
-                return single
+            key = single_key(params, table)
+            if key is not None:
+                return begin_single(op, params, key, table, self._buckets, self._holds, self._stale)
         now = time.monotonic()
         spec = table.profile
         name = table.moto.name

@@ -23,48 +23,65 @@ _REPLACED = frozenset({"PutItem", "DeleteItem"})
 _monotonic = time.monotonic
 
 
-def begin_single(
-    op: str, params: dict[str, Any], table: Any, buckets: Buckets, holds: Holds, stale: StaleReads
-) -> Modelled | None:
-    """AwsLike.begin for a single-item request (op in SINGLE_ITEM) on `table` (model._Table); None when its key is
-    not a plain one, for the general pass to take."""
+def single_key(params: dict[str, Any], table: Any) -> tuple[Any, Any] | None:
+    """The item key of a single-item request on `table` (model._Table), as interned KeyValues; None when its key is
+    not a plain one (the general pass takes it)."""
     attrs = params.get("Key") or params.get("Item")
     if type(attrs) is not dict:
         return None
     partition = _plain_key(attrs.get(table.hash_attr))
     if partition is None:
         return None
-    if table.range_attr:
-        sort = _plain_key(attrs.get(table.range_attr))
-        if sort is None:
-            return None
-        key: tuple[Any, Any] = (partition, sort)
-    else:
-        key = (partition, None)
+    if not table.range_attr:
+        return partition, None
+    sort = _plain_key(attrs.get(table.range_attr))
+    return None if sort is None else (partition, sort)
+
+
+def begin_single(
+    op: str,
+    params: dict[str, Any],
+    key: tuple[Any, Any],
+    table: Any,
+    buckets: Buckets,
+    holds: Holds,
+    stale: StaleReads,
+) -> Modelled | None:
+    """AwsLike.begin for a single-item request (op in SINGLE_ITEM) of `key` on `table` (model._Table). None when
+    AwsLike.end would have nothing to do after it (a read that swapped no stale image in, a write that leaves no
+    image for stale reads): most reads, so their pass allocates nothing."""
     now = _monotonic()
     spec = table.profile
     counts = table.counts
     counts["requests"] += 1
     ref = table.ref
-    reading = op == "GetItem"
-    eventual = reading and not params.get("ConsistentRead")
-    if reading:
-        admitted = buckets.admit_one(ref, partition, "r", 0.5 if eventual else 1.0, spec.read_units, now)
-    else:
-        admitted = buckets.admit_one(ref, partition, "w", 1.0, spec.write_units, now)
-    if not admitted:
+    partition = key[0]
+    if op == "GetItem":
+        eventual = not params.get("ConsistentRead")
+        if not buckets.admit_one(ref, partition, "r", 0.5 if eventual else 1.0, spec.read_units, now):
+            counts["throttled"] += 1
+            raise throttled()
+        if not eventual:
+            return None
+        counts["eventual_reads"] += 1
+        keys = [("read", key)]
+        restore = stale.swap_in(op, ref, keys, table.moto, spec, now, counts)
+        if not restore:
+            return None
+        result = Modelled(table, op, ref, keys, now, counts)
+        result.restore = restore
+        return result
+    if not buckets.admit_one(ref, partition, "w", 1.0, spec.write_units, now):
         counts["throttled"] += 1
         raise throttled()
-    keys = [("read" if reading else "write", key)]
-    if not reading and holds.holding():
+    keys = [("write", key)]
+    if holds.holding():
         holds.check(op, ref, keys, now, counts)
+    if not table.stale:
+        return None
     result = Modelled(table, op, ref, keys, now, counts)
-    if eventual:
-        counts["eventual_reads"] += 1
-        result.restore = stale.swap_in(op, ref, keys, table.moto, spec, now, counts)
-    elif not reading and table.stale:
-        image = _get(table.moto, key)
-        result.captured = [(key, image if op in _REPLACED else _snapshot(image))]
+    image = _get(table.moto, key)
+    result.captured = [(key, image if op in _REPLACED else _snapshot(image))]
     return result
 
 
