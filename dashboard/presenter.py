@@ -86,10 +86,24 @@ def _sized(fig: go.Figure, height: int = CHART_HEIGHT) -> go.Figure:
         )
     fig.update_layout(height=height)
     _spaced_ticks(fig)
+    _every_category(fig)
     return fig
 
 
 LABEL_PX = 16  # a tick label's height: closer labels print over each other (a projector's 8 clients in 60 px)
+
+
+def _every_category(fig: go.Figure) -> None:
+    """Horizontal bars on a category axis: plotly leaves out every other label once the bars are close (a
+    projector's calls per action showed "close", "pay", "read-order", "spend" and not the four between); every
+    label is shown when the plot has LABEL_PX for each."""
+    bars = [t for t in fig.data if t.type == "bar" and t.orientation == "h" and t.y is not None]
+    if not bars or fig.layout.yaxis.tickmode not in (None, "auto"):
+        return
+    names = list(dict.fromkeys(str(y) for t in bars for y in t.y))
+    plot_px = (fig.layout.height or 0) - (fig.layout.margin.t or 0) - (fig.layout.margin.b or 0)
+    if names and len(names) * LABEL_PX <= plot_px:
+        fig.update_yaxes(tickmode="array", tickvals=names, ticktext=names)
 
 
 def _spaced_ticks(fig: go.Figure) -> None:

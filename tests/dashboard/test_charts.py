@@ -319,3 +319,19 @@ def test_charts_for_a_compare_column_wrap_their_subtitles_and_put_a_long_legend_
 
     assert legend_of(None).layout.legend.yref is None  # one row above the plot on a half-width chart
     assert legend_of(PAIR_COLUMN_CHARS).layout.legend.yref == "container"  # under it in a Compare column
+
+
+def test_a_presenter_bar_chart_labels_every_action_when_they_fit() -> None:
+    # Conditional writes' eight actions at 300 px on a projector: plotly printed every other label.
+    from dashboard.actions import action_outcomes
+    from dashboard.presenter import LABEL_PX, _sized
+    from engine.demos import DEFAULT_DIR
+    from engine.history import read_jsonl
+
+    history, _ = read_jsonl(DEFAULT_DIR / "conditional-writes--unguarded.jsonl")
+    f = history.snapshot(detail=True, requests=True)
+    fig = valid(_sized(action_outcomes(f)))
+    actions = sorted(set(f["action"]))
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert len(actions) >= 6 and len(actions) * LABEL_PX <= plot_px
+    assert list(fig.layout.yaxis.tickvals) == actions == list(fig.layout.yaxis.ticktext)
