@@ -38,13 +38,17 @@ def _no_shared_email(profiles: dict[str, str], writes: pd.DataFrame) -> Invarian
         ],
     )
     sample = "; ".join(f"{e}: {', '.join(sorted(u))}" for e, u in sorted(shared.items())[:3])
-    now = f"{extra} extra users on {len(shared)} emails at the end ({sample})" if extra else "none at the end"
+    now = (
+        f"{_counted(extra, 'extra user')} on {_counted(len(shared), 'email')} at the end ({sample})"
+        if extra
+        else "none at the end"
+    )
     return Invariant(
         name="no two users share an email",
         key=NO_SHARED_EMAIL,
         holds=violations == 0,
         expected=0,
-        observed=f"{len(taken)} takes of a held email during the run; {now}" if violations else 0,
+        observed=f"{_counted(len(taken), 'take')} of a held email during the run; {now}" if violations else 0,
         violations=violations,
         calls=calls,
         explanation=(
@@ -58,9 +62,14 @@ def _no_shared_email(profiles: dict[str, str], writes: pd.DataFrame) -> Invarian
     )
 
 
-# How the shared-email verdict's observed text names its two counts; shared_counts reads them back.
-_TAKES = re.compile(r"^(\d+) takes of a held email during the run\b")
-_EXTRA = re.compile(r"(?:^|; )(\d+) extra users on \d+ emails\b")
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+# How the shared-email verdict's observed text names its two counts; shared_counts reads them back (files written
+# before the singular was used say "1 takes", "1 emails": both are read).
+_TAKES = re.compile(r"^(\d+) takes? of a held email during the run\b")
+_EXTRA = re.compile(r"(?:^|; )(\d+) extra users? on \d+ emails?\b")
 _NONE_AT_END = re.compile(r"(?:^|; )none at the end$")
 
 

@@ -91,7 +91,7 @@ def test_a_take_during_the_run_is_not_called_sharing_at_the_end() -> None:
     fig = valid(unique_view(f, [verdict]))
     caption = fig.layout.title.subtitle.text
     assert "ended up sharing" not in caption
-    assert "1 takes of a held email during the run" in caption and "none at the end" in caption
+    assert "1 take of a held email during the run" in caption and "none at the end" in caption
     facts = Claims.of(f).facts([verdict])
     assert (facts[TAKEN], facts[SHARING], facts[SHARED]) == (1, 0, None)
 
@@ -123,6 +123,17 @@ def test_the_figure_shows_both_counts_of_the_shared_email_verdict(stay: bool, ta
     assert shared_counts(verdict) == (takes, sharing)
     shown = bars(valid(unique_view(f, [verdict])))
     assert shown[TAKEN] == takes and shown[SHARING] == sharing and SHARED not in shown
+
+
+def test_the_counts_read_back_in_singular_and_in_the_older_files_plural() -> None:
+    # "1 extra users on 1 emails" read badly on a projector; files that say it must still read back.
+    _, verdict = sharing_history(True)
+    for text, counts in (
+        ("1 take of a held email during the run; 1 extra user on 1 email at the end (a@x: ann, bob)", (1, 1)),
+        ("1 takes of a held email during the run; 1 extra users on 1 emails at the end (a@x: ann, bob)", (1, 1)),
+        ("3 takes of a held email during the run; none at the end", (3, 0)),
+    ):
+        assert shared_counts({**verdict, "observed": text}) == counts
 
 
 def test_a_file_from_before_takes_were_judged_shows_the_end_count_and_says_takes_were_not_judged() -> None:
