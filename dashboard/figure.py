@@ -163,7 +163,28 @@ def style(
         fig.update_yaxes(title_text=y_title)
     fig.update_xaxes(title_font=dict(size=16))
     fig.update_yaxes(title_font=dict(size=16))
+    if chars < SUBTITLE_CHARS:
+        _wrap_bar_labels(fig, max(12, chars * 11 // 20))
     return fig.figure()
+
+
+def _wrap_bar_labels(fig: Spec, width: int) -> None:
+    """Horizontal bars' category labels broken between words into lines of about `width` characters: in a narrow
+    column plotly cut a long one off at the chart's left edge ("…retries and duplicates included)")."""
+    if "tickvals" in fig.layout.get("yaxis", {}):
+        return
+    names: dict[str, None] = {}
+    for trace in fig.data:
+        if trace.get("type") == "bar" and trace.get("orientation") == "h":
+            ys = trace.get("y")
+            for y in () if ys is None else ys:
+                if not isinstance(y, str):
+                    return  # a numeric axis: its ticks are plotly's
+                names[y] = None
+    if any(len(name) > width for name in names):
+        labels = ["<br>".join(textwrap.wrap(name, width)) or name for name in names]
+        # A size smaller: two lines of it fit the room a bar has (46 px), three of the default did not.
+        fig.update_yaxes(tickmode="array", tickvals=list(names), ticktext=labels, tickfont=dict(size=13))
 
 
 SUBTITLE_CHARS = 88  # what a half-width chart on a 1280-px projector shows of a line; a longer one is cut off

@@ -335,3 +335,22 @@ def test_a_presenter_bar_chart_labels_every_action_when_they_fit() -> None:
     plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
     assert len(actions) >= 6 and len(actions) * LABEL_PX <= plot_px
     assert list(fig.layout.yaxis.tickvals) == actions == list(fig.layout.yaxis.ticktext)
+
+
+def test_a_compare_column_breaks_a_long_bar_label_between_words() -> None:
+    # Idempotency's "sends (retries and duplicates included)" was cut off at a Compare column's left edge.
+    from dashboard.figure import narrow
+    from dashboard.live import PAIR_COLUMN_CHARS
+    from dashboard.views.idempotency_keys import idempotency_view
+
+    f, summary = frame("idempotency-keys-racy")
+    wide = valid(idempotency_view(f, summary["invariants"]))
+    assert wide.layout.yaxis.ticktext is None  # a half-width chart has room for it
+    with narrow(PAIR_COLUMN_CHARS):
+        slim = valid(idempotency_view(f, summary["invariants"]))
+    labels = dict(zip(slim.layout.yaxis.tickvals, slim.layout.yaxis.ticktext, strict=True))
+    long = "sends (retries and duplicates included)"
+    assert labels[long].replace("<br>", " ") == long and "<br>" in labels[long]
+    assert all(len(line) <= 25 for text in labels.values() for line in text.split("<br>"))
+    assert all(text.count("<br>") <= 1 for text in labels.values())  # two lines at most: a bar has room for two
+    assert list(labels) == list(slim.data[0].y)  # every bar keeps its label, in its order
