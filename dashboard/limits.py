@@ -97,6 +97,11 @@ class CallBudget:
                 self._watcher = threading.Thread(target=self._watch, name=f"ddblab-budget-{self.env}", daemon=True)
                 self._watcher.start()
 
+    def settle(self, calls: int) -> None:
+        """Count `calls` made outside a run (a seed scene's, recorded and ended) against this budget."""
+        with self._lock:
+            self._settled += max(0, calls)
+
     def stopped(self, run: Run) -> bool:
         """Whether the watcher stopped `run` because the budget ran out."""
         with self._lock:

@@ -48,8 +48,8 @@ if len(own) > 1:  # most patterns have one scene for every variant
     variant = None if picked == scenes.DEFAULT_SCENE else picked
 profile = sidebar.current_profile()  # the sidebar's, part of the scene
 autostart = links.autostart(scene_links.PAGE, problems)  # before `remember`, which takes autostart=1 off the URL
-# A scene's few dozen calls are not charged to the call budgets, but a spent budget (on AWS, calls are billed)
-# stops scenes too, as it stops runs.
+# A spent budget (on AWS, calls are billed) stops scenes too, as it stops runs; a scene's few dozen calls are
+# charged once it has played.
 spent = ui.budget_notice(registry, sidebar.current_spec())
 play = play_col.button(
     "Play", icon=":material/play_arrow:", type="primary", key="scenes-play", width="stretch", disabled=spent
@@ -83,6 +83,8 @@ if play or autostart:
                 where=where,
                 show=lambda text: log.code(text, language=None, wrap_lines=True),
             )
+        for budget in registry.budgets(spec):
+            budget.settle(len(played[(pattern, variant)].calls))
 
 result = played.get((pattern, variant))
 if result is None:

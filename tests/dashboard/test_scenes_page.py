@@ -78,3 +78,17 @@ def test_a_backend_gone_since_it_was_picked_is_one_problem_with_its_fix_and_the_
     at.sidebar.button(key="backend_use_embedded").click().run()
     at.button(key="scenes-play").click().run()
     assert not at.error and "Consistent reads are not supported on global secondary indexes" in log(at)
+
+
+def test_a_played_scene_is_charged_to_the_call_budget() -> None:
+    # Scenes spent the shared budget's calls without counting them: a demo server's cap did not hold.
+    from dashboard.registry import get_registry
+
+    registry = get_registry()  # the process-wide one the pages use
+    before = registry.calls.used()
+    at = app(PAGE)
+    at.selectbox(key="scenes-pattern").set_value("conditional-writes").run()
+    at.button(key="scenes-play").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    calls = log(at).count(">>> ")
+    assert calls > 0 and registry.calls.used() - before >= calls  # every printed call, and the unprinted set-up
