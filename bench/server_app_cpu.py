@@ -42,7 +42,7 @@ def app_cpu(batches: int = 7, per_batch: int = 150) -> dict[str, float]:
     """The server's CPU per request without the wire: the embedded server's WSGI app (build_app) called in this
     process on captured botocore requests, ms per request, the least of `batches` batches (the machine is shared:
     the least-disturbed batch is the figure). Imports `engine` when called (see --baseline)."""
-    from engine.server import serve
+    from engine.server import http_in, serve
 
     ddb, sent = capturing_client()
 
@@ -50,7 +50,7 @@ def app_cpu(batches: int = 7, per_batch: int = 150) -> dict[str, float]:
         getattr(ddb, operation)(**params)
         request = sent.pop()
         headers = [(k, v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()]
-        return serve._Request("POST", "/", "HTTP/1.1", [*headers, ("Host", "127.0.0.1:9")], request.body)
+        return http_in.Request("POST", "/", "HTTP/1.1", [*headers, ("Host", "127.0.0.1:9")], request.body)
 
     app = serve.build_app()
     table = "t-" + uuid.uuid4().hex[:8]  # moto's tables live as long as the process: a fresh one per call

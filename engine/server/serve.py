@@ -19,7 +19,6 @@ from __future__ import annotations
 import heapq
 import io
 import itertools
-import json
 import os
 import selectors
 import socket
@@ -29,65 +28,18 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
-from engine.server import limits
 from engine.server.app import FaithfulDynamoDB
 from engine.server.control import plain_moto_wanted
+from engine.server.http_in import Conn, Request, take_request
 from engine.server.profile import EXACT, ProfileSpec
 
-
-def _error_response(status: int, reason: str, code: str, message: str) -> bytes:
-    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message}).encode()
-    head = (
-        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/x-amz-json-1.0\r\n"
-        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    )
-    return head.encode() + body
-
-
-_MAX_HEAD = 64 * 1024  # request line and headers
-_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
-_BAD_REQUEST = _error_response(400, "Bad Request", "SerializationException", "The HTTP request is malformed")
-# Refused from its Content-Length alone, before the body is read (and then the connection is closed).
-_TOO_LARGE = _error_response(
-    413,
-    "Request Entity Too Large",
-    "ValidationException",
-    f"Request size exceeds the limit of {limits.MAX_BODY_BYTES} bytes",
-)
 _SERVER_ERROR = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 _OWN_HEADERS = frozenset({"content-length", "connection"})  # the server writes these itself
 # Names of the app's headers passed on as they are, once per spelling: a set lookup, not a lower() per header
 _PASSED_NAMES: set[str] = set()
 _ENVIRON_NAMES: dict[str, str] = {}  # a header's name -> its WSGI name (less the HTTP_ prefix), once per name
-
-
-class _Request(NamedTuple):
-    method: str
-    target: str
-    version: str
-    headers: list[tuple[str, str]]
-    body: bytes
-
-
-class _Conn:
-    """One client connection: bytes in, bytes out, and whether a worker thread is answering it."""
-
-    __slots__ = ("sock", "peer", "inbuf", "outbuf", "busy", "closing", "continued", "head")
-
-    def __init__(self, sock: socket.socket, peer: str) -> None:
-        self.sock = sock
-        self.peer = peer
-        self.inbuf = bytearray()
-        self.outbuf = bytearray()
-        self.busy = False  # a worker thread answers its current request; later ones wait in inbuf
-        self.closing = False  # close once outbuf is sent
-        self.continued = False  # "100 Continue" already sent for the request at the front of inbuf
-        # The parsed head of the request at the front of inbuf while its body is still arriving: urllib3 sends a
-        # request's head and body in two sends, and the head was parsed again on the body's wake (62 % of
-        # requests at 16 threads).
-        self.head: _Head | None = None
 
 
 class LoopServer:
@@ -110,12 +62,12 @@ class LoopServer:
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._selector.register(self._wake_r, selectors.EVENT_READ)
-        self._answered: deque[tuple[_Conn, bytes, bool]] = deque()
+        self._answered: deque[tuple[Conn, bytes, bool]] = deque()
         # Answers held back (network time, a transaction's commit window): (due, order, conn, payload, close).
-        self._later: list[tuple[float, int, _Conn, bytes, bool]] = []
+        self._later: list[tuple[float, int, Conn, bytes, bool]] = []
         self._order = itertools.count()
-        self._conns: set[_Conn] = set()
-        self._unsent: set[_Conn] = set()  # connections with answers not yet handed to the kernel
+        self._conns: set[Conn] = set()
+        self._unsent: set[Conn] = set()  # connections with answers not yet handed to the kernel
         self._stop = threading.Event()
         self._stopped = threading.Event()
         self._stopped.set()
@@ -173,11 +125,11 @@ class LoopServer:
             sock.setblocking(False)
             # Each answer goes out in one send; Nagle would only hold a small one back waiting for an ACK.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn = _Conn(sock, addr[0])
+            conn = Conn(sock, addr[0])
             self._conns.add(conn)
             self._selector.register(sock, selectors.EVENT_READ, conn)
 
-    def _read(self, conn: _Conn) -> None:
+    def _read(self, conn: Conn) -> None:
         # Into one reused buffer: recv(256 KiB) would allocate (mmap) and free (munmap) 256 KiB per request.
         try:
             size = conn.sock.recv_into(self._recv_buffer)
@@ -193,10 +145,10 @@ class LoopServer:
         conn.inbuf += self._recv_view[:size]
         self._answer_buffered(conn)
 
-    def _answer_buffered(self, conn: _Conn) -> None:
+    def _answer_buffered(self, conn: Conn) -> None:
         """Answer the complete requests in conn's buffer, in order, until one goes to a worker thread."""
         while not conn.busy and not conn.closing and conn in self._conns:
-            request = _parse(conn)
+            request = take_request(conn)
             if request is None:
                 break
             if self._inline():
@@ -216,14 +168,14 @@ class LoopServer:
         app = self.app
         return isinstance(app, FaithfulDynamoDB) and app.state.faults.latency_ms <= 0
 
-    def _answer(self, request: _Request, peer: str, *, multithread: bool) -> tuple[bytes, bool, float]:
+    def _answer(self, request: Request, peer: str, *, multithread: bool) -> tuple[bytes, bool, float]:
         try:
             return _call(self.app, request, peer, self.server_address, multithread=multithread)
         except Exception:
             traceback.print_exc()
             return _SERVER_ERROR, True, 0.0
 
-    def _answer_in_thread(self, conn: _Conn, request: _Request) -> None:
+    def _answer_in_thread(self, conn: Conn, request: Request) -> None:
         payload, close, delay = self._answer(request, conn.peer, multithread=True)
         if delay > 0:
             time.sleep(delay)
@@ -256,11 +208,11 @@ class LoopServer:
                 self._answer_buffered(conn)
 
     @staticmethod
-    def _queue(conn: _Conn, payload: bytes, close: bool) -> None:
+    def _queue(conn: Conn, payload: bytes, close: bool) -> None:
         conn.outbuf += payload
         conn.closing = conn.closing or close
 
-    def _flush(self, conn: _Conn) -> None:
+    def _flush(self, conn: Conn) -> None:
         """Hand conn's output to the kernel; what it does not take now goes when the socket is writable."""
         self._unsent.discard(conn)
         if conn not in self._conns:
@@ -281,7 +233,7 @@ class LoopServer:
         else:
             self._selector.modify(conn.sock, selectors.EVENT_READ, conn)  # no syscall when unchanged
 
-    def _close(self, conn: _Conn) -> None:
+    def _close(self, conn: Conn) -> None:
         self._unsent.discard(conn)
         if conn in self._conns:
             self._conns.discard(conn)
@@ -289,72 +241,8 @@ class LoopServer:
             conn.sock.close()
 
 
-_Head = tuple[int, str, str, str, list[tuple[str, str]], int]  # (end of head, method, target, version, headers, length)
-
-
-def _parse(conn: _Conn) -> _Request | None:
-    """Take one complete request off the front of conn.inbuf; None while it is incomplete or malformed."""
-    buf = conn.inbuf
-    head = conn.head
-    if head is None:
-        head = _parse_head(conn)
-        if head is None:
-            return None
-    end, method, target, version, headers, length = head
-    if len(buf) < end + 4 + length:
-        conn.head = head
-        return None
-    conn.head = None
-    body = bytes(buf[end + 4 : end + 4 + length])
-    del buf[: end + 4 + length]
-    conn.continued = False
-    return _Request(method, target, version, headers, body)
-
-
-def _parse_head(conn: _Conn) -> _Head | None:
-    """The head of the request at the front of conn.inbuf; None while it is incomplete or when it is refused."""
-    buf = conn.inbuf
-    end = buf.find(b"\r\n\r\n")
-    if end < 0:
-        if len(buf) > _MAX_HEAD:
-            _reject(conn)
-        return None
-    names: dict[str, str] = {}
-    method = target = version = ""
-    headers: list[tuple[str, str]] = []
-    try:
-        lines = buf[:end].decode("latin-1").split("\r\n")
-        method, target, version = lines[0].split(" ", 2)
-        # Plain loops, not comprehensions over a generator: each header cost two Python calls that way.
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            name, value = name.strip(), value.strip()
-            headers.append((name, value))
-            names[name.lower()] = value
-        length = int(names.get("content-length", 0))
-    except ValueError:
-        length = -1
-    if length < 0 or "transfer-encoding" in names:  # botocore always sends Content-Length; so must others
-        _reject(conn)
-        return None
-    if length > limits.MAX_BODY_BYTES:
-        _reject(conn, _TOO_LARGE)
-        return None
-    if len(buf) < end + 4 + length and not conn.continued and names.get("expect", "").lower() == "100-continue":
-        conn.outbuf += _CONTINUE  # the client waits for this before it sends the body
-        conn.continued = True
-    return end, method, target, version, headers, length
-
-
-def _reject(conn: _Conn, answer: bytes = _BAD_REQUEST) -> None:
-    conn.inbuf.clear()  # nothing more is read from a connection that is closing
-    conn.head = None
-    conn.outbuf += answer
-    conn.closing = True
-
-
 def _call(
-    app: Callable[..., Any], request: _Request, peer: str, address: tuple[str, int], *, multithread: bool
+    app: Callable[..., Any], request: Request, peer: str, address: tuple[str, int], *, multithread: bool
 ) -> tuple[bytes, bool, float]:
     """Run the WSGI app on one request; return the whole HTTP response, whether to close afterwards, and how
     long to hold it back before sending."""

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bench.bench_client import capturing_client
-from engine.server import fastpath, serve, short_way
+from engine.server import fastpath, http_in, serve, short_way
 
 pytestmark = pytest.mark.skipif(not fastpath.verified(), reason="the fast path is off with this moto release")
 
@@ -27,7 +27,7 @@ def server() -> Any:
         getattr(ddb, operation)(**params)
         request = sent.pop()
         headers = [(k, v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()]
-        raw = serve._Request("POST", "/", "HTTP/1.1", [*headers, ("Host", "127.0.0.1:9")], request.body)
+        raw = http_in.Request("POST", "/", "HTTP/1.1", [*headers, ("Host", "127.0.0.1:9")], request.body)
         payload, _, _ = serve._call(app, raw, "127.0.0.1", ("127.0.0.1", 9), multithread=False)
         head, _, body = payload.partition(b"\r\n\r\n")
         return int(head.split(b" ")[1]), json.loads(body)
