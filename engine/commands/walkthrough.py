@@ -4,7 +4,6 @@ JSON document per scene (--json)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +11,7 @@ from engine.backend import Backend
 from engine.calllog import NO_RESULT
 from engine.commands.backend_args import backend_for
 from engine.errors import BadInput
+from engine.history import call_to_dict, dumps
 from engine.patterns import all_patterns, get_pattern
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def cmd_walkthrough(args: argparse.Namespace) -> int:
-    from engine.walkthrough import check_variant, play_scene, run_walkthrough
+    from engine.walkthrough import check_variant, run_walkthrough
 
     refs = list(all_patterns()) if args.pattern == "all" else [get_pattern(args.pattern).name]
     if args.variant is not None:
@@ -28,7 +28,7 @@ def cmd_walkthrough(args: argparse.Namespace) -> int:
         check_variant(get_pattern(refs[0]), args.variant)  # unknown or sceneless: refused before any server starts
     with backend_for(args) as backend:
         if args.json:
-            return _json_scenes(refs, backend, args.variant, play_scene)
+            return _json_scenes(refs, backend, args.variant)
         if backend.profile.simulated:
             print(f"server profile: {backend.profile.describe()}\n")
         for ref in refs:
@@ -39,12 +39,14 @@ def cmd_walkthrough(args: argparse.Namespace) -> int:
     return 0
 
 
-def _json_scenes(refs: list[str], backend: Backend, variant: str | None, play: Any) -> int:
+def _json_scenes(refs: list[str], backend: Backend, variant: str | None) -> int:
     """One line of JSON per scene, printed as it ends; a scene that stops ends the command as in the text mode
     (its document says so, the error goes to stderr), after its own document."""
+    from engine.walkthrough import play_scene
+
     for ref in refs:
-        scene: Scene = play(ref, backend, variant=variant)
-        print(json.dumps(scene_document(scene, backend), ensure_ascii=False), flush=True)
+        scene = play_scene(ref, backend, variant=variant)
+        print(dumps(scene_document(scene, backend)), flush=True)
         if scene.stopped is not None:
             print(f"error: {scene.stopped}", file=sys.stderr)
             return scene.stopped.exit_code
@@ -66,15 +68,6 @@ def scene_document(scene: Scene, backend: Backend) -> dict[str, Any]:
         "error": str(scene.stopped) if scene.stopped is not None else None,
         # a heading alone has no "value" (a value may itself be null)
         "results": [{"title": t} if v is NO_RESULT else {"title": t, "value": v} for t, v in scene.results],
-        "calls": [
-            {
-                "client": c.client,
-                "action": c.action,
-                "op": c.op,
-                "key": c.key,
-                "outcome": c.outcome.value,
-                "error": c.error,
-            }
-            for c in scene.history
-        ],
+        # each as the history file writes it (times from the scene's start, retries, detail, request)
+        "calls": [call_to_dict(c, scene.history.t0_ns) for c in scene.history],
     }
