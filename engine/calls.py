@@ -335,10 +335,15 @@ class ClientContext(Caller):
 
     def backoff(self, attempt: int, base_s: float = 0.002, cap_s: float = 0.1) -> bool:
         """Exponential backoff with full jitter (the seed's "retry with backoff")."""
-        return self.sleep(self.rng.uniform(0, min(cap_s, base_s * 2**attempt)))
+        return self.sleep(jittered(self.rng, attempt, base_s, cap_s))
 
     def crash(self, where: str) -> None:
         raise ClientCrash(where)
+
+
+def jittered(rng: random.Random, attempt: int, base_s: float, cap_s: float) -> float:
+    """Seconds to wait after send `attempt` (from 0): exponential backoff with full jitter."""
+    return rng.uniform(0, min(cap_s, base_s * 2**attempt))
 
 
 # Refused only for contention: the same request may simply be sent again after a backoff. A client that gave

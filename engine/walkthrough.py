@@ -13,7 +13,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from engine.backend import Backend, RetryPolicy
 from engine.calllog import NO_RESULT, CallLog
-from engine.calls import CONTENTION_CODES, Caller, CallError, TransactionCanceled
+from engine.calls import CONTENTION_CODES, Caller, CallError, TransactionCanceled, jittered
 from engine.errors import BadInput, LabError, TableNameTaken
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import History
@@ -44,6 +44,7 @@ class Walk:
         self.history = history
         self.caller = Caller(table.client, history, client_id=0)
         self.client = table.client
+        self._rng = random.Random()  # set-up's backoff
 
     @property
     def name(self) -> str:
@@ -88,7 +89,7 @@ class Walk:
                 return response
             if not _contention_only(response) or time.monotonic() >= deadline:
                 raise SceneStopped(f"{op} (set-up)", response)
-            time.sleep(random.uniform(0, min(1.0, 0.01 * 2**attempt)))
+            time.sleep(jittered(self._rng, attempt, 0.01, 1.0))
         raise AssertionError("unreachable")
 
     def read(self, op: str = "GetItem", *, show: bool = True, client_id: int = 0, **params: Any) -> dict[str, Any]:
@@ -107,6 +108,8 @@ class Walk:
 
 
 def _contention_only(e: CallError) -> bool:
+    # Unlike calls._contention, a transaction cancelled for TransactionConflict counts too: a scene's set-up is no
+    # pattern that retries its own conflicts.
     if isinstance(e, TransactionCanceled):
         return all(r in ("None", "ThrottlingError", "TransactionConflict") for r in e.reasons)
     return e.code in CONTENTION_CODES
