@@ -171,7 +171,7 @@ class FaithfulDynamoDB:
         modelled = None
         if table is not None:
             try:
-                modelled = self.model.begin(op, params, region, table)
+                modelled = self.model.begin(op, params, table)
             except limits.Refused as refused:
                 out = contention.encode_error(refused)
                 return "400 Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out

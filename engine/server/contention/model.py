@@ -29,13 +29,13 @@ _Z99 = 2.3263478740408408  # the standard normal's 99th percentile
 class _Table:
     moto: Any
     profile: ProfileSpec
-    # Worked out once per table, for single-item requests (single_item.py): every request on the table reads them.
-    ref: Ref = ("", "")
-    counts: Counter[str] | None = None
-    hash_attr: str = ""
-    range_attr: str | None = None
-    stale: bool = False  # stale reads are simulated (stale_ms and stale_share above 0)
-    delays: bool = False  # answers wait (network time, or a transaction's commit window): delay_s has work to do
+    # Worked out once per table: every request on it reads them.
+    ref: Ref  # (region, name)
+    counts: Counter[str]  # what the model did on it: AwsLike.stats[name]
+    hash_attr: str
+    range_attr: str | None
+    stale: bool  # stale reads are simulated (stale_ms and stale_share above 0)
+    delays: bool  # answers wait (network time, or a transaction's commit window): delay_s has work to do
 
 
 class AwsLike:
@@ -82,14 +82,14 @@ class AwsLike:
                     spec = self.default
         if not spec.simulated:
             return None
-        counts = self.stats.get(name) or self.stats.setdefault(name, Counter())
+        counts = self.stats.setdefault(name, Counter())
         stale = spec.stale_ms > 0 and spec.stale_share > 0
         delays = spec.latency_ms > 0 or spec.commit_ms > 0
         return _Table(table, spec, (region, name), counts, table.hash_key_attr, table.range_key_attr, stale, delays)
 
     # -- one request ----------------------------------------------------------------------------------------
 
-    def begin(self, op: str, params: dict[str, Any], region: str, table: _Table) -> Modelled | None:
+    def begin(self, op: str, params: dict[str, Any], table: _Table) -> Modelled | None:
         """Before one moto call on an aws-like table: Refused (throttled, conflict), or the request's pass through
         the model, with stale images swapped in for an eventually consistent read. The caller sets `ok`, calls
         moto (through `send` when `kept` is not None: a BatchWriteItem may lose some of its writes to
@@ -101,12 +101,11 @@ class AwsLike:
                 return begin_single(op, params, key, table, self._buckets, self._holds, self._stale)
         now = time.monotonic()
         spec = table.profile
-        name = table.moto.name
-        ref = (region, name)
-        counts = self.stats.get(name) or self.stats.setdefault(name, Counter())
+        ref = table.ref
+        counts = table.counts
         counts["requests"] += 1
         keys = request_keys(op, params, table.moto)
-        eventual = not consistent_read(op, params, name)
+        eventual = not consistent_read(op, params, ref[1])
         self._buckets.admit(op, params, ref, keys, spec, now, counts, eventual)
         self._holds.check(op, ref, keys, now, counts)
         result = Modelled(table, op, ref, keys, now, counts)
