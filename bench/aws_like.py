@@ -32,7 +32,6 @@ cost the server?
 from __future__ import annotations
 
 import math
-import os
 import queue
 import random
 import statistics
@@ -43,6 +42,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from bench.proc_cpu import process_cpu_s
 from engine.backend import Backend, BackendSpec, RetryPolicy
 from engine.runner import RunConfig, run_pattern
 from engine.server.profile import AWS_LIKE, EXACT, ProfileSpec
@@ -257,9 +257,9 @@ def server_cpu(requests: int = 3000, threads: int = 8, rounds: int = 6) -> dict[
                         else:
                             client.get_item(TableName=table.name, Key=key, ConsistentRead=n % 4 == 0)
 
-                before = _cpu_s(pid)
+                before = process_cpu_s(pid)
                 _run_threads(worker, threads)
-                per[name].append((_cpu_s(pid) - before) / requests * 1e6)
+                per[name].append((process_cpu_s(pid) - before) / requests * 1e6)
         for table in tables.values():
             drop_table(table)
     ratios = sorted(a / e for a, e in zip(per["aws-like"], per["exact"], strict=True))
@@ -269,25 +269,6 @@ def server_cpu(requests: int = 3000, threads: int = 8, rounds: int = 6) -> dict[
         "ratio": round(statistics.median(ratios), 3),
         "ratio_range": [round(ratios[0], 3), round(ratios[-1], 3)],
     }
-
-
-def _cpu_s(pid: int) -> float:
-    """The process's CPU time in nanoseconds' resolution: the sum of its threads' schedstat (time on a CPU), read
-    when the kernel keeps it. /proc/PID/stat counts 10 ms ticks, and a round of 3,000 requests at ~130 µs is
-    ~40 of them: each figure moved in 2.5 % steps, a quarter of the 10 % the target allows."""
-    try:
-        total = 0
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except FileNotFoundError:  # a thread that ended meanwhile
-                continue
-        return total / 1e9
-    except (OSError, ValueError, IndexError):
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _run_threads(target: Callable[..., None], n: int, indexed: bool = False) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import psutil
 
+from bench.proc_cpu import thread_cpu_s
 from engine.backend import Backend
 from engine.cluster_local import start_local_cluster
 from engine.runner import Run, RunConfig, RunState
@@ -88,8 +89,7 @@ def _thread_cpu_s(pid: int, tid: int) -> float:
     """One thread's CPU: Linux's per-thread run time in ns (psutil's figures tick by 10 ms, as much as a Dask
     loop uses in a second), else psutil's."""
     try:
-        with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-            return int(f.read().split()[0]) / 1e9
+        return thread_cpu_s(pid, tid)
     except (OSError, ValueError, IndexError):
         return next((t.user_time + t.system_time for t in psutil.Process(pid).threads() if t.id == tid), 0.0)
 
