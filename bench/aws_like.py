@@ -43,10 +43,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from bench.proc_cpu import process_cpu_s
-from engine.backend import Backend, BackendSpec, RetryPolicy
-from engine.runner import RunConfig, run_pattern
+from engine.backends.backend import Backend, BackendSpec, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
+from engine.run.runner import RunConfig, run_pattern
 from engine.server.profile import AWS_LIKE, EXACT, ProfileSpec
-from engine.tables import TableSpec, drop_table, open_table
 
 THREADS = (4, 16, 64)
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from engine.server.process import EmbeddedServer
+from engine.server.host.process import EmbeddedServer
 
 DYNALITE_DIR = Path.home() / ".cache" / "ddblab" / "dynalite"
 

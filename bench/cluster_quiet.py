@@ -1,7 +1,7 @@
 """Cluster: what the lab's quieting of Dask saves, side by side in one process (README "When one machine is not
 enough", the sixth round).
 
-Two local two-worker clusters at once: one as the lab starts it (engine/cluster_local.py: its scheduler and
+Two local two-worker clusters at once: one as the lab starts it (engine/clients/cluster/local.py: its scheduler and
 nannies calm, and a share pausing its worker's tick cycle, counters and its Dask client's description refresh),
 one without those cuts (the cluster object's 1 s sync, the scheduler's and nannies' callbacks as Dask has them,
 a share pausing only what it paused before: LOUD_QUIET). The bench's cluster mode (bench.cluster_scaling: 64
@@ -26,9 +26,9 @@ from typing import Any
 import psutil
 
 from bench.cluster_scaling import Idle, _config, _sample
-from engine.backend import Backend
-from engine.cluster_local import start_local_cluster
-from engine.runner import Run, RunState
+from engine.backends.backend import Backend
+from engine.clients.cluster.local import start_local_cluster
+from engine.run.runner import Run, RunState
 
 MODES = ("quiet", "loud")
 LOUD_QUIET = ("profile", "profile-cycle", "tick", "monitor")  # what a share paused before the sixth round
@@ -36,7 +36,7 @@ LOUD_QUIET = ("profile", "profile-cycle", "tick", "monitor")  # what a share pau
 
 def _loud_workers(dask_worker: Any = None) -> None:
     """On a worker of the loud cluster: its shares pause only LOUD_QUIET, and leave their Dask client's refresh."""
-    from engine import cluster_share
+    from engine.clients.cluster import share as cluster_share
 
     cluster_share.QUIET_CALLBACKS = LOUD_QUIET
     cluster_share.QUIET_CLIENT_CALLBACKS = ()

@@ -1,5 +1,5 @@
-"""Cluster: 64 threads with 10 ms a call, in 1 process, in 2 client processes (--processes 2, engine/pool.py) and
-on 2 workers of a local Dask cluster (--cluster, engine/cluster.py), side by side.
+"""Cluster: 64 threads with 10 ms a call, in 1 process, in 2 client processes (--processes 2, engine/clients/processes.py) and
+on 2 workers of a local Dask cluster (--cluster, engine/clients/cluster/home.py), side by side.
 
 Each is a whole lab run (atomic-counters/add against the embedded server, 10 ms of client-side latency per
 call, as latency_scaling's engine runs). Per mode:
@@ -28,9 +28,9 @@ from typing import Any
 import psutil
 
 from bench.proc_cpu import thread_cpu_s
-from engine.backend import Backend
-from engine.cluster_local import start_local_cluster
-from engine.runner import Run, RunConfig, RunState
+from engine.backends.backend import Backend
+from engine.clients.cluster.local import start_local_cluster
+from engine.run.runner import Run, RunConfig, RunState
 
 THREADS = 64
 LATENCY_MS = 10.0

@@ -2,7 +2,7 @@
 
 The history is a recorded optimistic-locking run (tests/data) repeated later and later in time. The record is a
 running one (its Run is a stand-in that never finishes, so the page takes its live path: no verdicts yet, no
-caching of a finished run), and the page draws exactly what it draws live: `dashboard.live.run_figures`.
+caching of a finished run), and the page draws exactly what it draws live: `dashboard.widgets.live.run_figures`.
 
 What is measured, per size N:
 - refresh_s, the live refresh: the page has drawn before, then NEW_SHARE (1 %) of N new calls arrive; one refresh
@@ -36,9 +36,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from bench.recorded import Repeated
-from dashboard import live
-from dashboard.registry import RunRecord, Source
-from engine.history import History
+from dashboard.widgets import live
+from dashboard.widgets.registry import RunRecord, Source
+from engine.record.history import History
 
 SIZES = (10_000, 100_000, 1_000_000)
 KEPT_AT = 100_000
@@ -105,7 +105,7 @@ def _draw(record: RunRecord, x_range: tuple[float, float] | None = None) -> floa
 
 def scrub(history: History, summary: dict[str, Any], repeats: int) -> dict[str, float]:
     """full_draw_s, scrub_step_s and scrub_back_s of a replay of this history (see the module's docstring)."""
-    from dashboard.replay import STEPS, Replayer
+    from dashboard.widgets.replay import STEPS, Replayer
 
     full, step, back = [], [], []
     for _ in range(repeats):

@@ -15,9 +15,9 @@ from typing import Any, NamedTuple
 
 from botocore.exceptions import ClientError
 
-from engine.backend import Backend, RetryPolicy
-from engine.runner import RunConfig, run_pattern
-from engine.tables import TableSpec, drop_table, open_table
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
+from engine.run.runner import RunConfig, run_pattern
 
 VIEWS = {"PK": "POST#hello-world", "SK": "STATS"}
 TICKETS = {"PK": "TICKETS#gig", "SK": "COUNTER"}

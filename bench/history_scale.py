@@ -12,8 +12,8 @@ import time
 import tracemalloc
 from typing import Any
 
-from engine.calllog import format_request
-from engine.history import Call, History, Outcome
+from engine.record.calllog import format_request
+from engine.record.history import Call, History, Outcome
 
 SIZES = (10_000, 100_000, 1_000_000)
 _POOL = 50_000  # distinct pre-built calls, cycled

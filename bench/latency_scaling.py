@@ -10,7 +10,7 @@ Two endpoints, measured side by side:
   serializes requests, so its own service time caps throughput; shown for contrast, not judged.
 - `engine runs`: whole lab runs (atomic-counters/add against the embedded server, 10 ms of client-side
   latency per call, as network time), at 64 threads in one process and spread over one process per core
-  (`--processes`, engine/pool.py): what a user gets against AWS from one machine.
+  (`--processes`, engine/clients/processes.py): what a user gets against AWS from one machine.
 Linear = threads × the 1-thread rate. Client CPU per call is this process's CPU time over the calls made.
 """
 
@@ -22,12 +22,12 @@ import time
 from typing import Any
 
 from bench import standin_server
-from engine.backend import Backend, BackendSpec, RetryPolicy
-from engine.calls import Caller, CallError
-from engine.faults import FaultInjector, FaultPlan
-from engine.history import History
-from engine.runner import RunConfig, run_pattern
-from engine.tables import TableSpec, drop_table, open_table
+from engine.backends.backend import Backend, BackendSpec, RetryPolicy
+from engine.backends.faults import FaultInjector, FaultPlan
+from engine.backends.tables import TableSpec, drop_table, open_table
+from engine.record.calls import Caller, CallError
+from engine.record.history import History
+from engine.run.runner import RunConfig, run_pattern
 
 THREADS = (1, 8, 16, 32, 64)
 LATENCY_MS = 10.0

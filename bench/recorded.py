@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.history import Call, History, read_jsonl
+from engine.record.history import Call, History, read_jsonl
 
 
 class Repeated:

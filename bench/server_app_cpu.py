@@ -42,7 +42,7 @@ def app_cpu(batches: int = 7, per_batch: int = 150) -> dict[str, float]:
     """The server's CPU per request without the wire: the embedded server's WSGI app (build_app) called in this
     process on captured botocore requests, ms per request, the least of `batches` batches (the machine is shared:
     the least-disturbed batch is the figure). Imports `engine` when called (see --baseline)."""
-    from engine.server import http_in, serve
+    from engine.server.host import http_in, serve
 
     ddb, sent = capturing_client()
 

@@ -14,10 +14,10 @@ import sys
 from typing import Any
 
 from bench.bench_client import capturing_client
-from engine.server.process import EmbeddedServer
+from engine.server.host.process import EmbeddedServer
 
 REFERENCE_SERVER = """
-from engine.server import serve
+from engine.server.host import serve
 server = serve.make_http_server("127.0.0.1", 0, serve.build_app(fast=False))
 print("LISTENING", server.server_port, flush=True)
 server.serve_forever()
@@ -294,7 +294,7 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
 
 
 def short_way_errors(call: Any, put: Any, update: Any, k: Any, t: str) -> list[tuple[str, dict[str, Any]]]:
-    """Refusals of the calls the short way answers (engine/server/short_way.py), one of each kind."""
+    """Refusals of the calls the short way answers (engine/server/fast/short_way.py), one of each kind."""
     one = {":one": {"N": "1"}}
     check = {"ConditionCheck": {"TableName": t, "Key": k("a"), "ConditionExpression": "attribute_not_exists(pk)"}}
     return [

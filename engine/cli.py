@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from engine import interrupts
-from engine.backend import RETRY_MODES, BackendKind, RetryPolicy
+from engine.backends.backend import RETRY_MODES, BackendKind, RetryPolicy
 
 # Under their old names, so the run command's code reads as it did before the other commands moved out.
 from engine.commands.backend_args import backend_for as _backend
@@ -33,8 +33,8 @@ from engine.commands.walkthrough import cmd_walkthrough
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput, LabError, clip
 from engine.patterns import all_patterns
-from engine.run_config import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS
-from engine.runner import Run, RunConfig, RunState
+from engine.run.config import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS
+from engine.run.runner import Run, RunConfig, RunState
 from engine.server.profile import KNOBS, ServerProfile
 from engine.stdout_guard import OutputLost
 
@@ -294,7 +294,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from engine.summary import render_text, summary
+    from engine.run.summary import render_text, summary
 
     config = config_from_args(args)
     if not 0.0 <= args.throttle_share <= 1.0:
@@ -313,7 +313,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.throttle_share and backend.server is not None:
             backend.server.configure(throttle_share=args.throttle_share)
         if config.cluster is not None:
-            from engine.cluster import check_cluster
+            from engine.clients.cluster.home import check_cluster
 
             check_cluster(config.cluster, backend)  # an unreachable cluster is one line, before any table
         if backend.kind is BackendKind.AWS:

@@ -4,10 +4,10 @@ from dataclasses import replace
 
 import streamlit as st
 
-from dashboard import controls, links, live, presenter, sidebar, ui
-from dashboard.registry import get_registry
-from dashboard.settings import build_config
-from engine.runner import RunConfig
+from dashboard.state.run_settings import build_config
+from dashboard.widgets import controls, links, live, presenter, sidebar, ui
+from dashboard.widgets.registry import get_registry
+from engine.run.runner import RunConfig
 
 registry = get_registry()
 presenting = presenter.enabled()

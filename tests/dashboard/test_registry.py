@@ -11,13 +11,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dashboard.calltext import call_log
-from dashboard.records import RunRecord
-from dashboard.registry import Registry, SweepState
-from dashboard.settings import LIMIT_DURATION, RunSettings, build_config
-from engine.backend import Backend, BackendSpec
+from dashboard.state.calltext import call_log
+from dashboard.state.records import RunRecord
+from dashboard.state.run_settings import LIMIT_DURATION, RunSettings, build_config
+from dashboard.widgets.registry import Registry, SweepState
+from engine.backends.backend import Backend, BackendSpec
 from engine.errors import AwsNotConfirmed, BackendUnavailable, BadCredentials, BadInput, HistoryFileError, LabError
-from engine.runner import Run, RunConfig
+from engine.run.runner import Run, RunConfig
 from tests.dashboard.helpers import DATA
 
 SPEC = BackendSpec()
@@ -382,8 +382,8 @@ def test_client_processes_are_capped_across_sessions() -> None:
 
 
 def test_the_runs_table_marks_every_aws_like_run_simulated() -> None:
-    from dashboard.panels import runs_table
-    from engine.demos import DEFAULT_DIR
+    from dashboard.widgets.panels import runs_table
+    from engine.run.demos import DEFAULT_DIR
 
     exact = (DEFAULT_DIR / "atomic-counters--add.jsonl").read_bytes()
     header, _, rest = exact.partition(b"\n")

@@ -20,12 +20,14 @@ from typing import Any
 
 import pytest
 
-from engine import cluster, cluster_check, cluster_share
-from engine.backend import Backend, BackendKind, BackendSpec
+from engine.backends.backend import Backend, BackendKind, BackendSpec
 from engine.cli import build_parser, config_from_args
-from engine.cluster import WorkerInfo, check_reach, normalize_address
+from engine.clients.cluster import check as cluster_check
+from engine.clients.cluster import home as cluster
+from engine.clients.cluster import share as cluster_share
+from engine.clients.cluster.home import WorkerInfo, check_reach, normalize_address
 from engine.errors import BadInput, LabError
-from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
 
 distributed = pytest.importorskip("distributed")
 

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.cli import build_parser, config_from_args
 from engine.patterns.gsi_consistency import query_gsi_until_found
-from engine.runner import RunConfig, RunState, run_pattern
-from engine.walkthrough import run_walkthrough
+from engine.run.runner import RunConfig, RunState, run_pattern
+from engine.run.walkthrough import run_walkthrough
 from tests.patterns.printed import printed_result
 
 READ_YOUR_WRITES = "read-your-writes: every read after an acknowledged write sees it"

@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from bench import bench_client
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.server import profile as profiles
 
 WRONG = {
