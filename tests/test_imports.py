@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("engine", "dashboard")
+PACKAGES = ("engine", "dashboard", "bench")
 
 
 def module_name(path: Path) -> str:

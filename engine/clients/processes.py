@@ -81,7 +81,9 @@ class Run(Protocol):
     def client_ended(self, *client_ids: int) -> None: ...
 
 
-ROOT = str(Path(__file__).resolve().parents[2])  # so `python -m engine.clients.processes` finds the engine uninstalled too
+ROOT = str(
+    Path(__file__).resolve().parents[2]
+)  # so `python -m engine.clients.processes` finds the engine uninstalled too
 SHIP_S = 0.05  # how often a child sends its calls home: the live view's lag, and the call budget's overshoot
 START_TIMEOUT_S = 120.0  # spawning imports boto3 and pandas afresh: seconds on a loaded 2-core machine
 

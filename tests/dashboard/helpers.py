@@ -7,7 +7,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from bench.recorded import Repeated
+from bench.dashboard.recorded import Repeated
 from engine.record.history import Call, History, Outcome, read_jsonl
 
 DATA = Path(__file__).resolve().parent.parent / "data"

@@ -225,7 +225,7 @@ def test_call_log_is_the_seed_format(locking_safe) -> None:
 def test_a_refresh_at_100k_calls_samples_and_says_so() -> None:
     """Every chart of the Run page from a 100k-call run, as a live refresh draws them (from the run's aggregates):
     the timeline and the version history are sampled and say so. How long it takes is measured by
-    bench/dashboard_refresh.py, not here."""
+    bench/dashboard/refresh.py, not here."""
     history, summary = scaled("optimistic-locking-safe", 100_000)
     record = RunRecord(
         id="big",

@@ -190,7 +190,7 @@ def test_the_cli_runs_on_the_cluster_and_says_so_in_its_summary(
 
 
 def test_the_cluster_bench_measures_a_run_on_the_workers(backend: Backend, two_workers: Any) -> None:
-    from bench import cluster_scaling
+    from bench.cluster import scaling as cluster_scaling
 
     row = cluster_scaling.one_run(backend, "2 cluster workers", 1.0, two_workers.scheduler_address)
     assert row["calls_per_s"] > 0 and row["cpu_us_per_call"] > 0 and row["staleness_ms"] >= 0

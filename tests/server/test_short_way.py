@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bench.bench_client import capturing_client
+from bench.shared import capturing_client
 from engine.server.fast import handler as fastpath
 from engine.server.fast import short_way
 from engine.server.host import http_in, serve

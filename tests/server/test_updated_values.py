@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bench import bench_client
+from bench import shared as bench_client
 from engine.backends.backend import Backend
 from engine.server.faithful.updated_values import project
 

@@ -43,7 +43,7 @@ def start_local_cluster(workers: int = 2, *, calm: bool = True) -> Any:
     """A LocalCluster of `workers` worker processes (one thread each) on 127.0.0.1, under LAB_DASK_CONFIG, each in
     a session of its own (WORKER_PRELOAD); a context manager (close it, or leave its `with`, to stop it). Its
     nannies hand the config and the preload to the worker processes they start, so a worker a nanny restarts
-    keeps them. `calm=False` leaves its scheduler and nannies as Dask has them (bench.cluster_quiet compares)."""
+    keeps them. `calm=False` leaves its scheduler and nannies as Dask has them (bench.cluster.quiet compares)."""
     import dask
     from distributed import LocalCluster
 

@@ -9,7 +9,7 @@ that is not a plain DynamoDB API call (another path or method, a CORS request) g
 `tune_moto` then removes work moto repeats on every call without changing any result (see its docstring).
 
 Both reach into moto's internals, so they are used only with the moto release they were checked against,
-byte for byte, with `python -m bench.server_profile --equivalence` (VERIFIED_MOTO); with any other release
+byte for byte, with `python -m bench.server.throughput --equivalence` (VERIFIED_MOTO); with any other release
 the server runs moto's Flask app as it comes.
 """
 

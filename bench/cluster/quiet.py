@@ -4,7 +4,7 @@ enough", the sixth round).
 Two local two-worker clusters at once: one as the lab starts it (engine/clients/cluster/local.py: its scheduler and
 nannies calm, and a share pausing its worker's tick cycle, counters and its Dask client's description refresh),
 one without those cuts (the cluster object's 1 s sync, the scheduler's and nannies' callbacks as Dask has them,
-a share pausing only what it paused before: LOUD_QUIET). The bench's cluster mode (bench.cluster_scaling: 64
+a share pausing only what it paused before: LOUD_QUIET). The bench's cluster mode (bench.cluster.scaling: 64
 threads, 10 ms a call) runs on each in turn, alternating, the order flipped from pair to pair; each run is
 charged only its own cluster (the other one's worker processes and home threads are left out, as the pool's
 mode leaves out the idle cluster). Per pair, quiet ÷ loud: the plumbing's CPU a second (the run's process and the
@@ -25,7 +25,7 @@ from typing import Any
 
 import psutil
 
-from bench.cluster_scaling import Idle, _config, _sample
+from bench.cluster.scaling import Idle, _config, _sample
 from engine.backends.backend import Backend
 from engine.clients.cluster.local import start_local_cluster
 from engine.run.runner import Run, RunState
@@ -177,10 +177,10 @@ def report(result: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m bench.cluster_quiet --pairs 8`: about 2 minutes."""
+    """`python -m bench.cluster.quiet --pairs 8`: about 2 minutes."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m bench.cluster_quiet", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.cluster.quiet", description=main.__doc__)
     parser.add_argument("--pairs", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args(argv)

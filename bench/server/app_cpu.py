@@ -2,7 +2,7 @@
 botocore requests, and the Python calls each takes (a count the machine's load does not change). Also the same
 request timed after other work has run (as a client's does between two requests over HTTP): its CPU caches cold.
 
-    python -m bench.server_profile --app-cpu [--baseline CHECKOUT]
+    python -m bench.server.throughput --app-cpu [--baseline CHECKOUT]
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.bench_client import capturing_client
+from bench.shared import capturing_client
 
 
 def python_calls(op: Callable[[], Any], times: int = 20) -> float:
@@ -134,9 +134,9 @@ def _evict_caches() -> None:
 
 def app_cpu_of(checkout: Path, batches: int = 7, per_batch: int = 150) -> dict[str, float]:
     """app_cpu(batches, per_batch) with another checkout's engine (this checkout's bench), in a child process."""
-    here = str(Path(__file__).resolve().parent.parent)
+    here = str(Path(__file__).resolve().parents[2])
     code = (
-        f"import sys, json; sys.path.insert(0, {here!r}); import bench.server_app_cpu as sp\n"
+        f"import sys, json; sys.path.insert(0, {here!r}); import bench.server.app_cpu as sp\n"
         "for m in [m for m in sys.modules if m == 'engine' or m.startswith('engine.')]: del sys.modules[m]\n"
         f"sys.path.insert(0, {str(checkout)!r}); print(json.dumps(sp.app_cpu({batches}, {per_batch})))"
     )

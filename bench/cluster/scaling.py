@@ -27,7 +27,7 @@ from typing import Any
 
 import psutil
 
-from bench.proc_cpu import thread_cpu_s
+from bench.shared import thread_cpu_s
 from engine.backends.backend import Backend
 from engine.clients.cluster.local import start_local_cluster
 from engine.run.runner import Run, RunConfig, RunState
@@ -286,11 +286,11 @@ def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m bench.cluster_scaling --passes 10`: the same figures from more passes than `python -m bench`
+    """`python -m bench.cluster.scaling --passes 10`: the same figures from more passes than `python -m bench`
     affords in its minute (a decision between the two modes wants the spread of many)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m bench.cluster_scaling", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.cluster.scaling", description=main.__doc__)
     parser.add_argument("--passes", type=int, default=10)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument(

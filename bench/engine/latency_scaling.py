@@ -1,7 +1,7 @@
 """Realistic latency: with 10 ms per call (as on AWS), does throughput grow with threads up to 64?
 
 Two endpoints, measured side by side:
-- `remote-like`: a stand-in for a far-away DynamoDB with unlimited parallelism (bench/standin_server.py, in
+- `remote-like`: a stand-in for a far-away DynamoDB with unlimited parallelism (bench/engine/standin_server.py, in
   its own process): it waits 10 ms and answers every UpdateItem with an empty success. It is not DynamoDB
   and is only used here, to measure the engine's own ability to keep N calls in flight (its call path:
   Caller -> botocore -> History). The same stand-in with no delay gives the ceiling of one client process:
@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any
 
-from bench import standin_server
+from bench.engine import standin_server
 from engine.backends.backend import Backend, BackendSpec, RetryPolicy
 from engine.backends.faults import FaultInjector, FaultPlan
 from engine.backends.tables import TableSpec, drop_table, open_table

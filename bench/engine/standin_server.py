@@ -1,6 +1,6 @@
 """A stand-in for a far-away DynamoDB: answers every request with `{}` after a fixed delay, in parallel.
 
-Run in its own process (`python -m bench.standin_server --latency-ms 10`, it prints its port), so the
+Run in its own process (`python -m bench.engine.standin_server --latency-ms 10`, it prints its port), so the
 benchmark's client process has its cores to itself. One asyncio loop holds every connection open
 (HTTP/1.1 keep-alive) and sleeps without a thread per request, so 64 callers wait 10 ms each at the same
 time, as they would on AWS. It is not DynamoDB and is used only to measure the engine's own call path.
@@ -45,7 +45,7 @@ async def _main(delay_s: float) -> None:
 def start(latency_ms: float) -> tuple[subprocess.Popen[str], int]:
     """Start the stand-in in its own process; returns it and its port. Stop it with `.kill()`."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.standin_server", "--latency-ms", str(latency_ms)],
+        [sys.executable, "-m", "bench.engine.standin_server", "--latency-ms", str(latency_ms)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from bench.recorded import Repeated
+from bench.dashboard.recorded import Repeated
 from dashboard.widgets import live
 from dashboard.widgets.registry import RunRecord, Source
 from engine.record.history import History
@@ -43,7 +43,7 @@ from engine.record.history import History
 SIZES = (10_000, 100_000, 1_000_000)
 KEPT_AT = 100_000
 NEW_SHARE = 0.01
-RECORDED = Path(__file__).resolve().parents[1] / "tests" / "data" / "optimistic-locking-racy.jsonl"
+RECORDED = Path(__file__).resolve().parents[2] / "tests" / "data" / "optimistic-locking-racy.jsonl"
 
 
 class Recorded(Repeated):

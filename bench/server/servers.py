@@ -1,4 +1,4 @@
-"""The servers the throughput benchmark compares (bench/server_profile.py): each a context manager that starts one,
+"""The servers the throughput benchmark compares (bench/server/throughput.py): each a context manager that starts one,
 yields (endpoint URL, pid) and stops it."""
 
 from __future__ import annotations

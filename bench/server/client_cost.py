@@ -1,6 +1,6 @@
 """What one PutItem costs the *client* against each server, and whether the answer's bytes are the reason.
 
-    python -m bench.server_profile --client-cost
+    python -m bench.server.throughput --client-cost
 
 At 1 thread an op takes the client's CPU plus the server's, so a client that works harder against one server
 looks like a slower server. For the embedded server and dynalite, and for a replay server that answers every
@@ -20,8 +20,8 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from bench.bench_client import capturing_client, client
-from bench.server_app_cpu import python_calls
+from bench.server.app_cpu import python_calls
+from bench.shared import capturing_client, client, create_table
 
 
 def _answer_of(endpoint: str, table: str) -> bytes:
@@ -96,8 +96,7 @@ def _client_cost(endpoint: str, table: str, ops: int) -> tuple[float, float]:
 
 def client_cost(rounds: int = 5, ops: int = 400) -> dict[str, tuple[float, float]]:
     """Per server (and its replay): (client Python calls per PutItem, median client CPU ms per PutItem)."""
-    from bench.bench_servers import dynalite, embedded
-    from bench.server_profile import create_table
+    from bench.server.servers import dynalite, embedded
 
     endpoints: dict[str, tuple[str, str]] = {}
     with ExitStack() as stack:

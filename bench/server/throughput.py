@@ -1,13 +1,13 @@
 """Throughput of the embedded DynamoDB, side by side with dynalite, plus the race checks it must keep passing.
 
-    python -m bench.server_profile                 # embedded vs dynalite, 3 rounds, 1, 4 and 16 threads
-    python -m bench.server_profile --check         # the race checks only (exit 1 on a failure)
-    python -m bench.server_profile --only embedded --only plain --rounds 1   # what the fast path is worth
-    python -m bench.server_profile --profile update_add --threads 16   # cProfile of the server process
-    python -m bench.server_profile --equivalence   # fast path vs moto's Flask app: the same bytes?
-    python -m bench.server_profile --baseline /tmp/base   # also another checkout's server (before vs after)
-    python -m bench.server_profile --app-cpu --baseline /tmp/base   # the app's CPU per request, no wire
-    python -m bench.server_profile --client-cost   # the client's work per op against each server and its replay
+    python -m bench.server.throughput                 # embedded vs dynalite, 3 rounds, 1, 4 and 16 threads
+    python -m bench.server.throughput --check         # the race checks only (exit 1 on a failure)
+    python -m bench.server.throughput --only embedded --only plain --rounds 1   # what the fast path is worth
+    python -m bench.server.throughput --profile update_add --threads 16   # cProfile of the server process
+    python -m bench.server.throughput --equivalence   # fast path vs moto's Flask app: the same bytes?
+    python -m bench.server.throughput --baseline /tmp/base   # also another checkout's server (before vs after)
+    python -m bench.server.throughput --app-cpu --baseline /tmp/base   # the app's CPU per request, no wire
+    python -m bench.server.throughput --client-cost   # the client's work per op against each server and its replay
 
 The machine is small and shared, so every server is up at once and each cell is measured on each server back
 to back, who goes first alternating, round after round; the report gives medians, and each ratio to dynalite
@@ -31,28 +31,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.bench_client import client
-from bench.bench_servers import SERVERS, baseline, embedded
-from bench.server_app_cpu import app_cpu, app_cpu_of
-from bench.server_client_cost import client_cost
-from bench.server_equivalence import equivalence
+from bench.server.app_cpu import app_cpu, app_cpu_of
+from bench.server.client_cost import client_cost
+from bench.server.equivalence import equivalence
+from bench.server.servers import SERVERS, baseline, embedded
+from bench.shared import client, create_table
 
 WORKLOADS = ("update_add", "put_distinct", "cond_put")
-
-
-def create_table(ddb: Any) -> str:
-    name = "bench-" + uuid.uuid4().hex[:8]
-    ddb.create_table(
-        TableName=name,
-        BillingMode="PAY_PER_REQUEST",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-    )
-    for _ in range(200):  # dynalite keeps a new table CREATING for --createTableMs
-        if ddb.describe_table(TableName=name)["Table"]["TableStatus"] == "ACTIVE":
-            break
-        time.sleep(0.02)
-    return name
 
 
 # -- workloads: each returns a function one thread calls repeatedly; one call = one op ----------------------
@@ -332,7 +317,7 @@ def _ratio_cell(row: dict[str, Any], name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.server_profile")
+    parser = argparse.ArgumentParser(prog="python -m bench.server.throughput")
     parser.add_argument("--check", action="store_true", help="only run the race checks against the embedded server")
     parser.add_argument("--only", choices=sorted(SERVERS), action="append")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 4, 16])
@@ -369,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.baseline:
             # Both in fresh child processes: like with like (in this process, later rounds would find the first
             # round's tables, items and caches).
-            here = Path(__file__).resolve().parent.parent
+            here = Path(__file__).resolve().parents[2]
             rounds = [
                 ("this checkout", lambda: app_cpu_of(here, batches, per_batch)),
                 ("baseline", lambda: app_cpu_of(args.baseline.resolve(), batches, per_batch)),

@@ -1,8 +1,8 @@
 """The aws-like profile (SIMULATED contention) measured: is each behaviour what its knobs say, and what does it
 cost the server?
 
-    python -m bench.aws_like            # or python -m bench --only profile
-    python -m bench.aws_like --model 3  # the model check alone, three times
+    python -m bench.server.aws_like            # or python -m bench --only profile
+    python -m bench.server.aws_like --model 3  # the model check alone, three times
 
 - Transaction conflicts, checked against something real: the transactions pattern's TransactionConflict share
   (of its TransactWriteItems) at 4, 16 and 64 threads on Amazon's DynamoDB Local, on `exact` and on
@@ -42,7 +42,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from bench.proc_cpu import process_cpu_s
+from bench.shared import process_cpu_s
 from engine.backends.backend import Backend, BackendSpec, RetryPolicy
 from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.run.runner import RunConfig, run_pattern
@@ -350,7 +350,7 @@ if __name__ == "__main__":
     import json
     import sys
 
-    if "--model" in sys.argv:  # the model check alone, repeated: python -m bench.aws_like --model 3
+    if "--model" in sys.argv:  # the model check alone, repeated: python -m bench.server.aws_like --model 3
         for _ in range(int(sys.argv[sys.argv.index("--model") + 1])):
             print(json.dumps(model_check()), flush=True)
         sys.exit(0)

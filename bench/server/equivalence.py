@@ -1,7 +1,7 @@
 """The embedded server's fast path answers with the bytes moto's Flask app would: a corpus of botocore requests
 over many operations (successes, refusals, odd inputs) replayed on a fast server and on plain moto.
 
-    python -m bench.server_profile --equivalence
+    python -m bench.server.throughput --equivalence
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
-from bench.bench_client import capturing_client
+from bench.shared import capturing_client
 from engine.server.host.process import EmbeddedServer
 
 REFERENCE_SERVER = """
