@@ -30,7 +30,7 @@ from botocore.exceptions import (
 )
 
 from engine.backends.aws_files import check_aws_files
-from engine.backends.credential_errors import AWS_CREDENTIALS_FIX, error_code, not_loaded, one_line, refused
+from engine.backends.credential_errors import AWS_CREDENTIALS_FIX, error_code, not_loaded, refused
 from engine.backends.patient_client import PatientClient
 from engine.backends.tables import TableSpec
 from engine.errors import (
@@ -38,6 +38,7 @@ from engine.errors import (
     BackendUnavailable,
     BadInput,
     LabError,
+    one_line,
 )
 from engine.server.control import TOKEN_HEADER
 from engine.server.host.process import EmbeddedServer, is_embedded
@@ -111,7 +112,7 @@ def validate_endpoint_url(url: str) -> str:
         parsed = urlparse(text)
         host, port = parsed.hostname, parsed.port  # both raise ValueError on a malformed netloc or port
     except ValueError as e:
-        raise BadInput(f"endpoint URL {shown!r} is malformed ({one_line(e)})", like) from None
+        raise BadInput(f"endpoint URL {shown!r} is malformed ({one_line(e, limit=None)})", like) from None
     if any(c.isspace() or not c.isprintable() for c in text) or len(text) > 2048:
         raise BadInput(f"endpoint URL {shown!r} contains spaces or control characters", like)
     if parsed.scheme not in ("http", "https") or not host or not _NETLOC.fullmatch(parsed.netloc.rpartition("@")[2]):
@@ -174,12 +175,12 @@ def unreachable(where: str, e: BotoCoreError) -> BackendUnavailable:
     environment, or a botocore setting it could not use (whose fix is never "start the server there")."""
     if isinstance(e, ProxyConnectionError):
         return BackendUnavailable(
-            f"cannot reach {where} through the proxy HTTP_PROXY/HTTPS_PROXY names ({one_line(e)[:200]})",
+            f"cannot reach {where} through the proxy HTTP_PROXY/HTTPS_PROXY names ({one_line(e)})",
             "add the host to NO_PROXY (e.g. NO_PROXY=127.0.0.1,localhost), or fix or unset the proxy variable",
         )
     if not isinstance(e, (BotoConnectionError, HTTPClientError)):
         return BackendUnavailable(
-            f"botocore could not set up a client for {where}: {one_line(e)[:200]}",
+            f"botocore could not set up a client for {where}: {one_line(e)}",
             "fix or unset the AWS_* setting it names (in the environment or ~/.aws/config)",
         )
     return BackendUnavailable(

@@ -19,7 +19,7 @@ from botocore.exceptions import (
     TokenRetrievalError,
 )
 
-from engine.errors import BadCredentials, LabError, PermissionDenied
+from engine.errors import BadCredentials, LabError, PermissionDenied, one_line
 
 # Error codes for credentials a server will not take, in the user's words. STS spells them one way,
 # DynamoDB another, and DynamoDB-compatible servers answer like DynamoDB.
@@ -101,16 +101,12 @@ def not_loaded(e: BotoCoreError) -> LabError | None:
         )
     if isinstance(e, (SSOError, TokenRetrievalError)):
         return BadCredentials(
-            f"the AWS SSO session cannot be used: {one_line(e)}",
+            f"the AWS SSO session cannot be used: {one_line(e, limit=None)}",
             "run `aws sso login` (with --profile if you use one), then run again",
         )
     if isinstance(e, _NOT_LOADED):
         return BadCredentials(
-            f"the AWS credentials could not be loaded: {one_line(e)}",
+            f"the AWS credentials could not be loaded: {one_line(e, limit=None)}",
             "fix the profile or variable it names; `aws sts get-caller-identity` shows the same",
         )
     return None
-
-
-def one_line(e: Exception) -> str:
-    return " ".join(str(e).split())

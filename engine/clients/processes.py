@@ -24,62 +24,14 @@ import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from engine.backends.backend import Backend, BackendKind, BackendSpec, RetryPolicy
-from engine.backends.tables import Table, TableSpec
+from engine.backends.backend import Backend, BackendKind, BackendSpec
+from engine.backends.tables import TableSpec
+from engine.clients.contract import Run, RunConfig, split
 from engine.clients.work import ClientThreads, Outbox, make_share
 from engine.errors import LabError, server_died
 from engine.patterns import RunOptions
-from engine.record.history import History
-
-
-# What the pool reads of a run and its configuration (engine.run.runner's Run and RunConfig), as protocols: the
-# runner imports the pool, so the pool must not import the runner, not even for its types.
-class RunConfig(Protocol):
-    @property
-    def pattern(self) -> str: ...
-    @property
-    def threads(self) -> int: ...
-    @property
-    def processes(self) -> int: ...
-    @property
-    def ops_per_client(self) -> int | None: ...
-    @property
-    def duration_s(self) -> float | None: ...
-    @property
-    def max_calls(self) -> int | None: ...
-    @property
-    def retry(self) -> RetryPolicy: ...
-    @property
-    def lost_response_share(self) -> float | None: ...
-    @property
-    def latency_ms(self) -> float: ...
-    @property
-    def record_requests(self) -> bool: ...
-
-
-class Run(Protocol):
-    error: LabError | None
-    started_at: float | None
-    t_start_ns: int | None
-    t_end_ns: int | None
-    _stop: threading.Event
-
-    @property
-    def config(self) -> RunConfig: ...
-    @property
-    def backend(self) -> Backend: ...
-    @property
-    def history(self) -> History: ...
-    @property
-    def options(self) -> RunOptions: ...
-    @property
-    def table(self) -> Table | None: ...
-    def publish_progress(self, ops_done: list[int], cpu_s: list[float]) -> None: ...
-    def _worker_error_record(self, error: dict[str, Any]) -> None: ...
-    def client_ended(self, *client_ids: int) -> None: ...
-
 
 ROOT = str(
     Path(__file__).resolve().parents[2]
@@ -101,13 +53,9 @@ class ChildPlan:
     base_seed: int
 
 
-def split(threads: int, processes: int) -> list[tuple[int, ...]]:
-    """Client ids per process, round-robin: neighbours land in different processes."""
-    return [tuple(range(k, threads, processes)) for k in range(processes)]
-
-
-def run_clients(run: Run, base_seed: int) -> None:
-    """Run `run`'s clients in `run.config.processes` child processes; fills run.history as calls arrive."""
+def run_clients(run: Run, client: Any, base_seed: int) -> None:
+    """Run `run`'s clients in `run.config.processes` child processes (each makes its own boto3 client, so `client`,
+    this process's, goes unused); fills run.history as calls arrive."""
     cfg = run.config
     assert run.table is not None
     backend = _child_backend(run.backend)
@@ -207,7 +155,7 @@ class _Home:
                     self.ops_done.update(ops_done)
                     self.cpu_s = cpu_s
                     for error in errors:
-                        self.run._worker_error_record(error)
+                        self.run.record_worker_error(error)
                 elif kind == "done":
                     self.finished = True
                     self.run.client_ended(*self.ids)  # every call of its clients has been shipped
@@ -222,7 +170,7 @@ class _Home:
                         f"{' …' if len(self.ids) > 8 else ''}) died mid-run ({self._how_it_ended()}): "
                         "the calls it had not yet shipped are lost"
                     )
-                    self.run._worker_error_record(
+                    self.run.record_worker_error(
                         {"client": self.ids[0], "clients": list(self.ids), "kind": "lost", "message": self.failure}
                     )
         finally:
@@ -266,7 +214,7 @@ def _start_together(run: Run, homes: list[_Home]) -> bool:
     """Wait until every child has its threads parked, then release them all; False when stopped first."""
     deadline = time.monotonic() + START_TIMEOUT_S
     while not all(home.ready.is_set() for home in homes):
-        if run._stop.is_set():
+        if run.stop_event.is_set():
             return False  # stopped while the children were starting: no call is made
         if time.monotonic() > deadline:
             raise home_error(next(home for home in homes if not home.ready.is_set()))
@@ -293,7 +241,7 @@ def _watch(run: Run, homes: list[_Home]) -> None:
     while any(home.thread.is_alive() for home in homes):
         _wait(homes, 0.05)  # one pass for all children: stop and the call budget react within it
         run.publish_progress(_ops_done(homes, cfg.threads), [home.cpu_s for home in homes])
-        stop = run._stop.is_set() or (cfg.max_calls is not None and len(run.history) >= cfg.max_calls)
+        stop = run.stop_event.is_set() or (cfg.max_calls is not None and len(run.history) >= cfg.max_calls)
         if not run.backend.alive() and run.error is None:
             run.error = server_died()
             stop = True

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.backends.backend import RetryPolicy
 from engine.backends.tables import validate_table_name
-from engine.clients.cluster import home as cluster
+from engine.clients.cluster.check import check_config
 from engine.errors import BadInput
 from engine.patterns import Pattern, RunOptions, get_pattern
 from engine.server.profile import EXACT, ProfileSpec
@@ -104,7 +104,7 @@ class RunConfig:
         if self.table_name is not None:
             validate_table_name(self.table_name)  # before anything starts, not when the table is opened
         if self.cluster is not None:
-            cluster.check_config(pattern, self)
+            check_config(pattern, self)
         if not 0.0 <= self.latency_ms <= 10_000:
             raise BadInput(f"latency must be from 0 to 10000 ms, got {self.latency_ms}", "use e.g. --latency-ms 10")
         values = pattern.resolve_options(variant, self.options)

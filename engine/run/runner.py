@@ -19,12 +19,10 @@ from botocore.exceptions import ClientError
 from engine.backends.backend import Backend
 from engine.backends.faults import FaultInjector, FaultPlan
 from engine.backends.tables import Table, drop_table, open_table
-from engine.clients import processes as pool
-from engine.clients.cluster import home as cluster
-from engine.clients.work import client_failure
+from engine.clients.placement import placement_for
 from engine.errors import ClientsLost, LabError, server_died
 from engine.patterns import Invariant
-from engine.record.calls import CallError, ClientContext
+from engine.record.calls import CallError
 from engine.record.history import History
 from engine.run.config import RunConfig
 from engine.server.host.process import table_stats
@@ -60,7 +58,7 @@ class Run:
         self.shared: dict[str, Any] = {}
         self.server_stats: dict[str, int] = {}  # what the aws-like model did to the run's table (SIMULATED)
         self.stop_reason: str | None = None  # why a STOPPED run ended before its planned end
-        self._stop = threading.Event()
+        self.stop_event = threading.Event()
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -82,14 +80,14 @@ class Run:
         and call budgets) sees it finished."""
         self.error = error
         self.state = RunState.FAILED
-        self._stop.set()
+        self.stop_event.set()
         self._done.set()
 
     def stop(self, reason: str = "stopped by the user") -> None:
         """Ask every client to finish its current call and stop; the run then verifies and ends STOPPED."""
-        if not self._stop.is_set() and not self.finished:
+        if not self.stop_event.is_set() and not self.finished:
             self.stop_reason = reason
-        self._stop.set()
+        self.stop_event.set()
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)
@@ -105,7 +103,7 @@ class Run:
     @property
     def stop_requested(self) -> bool:
         """Whether stop() was called (or the run is ending): its clients are finishing their current calls."""
-        return self._stop.is_set()
+        return self.stop_event.is_set()
 
     # -- reading -------------------------------------------------------------------------------------------
 
@@ -182,9 +180,9 @@ class Run:
             self.invariants = _judged_on_calls(self.pattern.verify(judged, self.history, self.options), self.history)
             if cfg.profile.simulated and self.backend.endpoint_url:
                 self.server_stats = table_stats(self.backend.endpoint_url, judged.name)
-            if not self._stop.is_set() and cfg.max_calls is not None and len(self.history) >= cfg.max_calls:
+            if not self.stop_event.is_set() and cfg.max_calls is not None and len(self.history) >= cfg.max_calls:
                 self.stop_reason = f"its call budget of {cfg.max_calls:,} calls ran out"  # the clients checked it
-            self.state = RunState.STOPPED if self.stop_reason or self._stop.is_set() else RunState.DONE
+            self.state = RunState.STOPPED if self.stop_reason or self.stop_event.is_set() else RunState.DONE
         except LabError as e:
             self.error = e
             self.state = RunState.FAILED
@@ -192,7 +190,7 @@ class Run:
             self.error = _as_lab_error(e, self.backend)
             self.state = RunState.FAILED
         finally:
-            self._stop.set()  # whatever ended the run, no worker keeps going
+            self.stop_event.set()  # whatever ended the run, no worker keeps going
             if self.t_start_ns is not None and self.t_end_ns is None:
                 self.t_end_ns = time.monotonic_ns()
             if judged is not None and not self.config.keep_table and self.backend.alive():
@@ -209,79 +207,8 @@ class Run:
 
     def _run_clients(self, client: Any) -> None:
         cfg = self.config
-        n = cfg.threads
         base_seed = cfg.seed if cfg.seed is not None else random.randrange(2**31)
-        if cfg.processes > 1:
-            pool.run_clients(self, base_seed)
-            return
-        if cfg.cluster is not None:
-            cluster.run_clients(self, base_seed)
-            return
-        barrier = threading.Barrier(n + 1)
-        self.shared["_ops_done"] = [0] * n
-        deadline_box: list[float | None] = [None]
-        contexts = []
-        for i in range(n):
-            contexts.append(
-                ClientContext(
-                    client=client,
-                    history=self.history,
-                    client_id=i,
-                    table=self.table,
-                    options=self.options,
-                    variant=self.options.variant,
-                    threads=n,
-                    ops_per_client=cfg.ops_per_client,
-                    deadline=None,
-                    stop=self._stop,
-                    shared=self.shared,
-                    rng=random.Random(base_seed * 1000 + i),
-                    lost_response_share=cfg.lost_response_share or 0.0,
-                    record_requests=cfg.record_requests,
-                    max_calls=cfg.max_calls,
-                )
-            )
-        threads = [
-            threading.Thread(
-                target=self._worker, args=(ctx, barrier, deadline_box), daemon=True, name=f"client-{ctx.client_id}"
-            )
-            for ctx in contexts
-        ]
-        try:
-            for t in threads:
-                t.start()
-        except RuntimeError:
-            barrier.abort()  # the started clients leave the barrier instead of waiting forever
-            raise LabError(f"could not start {n} client threads on this machine", "use fewer --threads") from None
-        self.history.t0_ns = time.monotonic_ns()
-        if cfg.duration_s:
-            deadline_box[0] = time.monotonic() + cfg.duration_s
-        barrier.wait()
-        self.started_at = time.time()
-        self.t_start_ns = self.history.t0_ns
-        # Watch the clients; end the run if the embedded server dies under them.
-        while any(t.is_alive() for t in threads):
-            for t in threads:
-                t.join(0.1)
-            self.publish_progress([ctx.ops_done for ctx in contexts], [sum(ctx.cpu_s for ctx in contexts)])
-            if not self.backend.alive() and not self._stop.is_set():
-                self.error = server_died()
-                self._stop.set()
-        self.publish_progress([ctx.ops_done for ctx in contexts], [sum(ctx.cpu_s for ctx in contexts)])
-        self.t_end_ns = time.monotonic_ns()
-        if self.error is not None:
-            raise self.error
-
-    def _worker(self, ctx: ClientContext, barrier: threading.Barrier, deadline_box: list[float | None]) -> None:
-        try:
-            barrier.wait()
-        except threading.BrokenBarrierError:
-            return
-        ctx.deadline = deadline_box[0]
-        failure = client_failure(self.pattern, ctx)
-        if failure is not None:
-            self._worker_error_record({"client": ctx.client_id, **failure})
-        self.client_ended(ctx.client_id)
+        placement_for(cfg)(self, client, base_seed)
 
     def publish_progress(self, ops_done: list[int], cpu_s: list[float]) -> None:
         """What the clients have done so far, for progress() and client_cpu(): ops per client, CPU seconds per
@@ -289,7 +216,7 @@ class Run:
         self.shared["_ops_done"] = ops_done
         self.shared["_client_cpu_s"] = cpu_s
 
-    def _worker_error_record(self, error: dict[str, Any]) -> None:
+    def record_worker_error(self, error: dict[str, Any]) -> None:
         """A client crashed or met an unexpected error (from this process, or shipped from a client process)."""
         with self._lock:
             self.worker_errors.append({**error, "elapsed_s": self.elapsed_s()})

@@ -6,22 +6,13 @@ from __future__ import annotations
 import socket
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlparse
 
 from engine.backends.backend import Backend, BackendKind
-from engine.clients import processes as pool
-from engine.clients.cluster.share import one_line
-from engine.errors import BadInput, LabError
-from engine.patterns import Pattern
-
-
-# What this module reads of a run's configuration (engine.run.runner's RunConfig), as a protocol, as the pool does: the
-# runner imports this module, so this module must not import the runner, not even for its types.
-class RunConfig(pool.RunConfig, Protocol):
-    @property
-    def cluster(self) -> str | None: ...
-
+from engine.clients.contract import RunConfig
+from engine.errors import BadInput, LabError, one_line
+from engine.patterns.base import Pattern
 
 CONNECT_TIMEOUT_S = 5.0  # reaching the scheduler (Dask retries a refused connection until then)
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")

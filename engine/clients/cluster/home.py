@@ -26,14 +26,12 @@ import pickle
 import queue
 import time
 import uuid
-from typing import Any, Protocol
+from typing import Any
 
 from engine.backends.backend import Backend, BackendKind, BackendSpec
-from engine.clients import processes as pool
 from engine.clients.cluster import forget as cluster_forget
 from engine.clients.cluster.check import (
     FIX_INSTALL,
-    RunConfig,
     WorkerInfo,
     check_cluster,
     check_config,
@@ -44,18 +42,12 @@ from engine.clients.cluster.check import (
     scheduler_lost,
     workers_of,
 )
-from engine.clients.cluster.share import SHIP_S, START_TIMEOUT_S, SharePlan, one_line, run_share
-from engine.clients.processes import split
-from engine.errors import LabError, server_died
+from engine.clients.cluster.share import SHIP_S, START_TIMEOUT_S, SharePlan, run_share
+from engine.clients.contract import Run, split
+from engine.errors import LabError, one_line, server_died
 
 # The checks before a run live in engine/clients/cluster/check.py; the CLI, the dashboard and run_config ask them here.
 __all__ = ["WorkerInfo", "check_cluster", "check_config", "check_reach", "normalize_address", "run_clients"]
-
-
-# What this module reads of a run (engine.run.runner's Run), as a protocol, as the pool does (see cluster_check).
-class Run(pool.Run, Protocol):
-    @property
-    def config(self) -> RunConfig: ...
 
 
 def _reconnected() -> LabError:
@@ -71,17 +63,18 @@ WATCH_S = 0.5  # how often the home looks (in its own state) for failed, lost or
 # -- the home: the process that holds the run ------------------------------------------------------------------
 
 
-def run_clients(run: Run, base_seed: int) -> None:
-    """Run `run`'s clients on the workers of the cluster at `run.config.cluster`; fills run.history."""
+def run_clients(run: Run, client: Any, base_seed: int) -> None:
+    """Run `run`'s clients on the workers of the cluster at `run.config.cluster` (each worker makes its own boto3
+    client, so `client`, this process's, goes unused); fills run.history."""
     cfg = run.config
     assert run.table is not None and cfg.cluster is not None
-    client = connect(cfg.cluster)
+    dask = connect(cfg.cluster)
     try:
-        workers = workers_of(client)
+        workers = workers_of(dask)
         check_reach(run.backend, workers)
-        _Home(run, client, workers, base_seed).drive()
+        _Home(run, dask, workers, base_seed).drive()
     finally:
-        client.close(timeout=5)
+        dask.close(timeout=5)
     if run.error is not None:
         raise run.error
 
@@ -216,7 +209,7 @@ class _Home:
             if time.monotonic() >= next_look:
                 next_look = time.monotonic() + WATCH_S
                 self._check_failures(started=False)
-            if self.run._stop.is_set():
+            if self.run.stop_event.is_set():
                 return False  # stopped while the shares were starting: no call is made
             if time.monotonic() > deadline:
                 late = next(s for s in self.shares if not s.ready)
@@ -245,7 +238,7 @@ class _Home:
             over_budget = cfg.max_calls is not None and len(run.history) >= cfg.max_calls
             if not run.backend.alive() and run.error is None:
                 run.error = server_died()
-            if run._stop.is_set() or over_budget or run.error is not None:
+            if run.stop_event.is_set() or over_budget or run.error is not None:
                 self._stop_all()
         self._publish()
         run.t_end_ns = time.monotonic_ns()
@@ -310,7 +303,7 @@ class _Home:
             share.ops_done.update(ops_done)
             share.cpu_s = cpu_s
             for error in errors:
-                self.run._worker_error_record(error)
+                self.run.record_worker_error(error)
         elif kind == "done":
             share.done_batches = rest[0]
             if share.done_batches != share.batches:
@@ -348,7 +341,7 @@ class _Home:
     def _lose(self, share: _Share, how: str) -> None:
         run = self.run
         for client in share.plan.client_ids:
-            run._worker_error_record(
+            run.record_worker_error(
                 {"client": client, "kind": "lost", "message": f"its cluster worker {how}", "trace": None}
             )
         share.done_batches = share.batches  # nothing more is awaited from it

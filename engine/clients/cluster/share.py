@@ -17,7 +17,8 @@ from typing import Any
 
 from engine.backends.backend import BackendSpec
 from engine.backends.tables import TableSpec
-from engine.clients import processes as pool
+from engine.clients.contract import RunConfig
+from engine.errors import one_line
 from engine.patterns import RunOptions
 
 # Each batch is one message through three Dask event loops (the worker's, the scheduler's, the home client's):
@@ -37,7 +38,7 @@ class SharePlan:
     share: int
     worker_id: str  # the worker process it was planned for: a restarted worker at the same address is not it
     backend: BackendSpec
-    config: pool.RunConfig  # the run's RunConfig (engine.run.runner), read through the pool's protocol
+    config: RunConfig  # the run's RunConfig (engine.run.runner), read through the placements' protocol
     options: RunOptions
     table_name: str
     table_spec: TableSpec
@@ -198,9 +199,3 @@ def _told_to_stop(worker: Any, key: Any) -> bool:
         return ts is None or ts.state in ("cancelled", "released", "forgotten") or comm is None or comm.closed()
     except Exception:
         return False
-
-
-def one_line(e: BaseException | None) -> str:
-    """An exception as one line of at most 200 characters, for the one-line messages the home shows."""
-    text = " ".join(str(e).split()) if e is not None else ""
-    return text[:200] or type(e).__name__
