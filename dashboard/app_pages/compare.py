@@ -1,7 +1,5 @@
 """Compare: the safe and the racy variant of one pattern, same clients and ops, at the same time, side by side."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from dashboard.state.run_settings import build_config
@@ -35,7 +33,7 @@ spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget sh
 
 
 def start_pair() -> str:
-    config = replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=profile)
+    config = build_config(settings, max_threads=registry.max_threads_per_run, profile=profile)
     return registry.start_pair(config, sidebar.current_spec())[0].group or ""
 
 

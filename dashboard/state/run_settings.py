@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dashboard.figures.palette import safety
 from engine.backends.backend import RETRY_MODES, RetryPolicy
 from engine.errors import BadInput
 from engine.patterns import Pattern
-from engine.run.runner import RunConfig
+from engine.run.config import RunConfig, ValidRun
+from engine.server.profile import EXACT, ProfileSpec
 
 DEFAULT_THREADS = 16
 LIMIT_OPS = "ops per client"
@@ -88,11 +89,12 @@ def in_dashboard_words(text: str) -> str:
     return _FLAG.sub(lambda m: f"“{CONTROLS[m.group()]}”" if m.group() in CONTROLS else m.group(), text)
 
 
-def build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
-    """The RunConfig for these settings; raises BadInput (problem + fix, naming the page's controls) on anything
-    the engine would refuse, so Start never runs other values than the ones shown."""
+def build_config(settings: RunSettings, *, max_threads: int, profile: ProfileSpec = EXACT) -> ValidRun:
+    """The run these settings ask for, checked once (the registry runs it as it is); raises BadInput (problem + fix,
+    naming the page's controls) on anything the engine would refuse, so Start never runs other values than the ones
+    shown."""
     try:
-        return _build_config(settings, max_threads=max_threads)
+        return replace(_build_config(settings, max_threads=max_threads), profile=profile).validated()
     except BadInput as e:
         raise BadInput(in_dashboard_words(e.problem), in_dashboard_words(e.fix)) from None
 
@@ -130,7 +132,6 @@ def _build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
         processes=int(settings.processes or 1),
         cluster=settings.cluster or None,
     )
-    config.validated()
     return config
 
 

@@ -29,7 +29,7 @@ from engine.backends.backend import Backend, BackendKind, BackendSpec
 from engine.errors import BadInput, HistoryFileError, LabError
 from engine.patterns import get_pattern
 from engine.record.history import read_jsonl
-from engine.run.config import AWS_DEFAULT_MAX_CALLS
+from engine.run.config import AWS_DEFAULT_MAX_CALLS, ValidRun
 from engine.run.runner import Run, RunConfig
 
 
@@ -146,12 +146,23 @@ class RunRegistry:
                 "use fewer client processes, wait for a run to finish, or raise DDBLAB_MAX_TOTAL_PROCESSES",
             )
 
-    def _validated(self, config: RunConfig, spec: BackendSpec | None = None) -> RunConfig:
-        config = dataclasses.replace(config, max_threads=min(config.max_threads, self.max_threads_per_run))
-        if spec is not None and spec.kind is BackendKind.AWS and config.max_calls is None:
-            config = dataclasses.replace(config, max_calls=AWS_DEFAULT_MAX_CALLS)  # real calls cost money
-        config.validated()  # BadInput with a fix: 0 threads, unknown option, out of range...
-        return config
+    def _validated(self, config: RunConfig | ValidRun, spec: BackendSpec | None = None) -> ValidRun:
+        """The run checked once (a ValidRun from the page is not checked again), within this dashboard's thread cap,
+        and with a call budget on AWS (real calls cost money)."""
+        if isinstance(config, ValidRun):
+            valid = config
+        else:
+            valid = dataclasses.replace(
+                config, max_threads=min(config.max_threads, self.max_threads_per_run)
+            ).validated()
+        if valid.config.threads > self.max_threads_per_run:
+            raise BadInput(
+                f"{valid.config.threads} threads is above the cap of {self.max_threads_per_run}",
+                f"use at most {self.max_threads_per_run}, or raise the cap with DDBLAB_MAX_THREADS_PER_RUN",
+            )
+        if spec is not None and spec.kind is BackendKind.AWS and valid.config.max_calls is None:
+            valid = valid.with_max_calls(AWS_DEFAULT_MAX_CALLS)
+        return valid
 
     def _check_cluster(self, address: str | None, spec: BackendSpec) -> int | None:
         """How many workers the cluster at `address` has, checked as the CLI checks --cluster before a run (the
@@ -177,7 +188,7 @@ class RunRegistry:
         for budget in self.budgets(spec):
             budget.check()  # BadInput naming the spent budget and its setting
 
-    def _budgeted(self, config: RunConfig, spec: BackendSpec, share: int = 1) -> tuple[RunConfig, int | None]:
+    def _budgeted(self, valid: ValidRun, spec: BackendSpec, share: int = 1) -> tuple[ValidRun, int | None]:
         """`config` with max_calls at most its `share` of what is left of the budgets, and that cap when it is the
         budget that limits the run (None when the run's own max_calls is lower). BadInput when a budget is spent.
 
@@ -186,9 +197,9 @@ class RunRegistry:
         """
         self._check_budgets(spec)
         left = max(1, self.calls_left(spec) // share)  # never 0: max_calls must be at least 1
-        if config.max_calls is not None and config.max_calls <= left:
-            return config, None
-        return dataclasses.replace(config, max_calls=left), left
+        if valid.config.max_calls is not None and valid.config.max_calls <= left:
+            return valid, None
+        return valid.with_max_calls(left), left
 
     def _charge(self, run: Run, spec: BackendSpec) -> tuple[CallBudget, ...]:
         budgets = self.budgets(spec)
@@ -231,22 +242,24 @@ class RunRegistry:
             budget_cap=budget_cap,
         )
 
-    def start(self, config: RunConfig, spec: BackendSpec) -> RunRecord:
-        """Validate, check capacity and the call budgets, start the run in the background and register it."""
-        config = self._validated(config, spec)
-        workers = self._check_cluster(config.cluster, spec)
+    def start(self, config: RunConfig | ValidRun, spec: BackendSpec) -> RunRecord:
+        """Validate (once), check capacity and the call budgets, start the run in the background and register it."""
+        valid = self._validated(config, spec)
+        workers = self._check_cluster(valid.config.cluster, spec)
         with self._lock:
-            self._check_capacity(config.threads, client_processes(config))
-            config, cap = self._budgeted(config, spec)
+            self._check_capacity(valid.config.threads, client_processes(valid.config))
+            valid, cap = self._budgeted(valid, spec)
             backend = self.backend(spec)
-            run = Run(config, backend)
+            run = Run(valid, backend)
             record = self._record(run, backend, spec, None, cap, workers)
             self._add(record)
             run.start()
         return record
 
-    def start_pair(self, config: RunConfig, spec: BackendSpec) -> tuple[RunRecord, RunRecord]:
+    def start_pair(self, config: RunConfig | ValidRun, spec: BackendSpec) -> tuple[RunRecord, RunRecord]:
         """The safe and the racy variant of one pattern, same threads and ops, started together on two tables."""
+        if isinstance(config, ValidRun):
+            config = config.config  # each side is its own run, checked once below
         pattern = get_pattern(config.pattern)
         safe_name, racy_name = pattern.safe_variant(), pattern.racy_variant()
         # A knob left at the safe variant's default takes the racy variant's own default (e.g. transactions'
@@ -261,9 +274,12 @@ class RunRegistry:
         racy = self._validated(dataclasses.replace(config, variant=racy_name, options=racy_options), spec)
         workers = self._check_cluster(config.cluster, spec)
         with self._lock:
-            self._check_capacity(safe.threads + racy.threads, client_processes(safe) + client_processes(racy))
+            self._check_capacity(
+                safe.config.threads + racy.config.threads,
+                client_processes(safe.config) + client_processes(racy.config),
+            )
             safe, cap = self._budgeted(safe, spec, share=2)
-            racy = dataclasses.replace(racy, max_calls=safe.max_calls)  # one cap for both: a fair comparison
+            racy = racy.with_max_calls(safe.config.max_calls)  # one cap for both: a fair comparison
             backend = self.backend(spec)
             group = self._new_id("c")
             runs = (Run(safe, backend), Run(racy, backend))

@@ -102,10 +102,10 @@ class Registry(RunRegistry):
 
     def _sweep_run(self, spec: BackendSpec, backend: Backend, cluster: str | None, config: RunConfig) -> Run:
         """One run of a sweep (called from the sweep's thread): the caps and call budgets of any run."""
-        config = self._validated(dataclasses.replace(config, cluster=cluster), spec)
+        valid = self._validated(dataclasses.replace(config, cluster=cluster), spec)
         with self._lock:
-            config, _ = self._budgeted(config, spec)
-            run = Run(config, backend)
+            valid, _ = self._budgeted(valid, spec)
+            run = Run(valid, backend)
             self._charge(run, spec)
         return run
 

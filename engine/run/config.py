@@ -1,10 +1,12 @@
 """What a run is asked to do (RunConfig), checked field by field before anything starts: every refusal names the
-problem and the fix. engine.run.runner re-exports it, where scripts have always imported it from."""
+problem and the fix. Checking returns a ValidRun (the pattern, the config with its defaults filled in, its
+options), which is what the runner runs: a caller validates once and hands that on, never checks again.
+engine.run.runner re-exports both, where scripts have always imported RunConfig from."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.backends.backend import RetryPolicy
@@ -47,7 +49,7 @@ class RunConfig:
     )
     profile: ProfileSpec = EXACT  # the embedded server's profile for this run's table (aws-like is SIMULATED)
 
-    def validated(self) -> tuple[type[Pattern], RunConfig, RunOptions]:
+    def validated(self) -> ValidRun:
         """Check every field; return the pattern class, the config with defaults filled, and its options."""
         pattern = get_pattern(self.pattern)
         # Only None means the default: an empty name is a variant the pattern lacks, refused below.
@@ -119,4 +121,19 @@ class RunConfig:
                 "options": values,
             }
         )
-        return pattern, config, RunOptions(variant, self.threads, ops, values)
+        return ValidRun(pattern, config, RunOptions(variant, self.threads, ops, values))
+
+
+@dataclass(frozen=True, slots=True)
+class ValidRun:
+    """A RunConfig that passed `validated()`, with what checking it worked out: made only there."""
+
+    pattern: type[Pattern]
+    config: RunConfig
+    options: RunOptions
+
+    def with_max_calls(self, max_calls: int | None) -> ValidRun:
+        """The same run under another call budget (the dashboard's and AWS's caps are applied after the check)."""
+        if max_calls is not None and max_calls < 1:
+            raise BadInput(f"max calls must be at least 1, got {max_calls}", "use e.g. --max-calls 10000")
+        return ValidRun(self.pattern, replace(self.config, max_calls=max_calls), self.options)

@@ -24,7 +24,7 @@ from engine.errors import ClientsLost, LabError, server_died
 from engine.patterns import Invariant
 from engine.record.calls import CallError
 from engine.record.history import History
-from engine.run.config import RunConfig
+from engine.run.config import RunConfig, ValidRun
 from engine.server.host.process import table_stats
 
 
@@ -41,8 +41,9 @@ class RunState(StrEnum):
 class Run:
     """One run of one pattern variant. Thread-safe to poll; `start()` returns at once."""
 
-    def __init__(self, config: RunConfig, backend: Backend) -> None:
-        self.pattern_cls, self.config, self.options = config.validated()
+    def __init__(self, config: RunConfig | ValidRun, backend: Backend) -> None:
+        valid = config if isinstance(config, ValidRun) else config.validated()  # a ValidRun is never checked again
+        self.pattern_cls, self.config, self.options = valid.pattern, valid.config, valid.options
         self.pattern = self.pattern_cls()
         self.backend = backend
         self.history = History()
@@ -319,6 +320,6 @@ def _as_lab_error(e: Exception, backend: Backend) -> LabError:
     return LabError(f"internal error: {type(e).__name__}: {e}", "please report it with the run's history export")
 
 
-def run_pattern(config: RunConfig, backend: Backend) -> Run:
+def run_pattern(config: RunConfig | ValidRun, backend: Backend) -> Run:
     """Run to the end in this thread (CLI, tests, benchmarks)."""
     return Run(config, backend).run_to_end()

@@ -173,7 +173,7 @@ def test_workers_on_another_machine_cannot_reach_a_loopback_endpoint() -> None:
 
 def test_the_cli_flag_reaches_the_run_config() -> None:
     args = build_parser().parse_args(["run", "atomic-counters", "--cluster", "tcp://127.0.0.1:8786"])
-    assert config_from_args(args).cluster == "tcp://127.0.0.1:8786"
+    assert config_from_args(args).config.cluster == "tcp://127.0.0.1:8786"
 
 
 def test_the_cli_runs_on_the_cluster_and_says_so_in_its_summary(

@@ -93,7 +93,7 @@ def test_a_write_whose_reads_all_came_before_lag_plus_margin_cannot_be_judged_no
 
 def test_the_cli_flag_sets_the_simulated_lag() -> None:
     args = build_parser().parse_args(["run", "28", "--variant", "gsi-read", "--gsi-lag-ms", "150"])
-    assert config_from_args(args).options["gsi_lag_ms"] == 150
+    assert config_from_args(args).config.options["gsi_lag_ms"] == 150
 
 
 def test_query_gsi_until_found_backs_off_like_the_seed() -> None:
