@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.server.faithful.limits import Refused
-from engine.server.simulated.gsi_lag import moto_table
+from engine.server.moto_store import moto_table
 from engine.server.simulated.item_keys import batch_attrs, item_key
 
 BATCH_DUPLICATES = "Provided list of item keys contains duplicates"

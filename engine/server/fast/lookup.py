@@ -19,7 +19,7 @@ from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoHandler
 
-from engine.server.simulated.gsi_lag import region_backend
+from engine.server.moto_store import region_backend
 
 _PLAIN_VALUE = ("S", "B")  # the types whose cast_value is their value
 
@@ -38,7 +38,7 @@ def install() -> None:
 
 def _dynamodb_backend(handler: Any) -> Any:
     """DynamoHandler.dynamodb_backend: dynamodb_backends[account][region], without moto's __getitem__s when both
-    entries exist (gsi_lag.region_backend; written out here, as it runs for every request)."""
+    entries exist (moto_store.region_backend; written out here, as it runs for every request)."""
     backends = dict.get(dynamodb_backends, handler.current_account)
     backend = dict.get(backends, handler.region) if backends is not None else None
     return region_backend(handler.current_account, handler.region) if backend is None else backend

@@ -11,8 +11,8 @@ from typing import Any
 
 from moto.dynamodb.models.dynamo_type import DynamoType
 
+from engine.server.moto_store import KeyValue
 from engine.server.profile import ProfileSpec
-from engine.server.simulated.gsi_lag import KeyValue
 from engine.server.simulated.item_keys import Named, Ref, consistent_read
 from engine.server.simulated.refusals import cancelled, throttled
 

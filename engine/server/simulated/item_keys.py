@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from engine.server.simulated.gsi_lag import key_value
+from engine.server.moto_store import key_value
 
 SINGLE_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 TRANSACTIONS = frozenset({"TransactWriteItems", "TransactGetItems"})

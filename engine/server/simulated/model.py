@@ -11,10 +11,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from engine.server.moto_store import moto_table
 from engine.server.profile import PROFILE_TAG, ProfileSpec
 from engine.server.simulated.batch import Modelled, split_batch
 from engine.server.simulated.buckets import Buckets
-from engine.server.simulated.gsi_lag import moto_table
 from engine.server.simulated.holds import Holds
 from engine.server.simulated.item_keys import Ref, consistent_read, request_keys, table_name
 from engine.server.simulated.single_item import SINGLE_ITEM, begin_single, single_key

@@ -9,9 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from engine.server.moto_store import INTERNED, KeyValue, get_item, key_value
 from engine.server.simulated.batch import Modelled
 from engine.server.simulated.buckets import Buckets
-from engine.server.simulated.gsi_lag import _INTERNED, KeyValue, _get, key_value
 from engine.server.simulated.holds import Holds
 from engine.server.simulated.refusals import throttled
 from engine.server.simulated.stale_reads import StaleReads, _snapshot
@@ -80,19 +80,19 @@ def begin_single(
     if not table.stale:
         return None
     result = Modelled(table, op, ref, keys, now, counts)
-    image = _get(table.moto, key)
+    image = get_item(table.moto, key)
     result.captured = [(key, image if op in _REPLACED else _snapshot(image))]
     return result
 
 
 def _plain_key(raw: Any) -> KeyValue | None:
-    """gsi_lag.key_value of a key attribute's value, found in its interned table at once for a value seen before;
+    """moto_store.key_value of a key attribute's value, found in its interned table at once for a value seen before;
     None for anything but a valid S, N or B value."""
     if type(raw) is not dict or len(raw) != 1:
         return None
     for pair in raw.items():
         if type(pair[1]) is str:
-            seen = _INTERNED.get(pair)
+            seen = INTERNED.get(pair)
             if seen is not None:
                 return seen
     made = key_value(raw)

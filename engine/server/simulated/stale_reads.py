@@ -10,8 +10,8 @@ import random
 from collections import Counter, deque
 from typing import Any
 
+from engine.server.moto_store import Pending, expire, get_item, put_item, written_keys
 from engine.server.profile import ProfileSpec
-from engine.server.simulated.gsi_lag import _expire, _get, _Pending, _put, _written_keys
 from engine.server.simulated.item_keys import SINGLE_WRITES, Named, Ref, item_key
 
 _WRITES = SINGLE_WRITES | {"TransactWriteItems", "BatchWriteItem"}
@@ -22,7 +22,7 @@ class StaleReads:
 
     def __init__(self, chance: random.Random) -> None:
         self._random = chance  # the model's own: one seed makes a whole run's draws repeatable
-        self._pending: dict[Ref, dict[Any, _Pending]] = {}
+        self._pending: dict[Ref, dict[Any, Pending]] = {}
 
     def capture(
         self, op: str, params: dict[str, Any], table: Any, spec: ProfileSpec, keys: Named
@@ -34,15 +34,15 @@ class StaleReads:
             return []
         if op in SINGLE_WRITES:
             for _, key in keys:  # the one item it names
-                return [(key, _snapshot(_get(table, key)))]
+                return [(key, _snapshot(get_item(table, key)))]
             return []
         captured: dict[Any, Any] = {}
-        for name, attrs in _written_keys(op, params):
+        for name, attrs in written_keys(op, params):
             if name != table.name:
                 continue
             key = item_key(table, attrs)
             if key is not None and key not in captured:
-                captured[key] = _snapshot(_get(table, key))
+                captured[key] = _snapshot(get_item(table, key))
         return list(captured.items())
 
     def remember(self, ref: Ref, captured: list[tuple[Any, Any]], spec: ProfileSpec, now: float) -> None:
@@ -57,7 +57,7 @@ class StaleReads:
             if queue is None:
                 queue = pending[key] = deque()
             elif queue:
-                _expire(queue, now)
+                expire(queue, now)
             queue.append((now + spec.stale_ms / 1000.0, image))
 
     def swap_in(
@@ -74,12 +74,12 @@ class StaleReads:
             queue = pending.get(key)
             if queue is None:
                 continue
-            _expire(queue, now)
+            expire(queue, now)
             if not queue:
                 del pending[key]
                 continue
-            restore.append((key, _get(table, key)))
-            _put(table, key, queue[0][1])  # the image before the oldest write this copy has not seen
+            restore.append((key, get_item(table, key)))
+            put_item(table, key, queue[0][1])  # the image before the oldest write this copy has not seen
         if restore:
             counts["stale_reads"] += 1
         return restore
@@ -88,7 +88,7 @@ class StaleReads:
     def swap_back(table: Any, restore: list[tuple[Any, Any]]) -> None:
         """After the read (also one that raised): the items `swap_in` changed show their current images again."""
         for key, item in reversed(restore):
-            _put(table, key, item)
+            put_item(table, key, item)
 
 
 _SHARED_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})  # moto replaces these values, never changes them
