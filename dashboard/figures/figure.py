@@ -14,14 +14,16 @@ import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from dashboard.figures.palette import COLOURS
 from dashboard.state.aggregates import A
-from dashboard.state.runview import RunView
+
+if TYPE_CHECKING:  # a RunView is told apart from a frame by not being one: no import of the run's aggregates here
+    from dashboard.state.runview import RunView
 
 FONT = dict(family="Inter, 'Segoe UI', Helvetica, Arial, sans-serif", size=17, color="#111111")
 MONO = "'DejaVu Sans Mono', Menlo, Consolas, monospace"
@@ -29,7 +31,7 @@ MAX_BARS = 2000  # while a run goes (redrawn every refresh)
 MAX_BARS_FINAL = 5000  # once it has ended (drawn once)
 MAX_POINTS = 4000
 
-Calls: TypeAlias = pd.DataFrame | RunView  # a snapshot frame, or a run's aggregates
+Calls: TypeAlias = "pd.DataFrame | RunView"  # a snapshot frame, or a run's aggregates
 
 # Our own small template, given explicitly: plotly's default one is deep-copied into every new figure (about
 # 0.1 s each), and validation of every property costs more than the data; figures here are built unvalidated
@@ -238,26 +240,26 @@ def empty(title: str, message: str, height: int = 260) -> go.Figure:
 
 def count(calls: Calls) -> int:
     """How many calls."""
-    return calls.n if isinstance(calls, RunView) else len(calls)
+    return calls.n if not isinstance(calls, pd.DataFrame) else len(calls)
 
 
 def lanes(calls: Calls) -> int:
     """One lane per client."""
-    if isinstance(calls, RunView):
+    if not isinstance(calls, pd.DataFrame):
         return calls.lanes
     return int(calls["client"].max()) + 1 if len(calls) else 1
 
 
 def agg(calls: Calls, kind: type[A], **kwargs: Any) -> A:
     """The run's aggregate of this kind, or the frame's (read in one go)."""
-    return calls.get(kind) if isinstance(calls, RunView) else kind.of(calls, **kwargs)
+    return calls.get(kind) if not isinstance(calls, pd.DataFrame) else kind.of(calls, **kwargs)
 
 
 def span(calls: Calls, x_range: Sequence[float] | None) -> float:
     """Seconds the x axis covers: the shared range, else up to the latest completion."""
     if x_range is not None:
         return float(x_range[1])
-    if isinstance(calls, RunView):
+    if not isinstance(calls, pd.DataFrame):
         return calls.span
     return float(calls["end_s"].max()) if len(calls) else 1.0
 

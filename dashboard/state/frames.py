@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dashboard.figures.palette import INFO, OK, OK_READ, ordered, short_code
-from engine.record.calls import READS as READ_OPS
+from engine.record.codes import READS as READ_OPS
 
 WRITE_OPS = ("PutItem", "UpdateItem", "DeleteItem")
 

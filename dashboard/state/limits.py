@@ -12,10 +12,13 @@ from __future__ import annotations
 import threading
 import time
 import weakref
+from typing import TYPE_CHECKING
 
 from dashboard.state.env_settings import cap, per_run_threads
 from engine.errors import BadInput
-from engine.run.runner import Run
+
+if TYPE_CHECKING:  # budgets watch runs; they never make one
+    from engine.run.runner import Run
 
 MAX_THREADS_PER_RUN = per_run_threads()
 MAX_TOTAL_THREADS = cap("DDBLAB_MAX_TOTAL_THREADS")

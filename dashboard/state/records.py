@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -19,9 +19,12 @@ from dashboard.state.runview import RunView
 from dashboard.views import aggregates_for, detail_fields
 from engine.errors import BadInput, LabError
 from engine.patterns import Pattern, get_pattern
+from engine.record.codes import conflicts
 from engine.record.history import History, csv_labels, dumps
-from engine.run.runner import Run, conflicts
 from engine.server.profile import ProfileSpec
+
+if TYPE_CHECKING:  # a record holds a live Run but never makes one
+    from engine.run.runner import Run
 
 
 class Budget(Protocol):

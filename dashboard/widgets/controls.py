@@ -18,7 +18,7 @@ from dashboard.state.run_settings import (
     variant_label,
 )
 from dashboard.widgets import links
-from dashboard.widgets.sidebar import current_cluster
+from dashboard.widgets.cluster_choice import current_cluster
 from engine.backends.backend import RETRY_MODES
 from engine.patterns import Pattern, all_patterns
 

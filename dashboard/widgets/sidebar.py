@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard.state.endpoint_setting import ENDPOINT_ENV, check_endpoint_setting
 from dashboard.widgets import links
+from dashboard.widgets.cluster_choice import CLUSTER_KEY, current_cluster
 from dashboard.widgets.registry import Registry
 from dashboard.widgets.ui import plain, show_error
 from engine.backends.backend import BackendKind, BackendSpec
@@ -128,7 +129,6 @@ def current_profile() -> ProfileSpec:
     return ProfileSpec.parse(str(st.session_state.get(PROFILE_KEY) or ServerProfile.EXACT.value))
 
 
-CLUSTER_KEY = "cluster_address"
 CLUSTER_WORKERS_KEY = "cluster_workers"
 
 
@@ -179,11 +179,6 @@ def _use_cluster(registry: Registry, typed: str) -> None:
     st.session_state[CLUSTER_KEY] = address
     st.session_state[CLUSTER_WORKERS_KEY] = workers
     st.rerun()
-
-
-def current_cluster() -> str | None:
-    """The cluster address new runs of this session spread their clients over, or None (this process)."""
-    return st.session_state.get(CLUSTER_KEY) or None
 
 
 def budget_caption(registry: Registry, spec: BackendSpec) -> str:

@@ -4,14 +4,15 @@ hands itself to a placement, so no module here imports the runner, not even for 
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from engine.backends.backend import Backend, RetryPolicy
-from engine.backends.tables import Table
-from engine.errors import LabError
-from engine.options import RunOptions
-from engine.patterns.base import Pattern
-from engine.record.history import History
+if TYPE_CHECKING:  # protocols only: a placement needs none of these at import
+    from engine.backends.backend import Backend, RetryPolicy
+    from engine.backends.tables import Table
+    from engine.errors import LabError
+    from engine.options import RunOptions
+    from engine.patterns.base import Pattern
+    from engine.record.history import History
 
 
 class RunConfig(Protocol):

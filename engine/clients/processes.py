@@ -31,7 +31,7 @@ from engine.backends.tables import TableSpec
 from engine.clients.contract import Run, RunConfig, split
 from engine.clients.work import ClientThreads, Outbox, make_share
 from engine.errors import LabError, server_died
-from engine.patterns import RunOptions
+from engine.options import RunOptions
 
 ROOT = str(
     Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from engine.backends.backend import Backend, BackendSpec
 from engine.backends.faults import FaultInjector, FaultPlan
 from engine.backends.tables import Table, TableSpec
-from engine.patterns import RunOptions, get_pattern
+from engine.options import RunOptions
 from engine.patterns.base import Pattern
 from engine.record.calls import CallError, ClientContext, ClientCrash
 from engine.record.history import Call
@@ -168,4 +168,6 @@ def make_share(plan: SharePlan, max_calls: int | None, stop: threading.Event) ->
         )
         for i in plan.client_ids
     ]
+    from engine.patterns import get_pattern  # the share's side only: the home hands its pattern in
+
     return ShareClients(client, injector, get_pattern(cfg.pattern)(), outbox, contexts)

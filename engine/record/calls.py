@@ -23,22 +23,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 from engine.backends.faults import flags
 from engine.errors import LabError
 from engine.record.calllog import format_request
+from engine.record.codes import AMBIGUOUS, READS, THROTTLED
 from engine.record.history import Call, Outcome
 
-# Refusals for load, not for the request: sent again, the same call may well be taken.
-THROTTLED = frozenset({"ThrottlingException", "ProvisionedThroughputExceededException", "RequestLimitExceeded"})
-READS = frozenset({"GetItem", "Query", "Scan", "TransactGetItems", "BatchGetItem", "DescribeTable"})
-# Exceptions after which the request may have been applied: the request left, the answer did not come back.
-AMBIGUOUS = frozenset(
-    {
-        "ReadTimeoutError",
-        "ConnectionClosedError",
-        "ResponseStreamingError",
-        "IncompleteReadError",
-        "InternalServerError",
-        "ServiceUnavailable",
-    }
-)
 _SNAKE = {
     "PutItem": "put_item",
     "UpdateItem": "update_item",

@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import HistoryFileError
-from engine.record import schema
 
 FORMAT = "ddblab-history"
 FORMAT_VERSION = 1
@@ -364,6 +363,8 @@ def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
     """Load a history written by `History.write_jsonl`, every field checked (engine/record/schema.py) before anything is
     kept; raises HistoryFileError naming the line and the field. Returns the history and the header's meta, its
     summary checked too."""
+    from engine.record import schema  # only a file being read needs its checks
+
     if isinstance(source, (str, Path)):
         try:
             with open(source, encoding="utf-8") as f:

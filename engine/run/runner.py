@@ -10,8 +10,6 @@ import dataclasses
 import random
 import threading
 import time
-from collections.abc import Mapping
-from enum import StrEnum
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -23,19 +21,11 @@ from engine.clients.placement import placement_for
 from engine.errors import ClientsLost, LabError, server_died
 from engine.patterns import Invariant
 from engine.record.calls import CallError
+from engine.record.codes import conflicts
 from engine.record.history import History
 from engine.run.config import RunConfig, ValidRun
+from engine.run.state import RunState
 from engine.server.host.process import table_stats
-
-
-class RunState(StrEnum):
-    PENDING = "pending"
-    PREPARING = "preparing"
-    RUNNING = "running"
-    VERIFYING = "verifying"
-    DONE = "done"
-    STOPPED = "stopped"  # stopped early, by the user or by its call budget (stop_reason); verified on the calls made
-    FAILED = "failed"
 
 
 class Run:
@@ -281,24 +271,6 @@ def _judged_on_calls(invariants: list[Invariant], history: History) -> list[Inva
 def _ids(ids: list[int], shown: int = 8) -> str:
     text = ", ".join(str(i) for i in ids[:shown])
     return text + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
-
-
-def conflicts(
-    errors: Mapping[str, int],
-    refusals: Mapping[tuple[str, str], int] | None = None,
-    business: Mapping[str, str] | None = None,
-) -> int:
-    """Calls refused because another client got there first: refused conditions and cancelled transactions,
-    less the pattern's business refusals (sold out, out of stock: `Pattern.business_refusals`) when the
-    refusals by action are known (History.counts()["refusals"])."""
-    total = sum(
-        n
-        for code, n in errors.items()
-        if code in ("ConditionalCheckFailedException", "TransactionCanceledException", "TransactionConflictException")
-    )
-    if refusals and business:
-        total -= sum(n for (action, code), n in refusals.items() if business.get(action) == code)
-    return total
 
 
 def _as_lab_error(e: Exception, backend: Backend) -> LabError:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.patterns.base import GiveUp
 from engine.record.calls import THROTTLED
+from engine.record.codes import conflicts
 from engine.record.history import History, dumps
-from engine.run.runner import Run, RunState, conflicts
+from engine.run.state import RunState
+
+if TYPE_CHECKING:  # the summary reads a run; it never makes one
+    from engine.run.runner import Run
 
 THROTTLE_CODES = THROTTLED  # one list: the codes clients retry as throttling are the ones counted as such
 CAUSES = ("condition_refused", "transaction_conflict", "throttled")

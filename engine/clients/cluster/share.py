@@ -19,7 +19,7 @@ from engine.backends.backend import BackendSpec
 from engine.backends.tables import TableSpec
 from engine.clients.contract import RunConfig
 from engine.errors import one_line
-from engine.patterns import RunOptions
+from engine.options import RunOptions
 
 # Each batch is one message through three Dask event loops (the worker's, the scheduler's, the home client's):
 # about 3 ms of CPU end to end, whatever its size (per-thread CPU, 2026-12-02, two workers at ~250 calls/s: the
