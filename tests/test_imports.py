@@ -143,9 +143,10 @@ def longest_chain(graph: dict[str, set[str]]) -> list[str]:
 
     @cache
     def from_(v: str) -> tuple[str, ...]:
-        return max(((v, *from_(w)) for w in graph[v]), key=len, default=(v,))
+        paths = [(v, *from_(w)) for w in graph[v]]
+        return max(paths, key=lambda p: len(p), default=(v,))
 
-    return list(max((from_(v) for v in graph), key=len))
+    return list(max((from_(v) for v in graph), key=lambda p: len(p)))
 
 
 MAX_IMPORT_HOPS = 12  # importing any page or command runs at most this many project imports in a row
