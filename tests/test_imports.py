@@ -143,8 +143,11 @@ def longest_chain(graph: dict[str, set[str]]) -> list[str]:
 
     @cache
     def from_(v: str) -> tuple[str, ...]:
-        paths: list[tuple[str, ...]] = [(v, *from_(w)) for w in graph[v]]
-        return max(paths, key=len, default=(v,))
+        best: tuple[str, ...] = (v,)
+        for w in graph[v]:
+            if len(from_(w)) + 1 > len(best):
+                best = (v, *from_(w))
+        return best
 
     chains: list[tuple[str, ...]] = [from_(v) for v in graph]
     return list(max(chains, key=len))
