@@ -150,7 +150,8 @@ def longest_chain(graph: dict[str, set[str]]) -> list[str]:
         return best
 
     chains: list[tuple[str, ...]] = [from_(v) for v in graph]
-    return list(max(chains, key=len))
+    longest = max(chains, key=len)
+    return list(longest)
 
 
 MAX_IMPORT_HOPS = 12  # importing any page or command runs at most this many project imports in a row
