@@ -257,7 +257,7 @@ def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
             "pass": True,
         },
         {
-            # The target: no worse than today's --processes 2 (5% is this shared machine's noise).
+            # The target: no worse than --processes 2 (5% is this shared machine's noise).
             "figure": f"calls/s, 2 cluster workers / 2 processes{rate_spread}",
             "value": round(rate_ratio, 3),
             "target": "≥ 0.95",

@@ -294,7 +294,7 @@ def verdicts(result: dict[str, Any]) -> list[dict[str, Any]]:
                 "note": "npm/node missing: dynalite could not be installed",
             }
         ]
-    # The target holds at every thread count (issue 11: 1, 4 and 16), each workload.
+    # The target holds at every thread count (1, 4 and 16) and for each workload.
     return [
         {
             "figure": f"embedded / dynalite, {row['workload']}, {row['threads']} threads",

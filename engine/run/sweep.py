@@ -224,7 +224,7 @@ def _with_profile_object(record: dict[str, Any]) -> dict[str, Any]:
 def spread_series(points: pd.DataFrame) -> pd.DataFrame:
     """The spread figures of `summarize(rows)` in long form, one row per (variant, threads, measure), for a
     chart with a band or error bars: variant, safe, threads, runs, measure (one of SPREAD), mean, min, max, std.
-    The issue's reading: the racy variants' harm against threads beside the safe ones' conflict rate and retries
+    What a sweep shows: the racy variants' harm against threads beside the safe ones' conflict rate and retries
     per success; every variant has all three, so a view picks."""
     if points.empty:
         return pd.DataFrame(columns=["variant", "safe", "threads", "runs", "measure", "mean", "min", "max", "std"])

@@ -274,7 +274,7 @@ def test_a_request_that_arrives_in_pieces_is_answered_once_whole_and_the_next_on
     _still_serving(table, server)
 
 
-# -- the control endpoint (issue 13) ---------------------------------------------------------------------------
+# -- the control endpoint ---------------------------------------------------------------------------------------
 
 
 def _control(server: Any, body: Any, **headers: str) -> int:
