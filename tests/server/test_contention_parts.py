@@ -7,11 +7,11 @@ from collections import Counter
 
 import pytest
 
-from engine.server.faithful.limits import Refused
 from engine.server.profile import ProfileSpec
 from engine.server.simulated.buckets import Buckets
 from engine.server.simulated.holds import Holds
-from engine.server.simulated.refusals import encode_error
+from engine.server.wire import Refused
+from engine.server.wire import refusal_body as encode_error
 
 REF = ("us-east-1", "orders")
 SLOW = ProfileSpec.parse("aws-like", {"write_units": 5, "read_units": 5})  # a bucket of one unit, 5 a second

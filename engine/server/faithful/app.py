@@ -29,10 +29,9 @@ from engine.server import simulated as contention
 from engine.server.faithful import duplicates, key_types, limits, number_math, shapes, start_keys, undo, updated_values
 from engine.server.profile import EXACT, ProfileSpec
 from engine.server.simulated.gsi_lag import GsiLag
+from engine.server.wire import JSON_TYPE, Refused, error_body, refusal_body
 
 TOKEN_WINDOW_S = 600.0  # DynamoDB keeps a ClientRequestToken for 10 minutes
-_JSON = "application/x-amz-json-1.0"
-_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 
 StartResponse = Callable[..., Any]
 
@@ -61,7 +60,7 @@ class ServerState:
 
 
 def _error(code: str, message: str, status: int = 400) -> tuple[int, bytes]:
-    return status, json.dumps({"__type": _PREFIX + code, "message": message}).encode()
+    return status, error_body(code, message)
 
 
 class FaithfulDynamoDB:
@@ -116,7 +115,7 @@ class FaithfulDynamoDB:
             if type(params) is dict:
                 shapes.check(op, params)  # every top-level member's JSON type and bounds, as the model has them
             limits.check(op, params)
-        except limits.Refused as refused:
+        except Refused as refused:
             return _respond(start_response, *_error(refused.code, refused.message, refused.status))
         faults = self.state.faults
         # Injected faults are for the clients, not for the lab's judge (a run's set-up and verification).
@@ -136,7 +135,7 @@ class FaithfulDynamoDB:
                 key_types.check(op, params, region)
                 if op == "Scan" or op == "Query":  # tested here: no call for the other operations
                     start_keys.check(params, region)
-            except limits.Refused as refused:
+            except Refused as refused:
                 return _respond(start_response, *_error(refused.code, refused.message, refused.status))
             table = None if self.model.table_changed(op) else self.model.profile(op, params, region)
             if op == "TransactWriteItems" and params.get("ClientRequestToken"):
@@ -163,9 +162,9 @@ class FaithfulDynamoDB:
         if table is not None:
             try:
                 modelled = self.model.begin(op, params, table)
-            except limits.Refused as refused:
-                out = contention.encode_error(refused)
-                return "400 Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out
+            except Refused as refused:
+                out = refusal_body(refused)
+                return "400 Bad Request", [("Content-Type", JSON_TYPE), ("Content-Length", str(len(out)))], out
         if modelled is None:  # an exact table, or a request the model has nothing more to do for
             state = gsi.before(op, params, region)
             ok = False
@@ -237,8 +236,8 @@ class FaithfulDynamoDB:
                     "IdempotentParameterMismatchException",
                     "Request token was used before with different parameters (within the last 10 minutes)",
                 )
-                return "400 Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(refusal)))], refusal
-            return "200 OK", [("Content-Type", _JSON), ("Content-Length", str(len(record.body)))], record.body
+                return "400 Bad Request", [("Content-Type", JSON_TYPE), ("Content-Length", str(len(refusal)))], refusal
+            return "200 OK", [("Content-Type", JSON_TYPE), ("Content-Length", str(len(record.body)))], record.body
         status, headers, out = self._apply("TransactWriteItems", environ, body, params, region, table)
         if status.startswith("200"):
             self._tokens[token] = _TokenRecord(digest, now + TOKEN_WINDOW_S, out)
@@ -333,7 +332,7 @@ def _crashed(exc: Exception, environ: dict[str, Any], op: str, params: Any) -> t
     problem = shapes.deep_problem(op, params)
     if problem is not None:
         status, out = _error(problem.code, problem.message, problem.status)
-        return f"{status} Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out
+        return f"{status} Bad Request", [("Content-Type", JSON_TYPE), ("Content-Length", str(len(out)))], out
     code, headers, text = crash_answer(exc, environ.get("HTTP_X_AMZ_TARGET", ""))
     out = text.encode()
     reason = "Bad Request" if code == 400 else "Internal Server Error"
@@ -359,16 +358,16 @@ def _parse(body: bytes) -> Any:
             return _DECODE(body.decode("utf-8", "surrogatepass"))
         return json.loads(body) if body else {}
     except ValueError:  # UnicodeDecodeError and RecursionError's cousin too
-        raise limits.Refused("SerializationException", "The request body is not valid JSON") from None
+        raise Refused("SerializationException", "The request body is not valid JSON") from None
     except RecursionError:
-        raise limits.Refused("SerializationException", "The request body nests too deeply") from None
+        raise Refused("SerializationException", "The request body nests too deeply") from None
 
 
 def _digest(params: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
 
 
-def _respond(start_response: StartResponse, status: int, body: bytes, content_type: str = _JSON) -> list[bytes]:
+def _respond(start_response: StartResponse, status: int, body: bytes, content_type: str = JSON_TYPE) -> list[bytes]:
     reason = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 413: "Request Entity Too Large"}.get(
         status, "Error"
     )

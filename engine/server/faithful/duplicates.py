@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.server.faithful.limits import Refused
 from engine.server.moto_store import moto_table
 from engine.server.simulated.item_keys import batch_attrs, item_key
+from engine.server.wire import Refused
 
 BATCH_DUPLICATES = "Provided list of item keys contains duplicates"
 TRANSACTION_DUPLICATES = "Transaction request cannot include multiple operations on one item"

@@ -10,8 +10,8 @@ from typing import Any
 
 from moto.dynamodb.parsing.key_condition_expression import parse_expression
 
-from engine.server.faithful.limits import Refused
 from engine.server.moto_store import moto_table
+from engine.server.wire import Refused
 
 KEY_MISMATCH = "The provided key element does not match the schema"
 CONDITION_MISMATCH = "One or more parameter values were invalid: Condition parameter type does not match schema type"

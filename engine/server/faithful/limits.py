@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from engine.server.faithful.attribute_values import BadValue, value_size
+from engine.server.wire import TARGET_PREFIX, Refused
 
 MAX_BODY_BYTES = 16 * 1024 * 1024  # DynamoDB: a request (e.g. BatchWriteItem) is at most 16 MB
 MAX_ITEM_BYTES = 400 * 1024  # an item, names and values as DynamoDB counts them
@@ -83,7 +84,6 @@ OPERATIONS = frozenset(
         "UpdateTimeToLive",
     }
 )
-_TARGET_PREFIX = "DynamoDB_20120810."
 _EXPRESSIONS = (
     "ConditionExpression",
     "UpdateExpression",
@@ -112,20 +112,9 @@ _NAME_REF = re.compile(r"#[A-Za-z0-9_]+")
 _VALUE_REF = re.compile(r":[A-Za-z0-9_]+")
 
 
-class Refused(Exception):
-    """A request DynamoDB would refuse: its error code (no namespace), message and HTTP status."""
-
-    def __init__(self, code: str, message: str, status: int = 400, extra: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
-        self.extra = extra or {}  # more members of the error body, e.g. CancellationReasons
-
-
 def operation(target: str) -> str:
     """The operation an X-Amz-Target names; Refused (UnknownOperationException) for anything else."""
-    op = target[len(_TARGET_PREFIX) :] if target.startswith(_TARGET_PREFIX) else ""
+    op = target[len(TARGET_PREFIX) :] if target.startswith(TARGET_PREFIX) else ""
     if op not in OPERATIONS:
         shown = target[:80] or "(none)"
         raise Refused("UnknownOperationException", f"Unknown operation {shown}: the X-Amz-Target header names none")

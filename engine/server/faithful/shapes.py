@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.server.faithful.limits import Refused
+from engine.server.wire import Refused
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),

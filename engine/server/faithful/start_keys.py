@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.server.faithful.limits import Refused
 from engine.server.moto_store import moto_table
+from engine.server.wire import Refused
 
 SIZE_MISMATCH = "Exclusive Start Key must have same size as table's key schema"
 INVALID = "The provided starting key is invalid: The provided key element does not match the schema"

@@ -34,9 +34,9 @@ from engine.server.fast import add as fast_add
 from engine.server.fast import item as fast_item
 from engine.server.fast import setup as fast_setup
 from engine.server.fast.request import _URL_KEYS, ServerRequest
+from engine.server.wire import JSON_TYPE
 
 OPERATIONS = frozenset({"PutItem", "GetItem", "UpdateItem"})
-_JSON = "application/x-amz-json-1.0"  # the content type moto's serializer gives a DynamoDB answer
 _EMPTY = "{}"
 _NOT_FOUND = "AKIAEXAMPLE"  # moto's access key when the Authorization header names none
 _RAW_KEY_TYPES = ("S", "N")  # key types whose JSON value is what the input shape's walk gives (not "B")
@@ -89,7 +89,7 @@ def answer(op: str, environ: dict[str, Any], params: dict[str, Any]) -> Answer |
     # count (routable: INITIAL_NO_AUTH_ACTION_COUNT is infinite), the request id, the CRC of the body.
     fast_setup.mark_visited(account, access_key, "dynamodb", region)
     ActionAuthenticatorMixin.request_count += 1
-    headers = {"Content-Type": _JSON, "server": "amazon.com"}
+    headers = {"Content-Type": JSON_TYPE, "server": "amazon.com"}
     core_responses.gen_amzn_requestid_long(headers)
     headers["x-amz-crc32"] = str(binascii.crc32(body.encode("utf-8")))
     return 200, headers, body

@@ -42,7 +42,7 @@ from engine.server.fast import setup as fast_setup
 from engine.server.fast import update as fast_update
 from engine.server.fast import walk as fast_walk
 from engine.server.fast.request import ServerRequest, request_id_maker
-from engine.server.fast.short_way import _JSON_TYPE, _TARGET_PREFIX
+from engine.server.wire import JSON_TYPE, TARGET_PREFIX, error_body
 
 VERIFIED_MOTO = "5.2."  # the moto release line this module was checked against (see the module docstring)
 
@@ -70,8 +70,7 @@ def crash_answer(exc: Exception, target: str) -> tuple[int, dict[str, str], str]
         code, status = "InternalServerError", 500
         message = "Internal server error"
         print(f"ddblab server: {target} failed: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr, flush=True)
-    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message})
-    return status, {"Content-Type": "application/x-amz-json-1.0"}, body
+    return status, {"Content-Type": JSON_TYPE}, error_body(code, message).decode()
 
 
 class DirectDynamo:
@@ -85,7 +84,7 @@ class DirectDynamo:
         if (
             environ.get("PATH_INFO") != "/"
             or environ.get("REQUEST_METHOD") != "POST"
-            or not environ.get("HTTP_X_AMZ_TARGET", "").startswith(_TARGET_PREFIX)
+            or not environ.get("HTTP_X_AMZ_TARGET", "").startswith(TARGET_PREFIX)
             or "HTTP_ORIGIN" in environ
             or "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK" in environ
         ):
@@ -156,7 +155,7 @@ def prepared(environ: dict[str, Any]) -> ServerRequest:
     """The request moto's handler gets for this environ, with what werkzeug would read from a JSON body set at once."""
     request = ServerRequest(environ)
     length = environ.get("CONTENT_LENGTH", "")
-    if environ.get("CONTENT_TYPE") == _JSON_TYPE and "HTTP_CONTENT_ENCODING" not in environ and length.isdigit():
+    if environ.get("CONTENT_TYPE") == JSON_TYPE and "HTTP_CONTENT_ENCODING" not in environ and length.isdigit():
         # What werkzeug's request.data would read through its stream wrappers and form parser (which takes
         # nothing from a JSON body): the body's Content-Length bytes.
         request._cached_data = environ["wsgi.input"].read(int(length))

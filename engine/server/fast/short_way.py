@@ -28,6 +28,7 @@ from werkzeug.datastructures import ImmutableMultiDict
 
 from engine.server.fast import setup as fast_setup
 from engine.server.fast.request import _URL_KEYS, FastEnvironHeaders, ServerRequest
+from engine.server.wire import JSON_TYPE, TARGET_PREFIX
 
 ROUTED = frozenset(
     {
@@ -42,10 +43,8 @@ ROUTED = frozenset(
         "BatchWriteItem",
     }
 )
-_TARGET_PREFIX = "DynamoDB_20120810."
-_JSON_TYPE = "application/x-amz-json-1.0"  # botocore's Content-Type for DynamoDB
 _SERVICE = get_service_model("dynamodb")
-_SERIALIZER = get_serializer_class("dynamodb", "json")  # what moto picks for a request of Content-Type _JSON_TYPE
+_SERIALIZER = get_serializer_class("dynamodb", "json")  # what moto picks for a request of Content-Type JSON_TYPE
 
 
 class _Operation:
@@ -105,10 +104,10 @@ def routable(op: str, environ: Mapping[str, Any], body: bytes, params: Any) -> b
     return (
         op in ROUTED
         and type(params) is dict
-        and environ.get("HTTP_X_AMZ_TARGET") == _TARGET_PREFIX + op
+        and environ.get("HTTP_X_AMZ_TARGET") == TARGET_PREFIX + op
         and environ.get("PATH_INFO") == "/"
         and environ.get("REQUEST_METHOD") == "POST"
-        and environ.get("CONTENT_TYPE") == _JSON_TYPE
+        and environ.get("CONTENT_TYPE") == JSON_TYPE
         and not environ.get("QUERY_STRING")
         and "HTTP_HOST" in environ
         and "RAW_URI" not in environ  # moto's raw path is then that, not "/"

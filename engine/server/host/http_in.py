@@ -4,17 +4,17 @@ and the connection closed, "100 Continue" for a client that waits for it."""
 
 from __future__ import annotations
 
-import json
 import socket
 from typing import NamedTuple
 
 from engine.server.faithful import limits
+from engine.server.wire import JSON_TYPE, error_body
 
 
 def _error_response(status: int, reason: str, code: str, message: str) -> bytes:
-    body = json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message}).encode()
+    body = error_body(code, message)
     head = (
-        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/x-amz-json-1.0\r\n"
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: {JSON_TYPE}\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode() + body

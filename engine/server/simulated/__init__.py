@@ -38,6 +38,5 @@ key (DynamoDB splits and merges partitions), and only the first table of a reque
 
 from engine.server.simulated.batch import Modelled
 from engine.server.simulated.model import AwsLike
-from engine.server.simulated.refusals import encode_error
 
-__all__ = ["AwsLike", "Modelled", "encode_error"]
+__all__ = ["AwsLike", "Modelled"]

@@ -15,6 +15,7 @@ from engine.server.simulated.buckets import Buckets, slot
 from engine.server.simulated.holds import Holds
 from engine.server.simulated.item_keys import Named, Ref, batch_attrs, item_key
 from engine.server.simulated.refusals import throttled
+from engine.server.wire import JSON_TYPE
 
 Answer = tuple[str, list[tuple[str, str]], bytes]  # status, headers, body
 
@@ -73,7 +74,7 @@ class Modelled:
                 return status, headers, out
             answer = json.loads(out)
         else:  # nothing left to send: every write of the request was left out
-            status, headers, answer = "200 OK", [("Content-Type", "application/x-amz-json-1.0")], {}
+            status, headers, answer = "200 OK", [("Content-Type", JSON_TYPE)], {}
         answer.setdefault("UnprocessedItems", {}).setdefault(self.table, []).extend(self.unprocessed)
         out = json.dumps(answer).encode()
         headers = [(k, v) for k, v in headers if k.lower() != "content-length"]

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from engine.server.faithful.limits import Refused
 from engine.server.simulated.item_keys import SINGLE_WRITES, TRANSACTIONS, Named, Ref
 from engine.server.simulated.refusals import CONFLICT_MESSAGE, cancelled
+from engine.server.wire import Refused
 
 _CHECKED = SINGLE_WRITES | TRANSACTIONS  # reads outside a transaction never wait for one
 _PRUNE_ABOVE = 10_000  # expired holds are forgotten in one sweep past this many, so memory stays bounded

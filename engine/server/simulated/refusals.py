@@ -1,12 +1,9 @@
-"""How the aws-like model says no: DynamoDB's error for a throttled key or a cancelled transaction, and the JSON
-body the server answers with."""
+"""How the aws-like model says no: DynamoDB's error for a throttled key or a cancelled transaction (its body is
+written by engine.server.wire, as every other refusal's)."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from engine.server.faithful.limits import Refused
+from engine.server.wire import Refused
 
 CONFLICT_MESSAGE = "Transaction is ongoing for the item"
 
@@ -27,10 +24,3 @@ def cancelled(reasons: list[dict[str, str]]) -> Refused:
         f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
         extra={"CancellationReasons": reasons},
     )
-
-
-def encode_error(refused: Refused) -> bytes:
-    """DynamoDB's JSON error body, with the cancellation reasons of a cancelled transaction."""
-    body: dict[str, Any] = {"__type": f"com.amazonaws.dynamodb.v20120810#{refused.code}", "message": refused.message}
-    body.update(refused.extra)
-    return json.dumps(body).encode()
