@@ -64,7 +64,7 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
     # refuses it by the control's name.
     threads = cols[0].number_input(
         "Threads (clients)",
-        value=links.initial(f"{k}-threads", DEFAULT_THREADS),
+        value=links.initial(f"{k}-threads", min(DEFAULT_THREADS, max_threads)),  # a default Start would refuse
         step=1,
         key=f"{k}-threads",
         help=f"1 to {max_threads} client threads",

@@ -13,6 +13,8 @@ st.title("Sweep thread counts")
 st.caption("One run per variant and thread count, one after another, on the current backend.")
 
 choices = [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run]
+# The defaults within the cap: Streamlit refuses a default that is not among the options (a page with no Start).
+default_counts = [t for t in links.initial("sweep-threads", [1, 2, 4, 8, 16, 32]) if t in choices] or choices[:1]
 problems = links.restore("sweep", lambda p: links.parse_sweep(p, thread_choices=choices))
 links.show_problems(problems)
 autostart = links.autostart("sweep", problems)  # before remember(), which writes the URL without autostart
@@ -22,7 +24,7 @@ c1, c2, c3 = st.columns([3, 1, 1])
 counts = c1.multiselect(
     "Thread counts",
     choices,
-    default=links.initial("sweep-threads", [1, 2, 4, 8, 16, 32]),
+    default=default_counts,
     key="sweep-threads",
 )
 ops = c2.number_input(
