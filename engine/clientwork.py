@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from engine.backend import Backend, BackendSpec
 from engine.calls import CallError, ClientContext, ClientCrash
+from engine.errors import LabError
 from engine.faults import FaultInjector, FaultPlan
 from engine.history import Call
 from engine.patterns import RunOptions, get_pattern
@@ -30,6 +31,8 @@ def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | Non
         return {"kind": "crash", "message": str(e), "trace": None}
     except CallError as e:
         return {"kind": "error", "message": f"{e.call.op} {e.code}", "trace": None, "code": e.code, "op": e.call.op}
+    except LabError as e:  # the lab's own problem and fix (an item its setup wrote, unseen): the run says its fix
+        return {"kind": "error", "message": e.problem, "fix": e.fix, "trace": None}
     except Exception as e:
         return {"kind": "error", "message": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=4)}
     finally:

@@ -29,7 +29,7 @@ def test_every_page_draws_its_defaults_within_a_low_thread_cap(monkeypatch: pyte
         assert not at.exception, (page, [e.value for e in at.exception])
         for key in ("run-atomic-counters-threads", "compare-atomic-counters-threads"):
             if any(n.key == key for n in at.number_input):
-                assert 1 <= at.number_input(key=key).value <= cap, page
+                assert 1 <= (at.number_input(key=key).value or 0) <= cap, page
         if page.endswith("sweep.py"):
             counts = at.multiselect(key="sweep-threads")
             assert counts.value and {str(c) for c in counts.value} <= set(counts.options), counts.value
