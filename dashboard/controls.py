@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from dashboard import links
+from dashboard.plaintext import plain
 from dashboard.settings import (
     DEFAULT_THREADS,
     LIMIT_DURATION,
@@ -144,7 +145,7 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
             key=f"{k}-processes",
             disabled=not cls.process_pool or on_cluster is not None,
             help=(
-                f"off: the clients run on the workers of the cluster {on_cluster} (sidebar)"
+                f"off: the clients run on the workers of the cluster {plain(on_cluster)} (sidebar)"
                 if on_cluster is not None
                 else "the threads spread over this many processes, each with its own CPU core: one process makes "
                 "about 500 calls/s, so against AWS (~10 ms a call) many threads need several"

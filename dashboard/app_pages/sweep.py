@@ -68,7 +68,7 @@ if job is not None:
     live.sweep_view(job, key=f"sweep-{job.id}")
 elif wanted := st.query_params.get("sweep"):  # a link or bookmark to a sweep this dashboard no longer holds
     st.info(
-        f"Sweep {wanted} is no longer in this dashboard (it was restarted since; sweeps live as long as the "
+        f"Sweep {ui.plain(wanted)} is no longer in this dashboard (it was restarted since; sweeps live as long as the "
         "dashboard). Start sweep runs it again with the settings above."
     )
 else:
