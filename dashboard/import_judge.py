@@ -101,7 +101,8 @@ def _atomic_counters(frame: pd.DataFrame, summary: Mapping[str, Any], carried: l
     """The counters' verdicts from the calls and the final values the file carries (the table's, read back)."""
     from engine.patterns import atomic_counters as ac
 
-    options = summary.get("options") if isinstance(summary.get("options"), dict) else {}
+    given = summary.get("options")
+    options: Mapping[str, Any] = given if isinstance(given, dict) else {}
     out = []
     views = _carried_int(carried, ac.FINAL_COUNT)
     if views is not None:
