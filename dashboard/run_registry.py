@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
-from dashboard.import_judge import refuse_repeated_calls, rejudged, unfinished
+from dashboard.import_judge import rejudged, repeated_calls, unfinished
 from dashboard.limits import (
     MAX_AWS_CALLS,
     MAX_IMPORT_BYTES,
@@ -312,10 +312,9 @@ class RunRegistry:
                 f"dashboard's limit of {self.max_imported_calls:,} imported calls in memory",
                 "delete an imported run on the History page, or raise DDBLAB_MAX_IMPORTED_CALLS",
             )
-        refuse_repeated_calls(history, name)  # a line replaced by a copy of its neighbour
-        summary = rejudged(
-            unfinished(_judged_only_if_whole(meta.get("summary") or {}, len(history), name), name), history
-        )
+        summary = _judged_only_if_whole(meta.get("summary") or {}, len(history), name)
+        # Then checked against its own calls: a copied line, a run not over, a verdict the calls contradict.
+        summary = rejudged(unfinished(repeated_calls(summary, history, name), name), history)
         pattern = summary.get("pattern") or "unknown"
         variant = summary.get("variant") or "?"
         clients = history.snapshot()["client"]
