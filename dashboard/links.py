@@ -221,11 +221,20 @@ def restore(page: str, parse_link: Callable[[Mapping[str, str]], Restored]) -> l
     if not _new_link(params):
         return []
     restored = parse_link(params)
+    twice = [twice_given(name, st.query_params.get_all(name)) for name in params if name != "autostart"]
     for key, value in restored.values.items():
         st.session_state[key] = value
     _initials().update(restored.values)
     _see(_controls(params))
-    return restored.problems
+    return [*restored.problems, *filter(None, twice)]
+
+
+def twice_given(name: str, values: list[str]) -> str | None:
+    """A parameter the link gives more than once: the page would take the last without a word."""
+    if len(values) < 2:
+        return None
+    shown = ", ".join(repr(v) for v in values[:4])
+    return clip(f"The link gives {name!r} {len(values)} times ({shown}); give it once. The last is used meanwhile.")
 
 
 def _initials() -> dict[str, Any]:
@@ -344,6 +353,8 @@ def parse_sweep(params: Mapping[str, str], *, thread_choices: list[int], max_rep
                 wrong = [c for c in counts if c not in thread_choices]
                 if wrong or not counts:
                     raise ValueError(f"is not a list of {', '.join(map(str, thread_choices))}")
+                if len(set(counts)) != len(counts):  # the multiselect holds each once: one would go silently
+                    raise ValueError("names a count twice: name each once")
                 values["sweep-threads"] = counts
             elif name == "ops":
                 values["sweep-ops"] = _number(text, int, 1, 10_000_000)

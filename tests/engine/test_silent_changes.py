@@ -86,3 +86,17 @@ def test_an_item_hidden_by_simulated_stale_reads_is_blamed_on_the_stale_read_kno
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert "stale_share=1, stale_ms=10000" in error and "lower the profile's stale_ms" in error, error
     assert "check the table" not in error and "unexpected" not in error and "check the backend" not in error
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "named"),
+    [("--threads", "1,2,2", "names a count twice"), ("--variants", "guarded,guarded", "names a variant twice")],
+)
+def test_a_sweep_naming_a_count_or_a_variant_twice_is_refused(
+    capsys: pytest.CaptureFixture[str], flag: str, value: str, named: str
+) -> None:
+    # Merged into one point, or run twice per point, without a word before.
+    argv = ["sweep", "22", "--ops", "1", flag, value]
+    assert main(argv) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert named in line and " — " in line
