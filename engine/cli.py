@@ -298,6 +298,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not 0.0 <= args.throttle_share <= 1.0:
         raise BadInput(f"--throttle-share must be from 0 to 1, got {args.throttle_share}", "e.g. --throttle-share 0.2")
     if args.history is not None:
+        args.history = _history_target(args.history)
         _check_history_path(args.history)
     backend = _backend(args)
     if backend.kind is BackendKind.AWS and valid.config.max_calls is None:
@@ -351,6 +352,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"error: {run.error}", file=sys.stderr)
         return run.error.exit_code if run.error else 1
     return EXIT_STOPPED if run.state is RunState.STOPPED else 0
+
+
+def _history_target(path: str) -> str:
+    """Where --history writes: through a symbolic link to the file it names (the export renames a scratch file
+    into place, which would replace the link itself with a file), said on stderr; the target keeps the name's
+    type (.jsonl or .csv)."""
+    if not os.path.islink(path):
+        return path
+    target = os.path.realpath(path)
+    if os.path.splitext(target)[1].lower() != os.path.splitext(path)[1].lower():
+        raise BadInput(
+            f"--history {path[:200]!r} is a link to {target[:200]!r}, a file of another type",
+            f"give the target's own path, or a {os.path.splitext(path)[1] or '.jsonl'} file",
+        )
+    print(f"history: {path} is a link; the calls will be written to the file it names, {target}", file=sys.stderr)
+    return target
 
 
 def _check_history_path(path: str) -> None:

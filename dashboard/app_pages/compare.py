@@ -16,7 +16,14 @@ if not presenting:
     )
 
 problems = links.restore(
-    "compare", lambda p: links.parse(p, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
+    "compare",
+    lambda p: links.parse(
+        p,
+        "compare",
+        max_threads=registry.max_threads_per_run,
+        pick_variant=False,
+        on_cluster=sidebar.current_cluster() is not None,
+    ),
 )
 links.show_problems(problems)
 with presenter.tucked(presenting):
@@ -59,7 +66,7 @@ if records:
         live.compare_view(records, f"compare-{group}")
 elif wanted := st.query_params.get("group"):  # a link or bookmark to a pair this dashboard no longer holds
     st.info(
-        f"Pair {wanted} is no longer in this dashboard (it was restarted, or the pair's runs were deleted). "
+        f"Pair {ui.plain(wanted)} is no longer in this dashboard (it was restarted, or the pair's runs were deleted). "
         "Earlier runs are on the History page; Start both runs the pair again."
     )
 else:

@@ -11,7 +11,12 @@ registry = get_registry()
 presenting = presenter.enabled()
 presenter.page_title(presenting, "Run a pattern")
 
-problems = links.restore("run", lambda p: links.parse(p, "run", max_threads=registry.max_threads_per_run))
+problems = links.restore(
+    "run",
+    lambda p: links.parse(
+        p, "run", max_threads=registry.max_threads_per_run, on_cluster=sidebar.current_cluster() is not None
+    ),
+)
 links.show_problems(problems)
 with presenter.tucked(presenting):
     pattern = controls.pattern_picker("run")
@@ -45,7 +50,7 @@ if record is None:
     wanted = st.query_params.get("run")
     if wanted:
         st.info(
-            f"Run {wanted} is no longer in this dashboard (it was restarted, or the run was deleted). "
+            f"Run {ui.plain(wanted)} is no longer in this dashboard (it was restarted, or the run was deleted). "
             "Earlier runs are on the History page."
         )
     else:

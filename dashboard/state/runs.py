@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
+from dashboard.state.import_judge import rejudged, repeated_calls, unfinished
 from dashboard.state.limits import (
     MAX_AWS_CALLS,
     MAX_IMPORT_BYTES,
@@ -328,6 +329,8 @@ class RunRegistry:
                 "delete an imported run on the History page, or raise DDBLAB_MAX_IMPORTED_CALLS",
             )
         summary = _judged_only_if_whole(meta.get("summary") or {}, len(history), name)
+        # Then checked against its own calls: a copied line, a run not over, a verdict the calls contradict.
+        summary = rejudged(unfinished(repeated_calls(summary, history, name), name), history)
         pattern = summary.get("pattern") or "unknown"
         variant = summary.get("variant") or "?"
         clients = history.snapshot()["client"]

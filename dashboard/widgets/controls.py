@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from dashboard.state.plaintext import plain
 from dashboard.state.run_settings import (
     DEFAULT_THREADS,
     LIMIT_DURATION,
@@ -64,7 +65,7 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
     # refuses it by the control's name.
     threads = cols[0].number_input(
         "Threads (clients)",
-        value=links.initial(f"{k}-threads", DEFAULT_THREADS),
+        value=links.initial(f"{k}-threads", min(DEFAULT_THREADS, max_threads)),  # a default Start would refuse
         step=1,
         key=f"{k}-threads",
         help=f"1 to {max_threads} client threads",
@@ -144,7 +145,7 @@ def run_controls(cls: type[Pattern], key: str, *, max_threads: int, pick_variant
             key=f"{k}-processes",
             disabled=not cls.process_pool or on_cluster is not None,
             help=(
-                f"off: the clients run on the workers of the cluster {on_cluster} (sidebar)"
+                f"off: the clients run on the workers of the cluster {plain(on_cluster)} (sidebar)"
                 if on_cluster is not None
                 else "the threads spread over this many processes, each with its own CPU core: one process makes "
                 "about 500 calls/s, so against AWS (~10 ms a call) many threads need several"

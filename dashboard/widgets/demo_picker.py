@@ -7,6 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from dashboard.state.plaintext import plain
 from dashboard.state.records import RunRecord
 from dashboard.widgets.registry import Registry
 from engine.errors import LabError
@@ -31,7 +32,7 @@ def demo_picker(registry: Registry, key: str, folder: Path = DEFAULT_DIR) -> Run
     """A picker and an Open button; the run opened on this click, or None."""
     files = demo_files(folder)
     if not files:
-        st.caption(f"No recorded demos in {folder}: `python -m engine demos` records them.")
+        st.caption(f"No recorded demos in {plain(folder)}: `python -m engine demos` records them.")
         return None
     c1, c2 = st.columns([2, 1], vertical_alignment="bottom")  # [3, 1] cut the button's label short at 1280 px
     pick = c1.selectbox("Recorded demo", files, format_func=demo_label, key=f"{key}-demo")

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from dashboard.state.plaintext import plain
 from dashboard.state.run_settings import LIMIT_DURATION, LIMIT_OPS, RunSettings, option_kind
 from engine.backends.backend import RETRY_MODES
 from engine.digits import ONLY, foreign_digits
@@ -63,8 +64,12 @@ def _pattern(text: str) -> type[Pattern]:
         raise ValueError(f"is not a pattern: use one of {', '.join(all_patterns())}") from None
 
 
-def parse(params: Mapping[str, str], page: str, *, max_threads: int, pick_variant: bool = True) -> Restored:
-    """The widget values a Run or Compare link sets on `page` ("run" or "compare"), and its refused values."""
+def parse(
+    params: Mapping[str, str], page: str, *, max_threads: int, pick_variant: bool = True, on_cluster: bool = False
+) -> Restored:
+    """The widget values a Run or Compare link sets on `page` ("run" or "compare"), and its refused values; a
+    value the page would not use (processes where the clients run in one process or on a cluster's workers, ops
+    with a duration limit) is refused too, never dropped without a word."""
     values: dict[str, Any] = {}
     problems: list[str] = []
 
@@ -120,9 +125,27 @@ def parse(params: Mapping[str, str], page: str, *, max_threads: int, pick_varian
         control, key, check = checks[name]
         try:
             values[key] = check(text)
+            if why := _unused(name, values[key], cls, params, on_cluster):
+                del values[key]
+                refuse(control, text, why)
         except ValueError as e:
             refuse(control, text, str(e))
     return Restored(values, problems)
+
+
+def _unused(name: str, value: Any, cls: type[Pattern], params: Mapping[str, str], on_cluster: bool) -> str | None:
+    """Why the page would not use this (valid) value, or None when it would."""
+    if name == "processes" and value != 1:
+        if not cls.process_pool:
+            return f"is not used: {cls.name}'s clients share memory, so they run in one process (use processes=1)"
+        if on_cluster:
+            return "is not used: with a cluster set in the sidebar its workers run the clients (use processes=1)"
+    by_duration = params.get("limit") == "duration"
+    if name == "ops" and by_duration:
+        return "is not used: the link's stop-after is duration (leave out ops, or limit=duration)"
+    if name == "duration" and not by_duration:
+        return "is not used without limit=duration (add limit=duration, or leave out duration)"
+    return None
 
 
 def _choice(text: str, choices: Mapping[str, Any]) -> Any:
@@ -198,11 +221,20 @@ def restore(page: str, parse_link: Callable[[Mapping[str, str]], Restored]) -> l
     if not _new_link(params):
         return []
     restored = parse_link(params)
+    twice = [twice_given(name, st.query_params.get_all(name)) for name in params if name != "autostart"]
     for key, value in restored.values.items():
         st.session_state[key] = value
     _initials().update(restored.values)
     _see(_controls(params))
-    return restored.problems
+    return [*restored.problems, *filter(None, twice)]
+
+
+def twice_given(name: str, values: list[str]) -> str | None:
+    """A parameter the link gives more than once: the page would take the last without a word."""
+    if len(values) < 2:
+        return None
+    shown = ", ".join(repr(v) for v in values[:4])
+    return clip(f"The link gives {name!r} {len(values)} times ({shown}); give it once. The last is used meanwhile.")
 
 
 def _initials() -> dict[str, Any]:
@@ -252,7 +284,7 @@ def restore_profile(key: str) -> None:
 
 def show_problems(problems: list[str]) -> None:
     for problem in problems:
-        st.error(problem, icon=":material/link_off:")
+        st.error(plain(problem), icon=":material/link_off:")  # it quotes the link's value
 
 
 def remember(page: str, params: Mapping[str, str]) -> str:
@@ -321,6 +353,8 @@ def parse_sweep(params: Mapping[str, str], *, thread_choices: list[int], max_rep
                 wrong = [c for c in counts if c not in thread_choices]
                 if wrong or not counts:
                     raise ValueError(f"is not a list of {', '.join(map(str, thread_choices))}")
+                if len(set(counts)) != len(counts):  # the multiselect holds each once: one would go silently
+                    raise ValueError("names a count twice: name each once")
                 values["sweep-threads"] = counts
             elif name == "ops":
                 values["sweep-ops"] = _number(text, int, 1, 10_000_000)

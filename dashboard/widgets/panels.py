@@ -209,12 +209,12 @@ def _invariants_so_far(invariants: Sequence[dict[str, Any]], key: str, columns: 
         with cols[i % columns].container(border=True, key=f"{key}-inv-{i}"):
             seen = int(inv.get("calls_so_far") or 0)
             badge = ":orange-badge[BROKEN SO FAR]" if seen else ":gray-badge[NOT BROKEN YET]"
-            st.markdown(f"#### {badge} {inv['name']}")
+            st.markdown(f"#### {badge} {plain(inv['name'])}")
             if seen:
                 st.markdown(f"**{seen:,}** of the calls that break it have happened")
             else:
                 st.markdown("no call that breaks it has happened yet")
-            st.caption(inv.get("explanation", ""))
+            st.caption(plain(inv.get("explanation", "")))
 
 
 # -- call log -------------------------------------------------------------------------------------------------------

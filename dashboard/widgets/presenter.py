@@ -138,6 +138,7 @@ def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
     said = headline(record)
     if height is not None:
         said = shortened(said, PAIR_VERDICT_CHARS - len(lead) - len(simulated))
+    lead, said = ui.plain(lead), ui.plain(said)  # an imported file's variant and error: cut first, then escaped
     with st.container(key=f"verdict-{key}", height=height or "content", border=False):  # a replay's cut too
         st.html('<div class="ddblab-verdict"></div>')
         box(f"**{lead}{said}{simulated}**")

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dashboard.state.plaintext import plain
 from dashboard.state.records import RunRecord, Source
 from engine.record.history import Call, History
 
@@ -274,7 +275,7 @@ def _replay(records: Sequence[RunRecord], key: str, draw: Any, *, compact: bool)
             calls = f"{len(cuts[0].history):,} of {len(records[0].history):,} calls completed"
         else:
             calls = " · ".join(
-                f"{r.variant}: {len(c.history):,} of {len(r.history):,} calls" for r, c in zip(records, cuts)
+                f"{plain(r.variant)}: {len(c.history):,} of {len(r.history):,} calls" for r, c in zip(records, cuts)
             )
         where = f"Replay at t = {t:.2f} s of {end:.2f} s: {calls} · {'playing' if clock.playing else 'paused'}"
         if compact:

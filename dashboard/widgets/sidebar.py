@@ -55,11 +55,11 @@ def backend_sidebar(registry: Registry) -> BackendSpec:
         where = info.get("endpoint_url") or ""
         if spec.kind is BackendKind.AWS:
             sb.success(
-                f"**AWS** · region {info['region']}  \naccount {info.get('account', 'unknown')}",
+                f"**AWS** · region {plain(info['region'])}  \naccount {plain(info.get('account', 'unknown'))}",
                 icon=":material/cloud:",
             )
         elif spec.kind is BackendKind.ENDPOINT:
-            sb.success(f"**Endpoint** {where}", icon=":material/lan:")
+            sb.success(f"**Endpoint** {plain(where)}", icon=":material/lan:")  # as typed
         else:
             sb.success(f"**Embedded DynamoDB**  \n{where}", icon=":material/science:")
         sb.caption(BACKEND_LIMITS[spec.kind])
@@ -171,7 +171,7 @@ def _use_cluster(registry: Registry, typed: str) -> None:
         if not typed.strip():
             raise BadInput("no cluster address was given", "type a Dask scheduler's address like tcp://127.0.0.1:8786")
         address = cluster.normalize_address(typed)
-        with st.spinner(f"Asking the Dask scheduler at {address}…"):
+        with st.spinner(f"Asking the Dask scheduler at {plain(address)}…"):
             workers = cluster.check_cluster(address, registry.backend(current_spec()))
     except LabError as e:
         show_error(LabError(in_dashboard_words(e.problem), in_dashboard_words(e.fix)))

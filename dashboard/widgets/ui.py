@@ -5,13 +5,13 @@ invariant cards, the call log, export) is dashboard.widgets.panels; charts come 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from dashboard.state.plaintext import plain
 from engine.backends.backend import BackendSpec
 from engine.errors import BadInput, LabError
 
@@ -19,15 +19,6 @@ if TYPE_CHECKING:  # imported for real, it would read the DDBLAB_* caps before s
     from dashboard.widgets.registry import Registry
 
 PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"], "responsive": True}
-
-
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>!|~$])")  # what starts a link, an image, HTML, emphasis or maths
-
-
-def plain(text: Any) -> str:
-    """Text from a run or a file, made safe to put in Markdown: shown as typed, never as a link, an image (a
-    remote fetch), a colour directive or a heading; on one line."""
-    return _MARKDOWN.sub(r"\\\1", " ".join(str(text).split()))
 
 
 def show_error(error: BaseException, where: Any = None) -> None:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from engine.backends.backend import Backend, BackendSpec
 from engine.backends.faults import FaultInjector, FaultPlan
 from engine.backends.tables import Table, TableSpec
+from engine.errors import LabError
 from engine.options import RunOptions
 from engine.patterns.base import Pattern
 from engine.record.calls import CallError, ClientContext, ClientCrash
@@ -30,6 +31,8 @@ def client_failure(pattern: Pattern, ctx: ClientContext) -> dict[str, Any] | Non
         return {"kind": "crash", "message": str(e), "trace": None}
     except CallError as e:
         return {"kind": "error", "message": f"{e.call.op} {e.code}", "trace": None, "code": e.code, "op": e.call.op}
+    except LabError as e:  # the lab's own problem and fix (an item its setup wrote, unseen): the run says its fix
+        return {"kind": "error", "message": e.problem, "fix": e.fix, "trace": None}
     except Exception as e:
         return {"kind": "error", "message": f"{type(e).__name__}: {e}", "trace": traceback.format_exc(limit=4)}
     finally:

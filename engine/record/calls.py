@@ -21,10 +21,11 @@ from typing import Any, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from engine.backends.faults import flags
-from engine.errors import LabError
+from engine.errors import BadInput, LabError
 from engine.record.calllog import format_request
 from engine.record.codes import AMBIGUOUS, READS, THROTTLED
 from engine.record.history import Call, Outcome
+from engine.server.profile import ProfileSpec
 
 _SNAKE = {
     "PutItem": "put_item",
@@ -314,11 +315,25 @@ class ClientContext(Caller):
             if attempt >= NOT_YET_VISIBLE_READS or not self.backoff(attempt, 0.01, 0.25):
                 if self.stopped:
                     return None
-                raise LabError(
-                    f"{key} was still not visible after {attempt + 1} reads",
-                    "the item the run's setup wrote is missing: check the table, and run again",
-                )
+                raise self._not_visible(key, attempt + 1, params)
         raise AssertionError("unreachable")
+
+    def _not_visible(self, key: str, reads: int, params: dict[str, Any]) -> LabError:
+        """Why an item the setup wrote stayed unseen: where the table's profile simulates stale reads and this read
+        is eventually consistent, its stale-read knobs (they hide a write from such reads); else the table."""
+        stale = stale_reads(self.table)
+        if stale is not None and not params.get("ConsistentRead"):
+            share, ms = stale
+            return LabError(
+                f"{key} was still not visible after {reads} reads without ConsistentRead: the aws-like profile's "
+                f"simulated stale reads (stale_share={share:g}, stale_ms={ms:g}) hid the item the run's setup wrote "
+                "for longer than a client re-reads it (a few seconds)",
+                "lower the profile's stale_ms (e.g. --profile-set stale_ms=100) or stale_share, and run again",
+            )
+        return LabError(
+            f"{key} was still not visible after {reads} reads",
+            "the item the run's setup wrote is missing: check the table, and run again",
+        )
 
     def backoff(self, attempt: int, base_s: float = 0.002, cap_s: float = 0.1) -> bool:
         """Exponential backoff with full jitter (the seed's "retry with backoff")."""
@@ -326,6 +341,18 @@ class ClientContext(Caller):
 
     def crash(self, where: str) -> None:
         raise ClientCrash(where)
+
+
+def stale_reads(table: Any) -> tuple[float, float] | None:
+    """The (stale_share, stale_ms) of the aws-like profile `table` carries, or None when it simulates none."""
+    tag = getattr(getattr(table, "spec", None), "profile_tag", "")
+    try:
+        profile = ProfileSpec.from_tag(tag) if isinstance(tag, str) and tag else None
+    except BadInput:
+        return None
+    if profile is None or not profile.simulated or not (profile.stale_share and profile.stale_ms):
+        return None
+    return profile.stale_share, profile.stale_ms
 
 
 def jittered(rng: random.Random, attempt: int, base_s: float, cap_s: float) -> float:

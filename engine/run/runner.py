@@ -251,6 +251,10 @@ class Run:
                     return refused  # expired or rejected credentials, a denied permission: its own fix
         first = stopped[0]
         more = f" (and {len(stopped) - 1} more clients)" if len(stopped) > 1 else ""
+        if first.get("fix"):  # a LabError: it knows its cause, so not "unexpected", and its fix is the one to give
+            return ClientsLost(
+                f"client {first['client']} stopped half-way: {first['message']}{more}", f"{kept}; {first['fix']}"
+            )
         return ClientsLost(
             f"client {first['client']} stopped half-way on an unexpected error: {first['message']}{more}",
             f"{kept}; check the backend and run again",
