@@ -37,7 +37,7 @@ from engine.cluster_check import (
     check_cluster,
     check_config,
     check_reach,
-    connect,
+    connected,
     normalize_address,
     present,
     scheduler_lost,
@@ -74,13 +74,10 @@ def run_clients(run: Run, base_seed: int) -> None:
     """Run `run`'s clients on the workers of the cluster at `run.config.cluster`; fills run.history."""
     cfg = run.config
     assert run.table is not None and cfg.cluster is not None
-    client = connect(cfg.cluster)
-    try:
+    with connected(cfg.cluster) as client:
         workers = workers_of(client)
         check_reach(run.backend, workers)
         _Home(run, client, workers, base_seed).drive()
-    finally:
-        client.close(timeout=5)
     if run.error is not None:
         raise run.error
 
