@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import ipaddress
+import logging
 import re
 import socket
 import threading
@@ -113,24 +115,27 @@ def client_of(address: str, connect_s: float) -> Iterator[Any]:
     """A Dask client of the scheduler at `address` (normalized first) for the `with` block, closed after it along
     with its event loop thread. Connecting takes at most `connect_s` (Dask retries a refused connection until then)
     plus HANDSHAKE_S; a LabError with the fix when no Dask scheduler answers there by then, for any reason."""
+    address = normalize_address(address)  # before Dask is imported: a malformed address is refused at once
     import dask
     from distributed.security import Security
 
-    address = normalize_address(address)
     scheme = address.partition("://")[0]
     if scheme in TLS_SCHEMES and Security().get_connection_args("client").get("ssl_context") is None:
         raise BadInput(f"{scheme}:// ({address}) needs Dask's TLS settings, and none are set here", FIX_TLS)
     loop = _Loop()
-    try:
-        # The lab never reads the scheduler's description the client refreshes every 2 s by default (a request and
-        # a reply each time, through the scheduler's event loop, for the whole run): once a minute is plenty.
-        with dask.config.set({"distributed.client.scheduler-info-interval": "60s"}):
-            client = loop.run(_open(address, connect_s), connect_s + HANDSHAKE_S + CLOSE_S + 1.0)
-    except BaseException as e:
-        loop.stop()
-        if isinstance(e, LabError | KeyboardInterrupt | SystemExit):
-            raise
-        raise _why_not(address, e, connect_s + HANDSHAKE_S) from None
+    failure: BaseException | None = None
+    with _quiet(loop.ident, threading.get_ident()):
+        try:
+            # The lab never reads the scheduler's description the client refreshes every 2 s by default (a request
+            # and a reply each time, through the scheduler's event loop, for the whole run): once a minute is plenty.
+            with dask.config.set({"distributed.client.scheduler-info-interval": "60s"}):
+                client = loop.run(_open(address, connect_s), connect_s + HANDSHAKE_S + CLOSE_S + 1.0)
+        except BaseException as e:
+            failure = e if isinstance(e, LabError | KeyboardInterrupt | SystemExit) else _why_not(address, e, connect_s)
+        if failure is not None:  # raised here, not in the except: the line holds no reference to Dask's error
+            loop.stop()
+            gc.collect()  # the failed attempt's comms are in reference cycles: closed now, not at a later collection
+            raise failure
     try:
         yield client
     finally:
@@ -160,7 +165,7 @@ async def _started(client: Any) -> Any:
     return await client
 
 
-def _why_not(address: str, e: BaseException, waited_s: float) -> LabError:
+def _why_not(address: str, e: BaseException, connect_s: float) -> LabError:
     """The one line for a failed connect: nothing there, something that is not a Dask scheduler, or one that
     refuses this client."""
     if isinstance(e, ImportError):  # the scheduler's own refusal of the client (Dask says why: versions)
@@ -171,13 +176,23 @@ def _why_not(address: str, e: BaseException, waited_s: float) -> LabError:
     refused = _nothing_listens(address)
     if refused is not None:
         return LabError(f"cannot reach the Dask scheduler at {address} ({refused})", FIX_UNREACHABLE)
-    if isinstance(e, TimeoutError):
-        what = f"it did not answer Dask's handshake within {waited_s:.0f} s"
-    elif isinstance(e, OSError):
-        what = f"it closed the connection before answering as one ({one_line(e)})"
+    chain = _chain(e)
+    if any(isinstance(c, TimeoutError) for c in chain):  # ours, or Dask's own connect gave up (ws://: its upgrade)
+        what = f"it did not answer Dask's handshake within {connect_s + HANDSHAKE_S:.0f} s"
+    elif isinstance(e, OSError):  # Dask's closed comm wraps the reason (a TLS handshake refused, a reset)
+        detail = next((one_line(c) for c in chain if str(c).strip()), type(e).__name__)
+        what = f"it closed the connection before answering as one ({detail})"
     else:  # Dask's reader fails in its own ways on another program's bytes (a frame of exabytes, msgpack, asserts)
         what = "it answered, but not as a Dask scheduler does (a Dask worker's address, or another program)"
     return BadInput(f"something listens at {address}, but no Dask scheduler: {what}", FIX_NOT_SCHEDULER)
+
+
+def _chain(e: BaseException) -> list[BaseException]:
+    """`e` and the exceptions it was raised from, outermost first."""
+    chain = [e]
+    while (cause := chain[-1].__cause__ or chain[-1].__context__) is not None and cause not in chain:
+        chain.append(cause)
+    return chain
 
 
 def _nothing_listens(address: str) -> str | None:
@@ -190,6 +205,36 @@ def _nothing_listens(address: str) -> str | None:
         return f"no answer to a connection within {PROBE_S:.0f} s"
     except OSError as e:
         return e.strerror or one_line(e)
+
+
+class _Quiet(logging.Filter):
+    """Drops what Dask, Tornado and asyncio log in the threads of a connect attempt: the attempt's one line says what
+    went wrong (Dask logs a peer's garbage as CRITICAL, with a traceback, and each comm it leaves as a warning)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: set[int | None] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.thread not in self.threads
+
+
+_QUIET = _Quiet()
+
+
+@contextlib.contextmanager
+def _quiet(*threads: int | None) -> Iterator[None]:
+    # On each of their loggers: a filter on a logger sees only what is logged on that very logger.
+    for name in ["distributed", "tornado", "asyncio", *logging.root.manager.loggerDict]:
+        if name.partition(".")[0] in ("distributed", "tornado", "asyncio"):
+            logger = logging.getLogger(name)
+            if _QUIET not in logger.filters:
+                logger.addFilter(_QUIET)
+    _QUIET.threads.update(threads)
+    try:
+        yield
+    finally:
+        _QUIET.threads.difference_update(threads)
 
 
 class _Loop:
@@ -205,6 +250,10 @@ class _Loop:
         self._thread.start()
         if not self._ready.wait(10.0):  # asyncio.run creates the loop at once: only a starved machine waits
             raise LabError("could not start an event loop for the Dask client", "run again")
+
+    @property
+    def ident(self) -> int | None:
+        return self._thread.ident
 
     async def _main(self) -> None:
         self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
