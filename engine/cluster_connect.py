@@ -140,7 +140,7 @@ def client_of(address: str, connect_s: float) -> Iterator[Any]:
         yield client
     finally:
         try:
-            client.close(timeout=CLOSE_S)  # from this thread, not the loop's: Dask closes it as a blocking call
+            client.close(timeout=5)  # from this thread, not the loop's: Dask closes it as a blocking call
         except Exception:
             pass  # the scheduler is gone: nothing of it is left to close but the loop
         loop.stop()
