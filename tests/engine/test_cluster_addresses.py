@@ -24,9 +24,9 @@ from typing import Any
 
 import pytest
 
-from engine import cluster_check
-from engine.backend import Backend
-from engine.cluster import check_cluster, normalize_address
+from engine.backends.backend import Backend
+from engine.clients.cluster import check as cluster_check
+from engine.clients.cluster.home import check_cluster, normalize_address
 from engine.errors import BadInput, LabError
 
 pytest.importorskip("distributed")
