@@ -17,7 +17,7 @@ from engine.clients.contract import RunConfig
 from engine.errors import BadInput, LabError, one_line
 from engine.patterns.base import Pattern
 
-CONNECT_TIMEOUT_S = 5.0  # reaching the scheduler (Dask retries a refused connection until then)
+CONNECT_TIMEOUT_S = 3.0  # reaching the scheduler (Dask retries a refused connection until then; one starting answers)
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 FIX_INSTALL = "install the lab on every worker (pip install the same version as here), restart them, and run again"
 
