@@ -30,6 +30,7 @@ from engine.server import (
     duplicates,
     key_types,
     limits,
+    mistakes,
     number_math,
     shapes,
     start_keys,
@@ -343,7 +344,7 @@ def _crashed(exc: Exception, environ: dict[str, Any], op: str, params: Any) -> t
     if problem is not None:
         status, out = _error(problem.code, problem.message, problem.status)
         return f"{status} Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out
-    code, headers, text = crash_answer(exc, environ.get("HTTP_X_AMZ_TARGET", ""))
+    code, headers, text = crash_answer(exc, environ.get("HTTP_X_AMZ_TARGET", ""), params)
     out = text.encode()
     reason = "Bad Request" if code == 400 else "Internal Server Error"
     return f"{code} {reason}", [*headers.items(), ("Content-Length", str(len(out)))], out
@@ -365,8 +366,16 @@ def _parse(body: bytes) -> Any:
     try:
         if body[:1] == b"{" and 0 not in body[:4]:
             # What json.loads(bytes) does to a body of this start (detect_encoding: UTF-8), in 3 calls, not 16.
-            return _DECODE(body.decode("utf-8", "surrogatepass"))
-        return json.loads(body) if body else {}
+            params = _DECODE(body.decode("utf-8", "surrogatepass"))
+        else:
+            params = json.loads(body) if body else {}
+        if mistakes.may_hold_surrogate(body) and mistakes.lone_surrogate(params):
+            raise limits.Refused(
+                "SerializationException",
+                "The request body holds a string with a lone UTF-16 surrogate (e.g. \\ud800 without its pair), "
+                "which is no valid UTF-8: send each character whole",
+            )
+        return params
     except ValueError:  # UnicodeDecodeError and RecursionError's cousin too
         raise limits.Refused("SerializationException", "The request body is not valid JSON") from None
     except RecursionError:
