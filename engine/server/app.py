@@ -339,6 +339,9 @@ class FaithfulDynamoDB:
 def _crashed(exc: Exception, environ: dict[str, Any], op: str, params: Any) -> tuple[str, list[tuple[str, str]], bytes]:
     from engine.server.fastpath import crash_answer
 
+    if isinstance(exc, RecursionError) and mistakes.nests_deeply(params):  # moto walks some members recursively
+        status, out = _error("SerializationException", "The request body nests too deeply")
+        return f"{status} Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out
     # A crash on a body that breaks the API's shapes deep down (the top level is checked first): that body's 400.
     problem = shapes.deep_problem(op, params)
     if problem is not None:

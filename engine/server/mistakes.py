@@ -70,3 +70,22 @@ def may_hold_surrogate(body: bytes) -> bool:
     """A cheap look at the raw body: only a \\uD8xx-\\uDFxx escape or the UTF-8 lead byte 0xED (which also
     starts U+D000-U+D7FF) can give a surrogate, so most bodies need no further look."""
     return b"\\ud" in body or b"\\uD" in body or b"\xed" in body
+
+
+# Far deeper than any request DynamoDB takes (attribute values nest 32 levels, two JSON levels each, under a few
+# levels of request members): a RecursionError on a body this deep is the body's, not a bug's.
+DEEP = 100
+
+
+def nests_deeply(params: Any, limit: int = DEEP) -> bool:
+    """True when the parsed body nests more than `limit` JSON levels (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(params, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+    return False
