@@ -5,6 +5,7 @@ and the connection closed, "100 Continue" for a client that waits for it."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 from typing import NamedTuple
 
@@ -21,8 +22,16 @@ def _error_response(status: int, reason: str, code: str, message: str) -> bytes:
 
 
 _MAX_HEAD = 64 * 1024  # request line and headers
+# Bytes RFC 9110/9112 allow in no request line or header field (HTAB is allowed; CR and LF end the lines).
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 _BAD_REQUEST = _error_response(400, "Bad Request", "SerializationException", "The HTTP request is malformed")
+_CONTROL_BYTE = _error_response(
+    400,
+    "Bad Request",
+    "SerializationException",
+    "The HTTP request is malformed: its request line or a header holds a control byte (e.g. NUL)",
+)
 # Refused from its Content-Length alone, before the body is read (and then the connection is closed).
 _TOO_LARGE = _error_response(
     413,
@@ -85,6 +94,11 @@ def _parse_head(conn: Conn) -> _Head | None:
     """The head of the request at the front of conn.inbuf; None while it is incomplete or when it is refused."""
     buf = conn.inbuf
     end = buf.find(b"\r\n\r\n")
+    # A NUL or another control byte: no HTTP head holds one. Refused at once, even before the head's end arrives
+    # (a client may wait for an answer to a request line it never completes).
+    if _CONTROL.search(buf, 0, len(buf) if end < 0 else end) is not None:
+        _reject(conn, _CONTROL_BYTE)
+        return None
     if end < 0:
         if len(buf) > _MAX_HEAD:
             _reject(conn)
