@@ -36,6 +36,7 @@ from engine.server import (
     start_keys,
     undo,
     updated_values,
+    whole_update,
 )
 from engine.server.gsi_lag import GsiLag
 from engine.server.profile import EXACT, ProfileSpec
@@ -90,6 +91,7 @@ class FaithfulDynamoDB:
         limits.install()  # moto's item-size limit set to DynamoDB's
         number_math.install()  # sums of numbers written with an exponent
         updated_values.install()  # UpdateItem's UPDATED_NEW/UPDATED_OLD: the named paths, not what changed
+        whole_update.install()  # an UpdateItem one of whose actions is refused writes none of them
         self._moto = moto_app
         self.lab_token = lab_token  # /_lab/config takes changes only with it (control.py); "" takes none
         self._lock = threading.Lock()
@@ -122,6 +124,11 @@ class FaithfulDynamoDB:
         body = environ["wsgi.input"].read(length) if length else b""
         try:
             op = limits.operation(environ.get("HTTP_X_AMZ_TARGET", ""))
+            if mistakes.malformed_signature(environ.get("HTTP_AUTHORIZATION", "")):
+                raise limits.Refused(
+                    "IncompleteSignatureException",
+                    "The Authorization header's Credential must read KEY/DATE/REGION/dynamodb/aws4_request",
+                )
             params = _parse(body)
             if type(params) is dict:
                 shapes.check(op, params)  # every top-level member's JSON type and bounds, as the model has them
