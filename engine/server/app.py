@@ -32,6 +32,7 @@ from engine.server import (
     limits,
     mistakes,
     number_math,
+    projections,
     shapes,
     start_keys,
     undo,
@@ -92,6 +93,7 @@ class FaithfulDynamoDB:
         number_math.install()  # sums of numbers written with an exponent
         updated_values.install()  # UpdateItem's UPDATED_NEW/UPDATED_OLD: the named paths, not what changed
         whole_update.install()  # an UpdateItem one of whose actions is refused writes none of them
+        projections.install()  # a projected path through a number or a boolean matches nothing (moto crashed)
         self._moto = moto_app
         self.lab_token = lab_token  # /_lab/config takes changes only with it (control.py); "" takes none
         self._lock = threading.Lock()

@@ -118,6 +118,23 @@ def test_a_malformed_projection_is_a_validation_error(expression: str, server: A
     _still_serving(table, server)
 
 
+@pytest.mark.parametrize("path", ["n.x", "s.x", "m.a.b", "l[0].x", "ss.x", "b.x", "n[0]", "l[5]"])
+def test_a_projected_path_through_a_scalar_matches_nothing(path: str, server: Any, table: Any) -> None:
+    """A valid path that passes through a number, string, boolean or set finds nothing there: the item comes back
+    without it, with the other paths asked for."""
+    key = {"PK": {"S": "PROJ"}, "SK": {"S": "1"}}
+    item = {**key, "n": {"N": "1"}, "s": {"S": "t"}, "b": {"BOOL": True}, "ss": {"SS": ["x"]}}
+    item |= {"m": {"M": {"a": {"N": "2"}}}, "l": {"L": [{"N": "3"}]}}
+    assert _send(server.port, {"TableName": table.name, "Item": item}, "PutItem")[0] == 200
+    projection = {"ProjectionExpression": f"{path}, m.a, l[0]"}
+    status, body = _send(server.port, {"TableName": table.name, "Key": key, **projection}, "GetItem")
+    assert status == 200, body
+    assert body["Item"] == {"m": {"M": {"a": {"N": "2"}}}, "l": {"L": [{"N": "3"}]}}, body
+    status, body = _send(server.port, {"TableName": table.name, **projection}, "Scan")
+    assert status == 200 and {"m": {"M": {"a": {"N": "2"}}}, "l": {"L": [{"N": "3"}]}} in body["Items"], body
+    _still_serving(table, server)
+
+
 # Pieces of DynamoDB's expression grammar, right and wrong, and some that belong to no expression.
 _TOKENS = [
     *["PK", "SK", "n", "m", "m.a", "l[0]", "#n", ":x", ":y", "size(n)"],
