@@ -28,6 +28,7 @@ from engine.server import (
     contention,
     control,
     duplicates,
+    expression_syntax,
     key_types,
     limits,
     mistakes,
@@ -135,6 +136,7 @@ class FaithfulDynamoDB:
             if type(params) is dict:
                 shapes.check(op, params)  # every top-level member's JSON type and bounds, as the model has them
             limits.check(op, params)
+            expression_syntax.check(params)  # a projection's and a key condition's grammar (moto's is loose)
         except limits.Refused as refused:
             return _respond(start_response, *_error(refused.code, refused.message, refused.status))
         faults = self.state.faults
