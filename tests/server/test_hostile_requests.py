@@ -471,6 +471,11 @@ OUT_OF_RANGE = {
     "SET subtraction past the most negative": ("SET neg = neg - :v", {":v": {"N": "1E+125"}}, "overflow"),
     "SET arithmetic under the smallest": ("SET tiny = tiny - :v", {":v": {"N": "1E-130"}}, "underflow"),
     "a refused ADD after a SET": ("SET s = :s ADD big :v", {":s": {"S": "changed"}, ":v": {"N": "1E+125"}}, "overflow"),
+    "a refused ADD after changes inside a map and a set": (
+        "SET m.a = :s ADD tags :t, big :v",
+        {":s": {"S": "changed"}, ":t": {"SS": ["new"]}, ":v": {"N": "1E+125"}},
+        "overflow",
+    ),
     "a refused SET after an ADD": (
         "ADD n :one SET big = big + :v",
         {":one": {"N": "1"}, ":v": {"N": "1E+125"}},
@@ -492,6 +497,8 @@ def test_a_sum_outside_dynamodbs_number_range_is_refused_and_changes_nothing(
         "tiny": {"N": "1.1E-130"},
         "s": {"S": "text"},
         "n": {"N": "1"},
+        "m": {"M": {"a": {"S": "kept"}}},
+        "tags": {"SS": ["old"]},
     }
     assert _send(server.port, {"TableName": table.name, "Item": item}, "PutItem")[0] == 200
     expression, values, kind = OUT_OF_RANGE[name]
