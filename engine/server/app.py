@@ -381,9 +381,11 @@ def _parse(body: bytes) -> Any:
         if body[:1] == b"{" and 0 not in body[:4]:
             # What json.loads(bytes) does to a body of this start (detect_encoding: UTF-8), in 3 calls, not 16.
             params = _DECODE(body.decode("utf-8", "surrogatepass"))
-        else:
+            suspect = mistakes.may_hold_surrogate(body)
+        else:  # e.g. UTF-16, whose surrogates the look at UTF-8 bytes would miss: always looked at
             params = json.loads(body) if body else {}
-        if mistakes.may_hold_surrogate(body) and mistakes.lone_surrogate(params):
+            suspect = bool(body)
+        if suspect and mistakes.lone_surrogate(params):
             raise limits.Refused(
                 "SerializationException",
                 "The request body holds a string with a lone UTF-16 surrogate (e.g. \\ud800 without its pair), "

@@ -272,6 +272,12 @@ def test_a_lone_surrogate_is_refused_and_nothing_is_stored(name: str, server: An
     raw = _put_body(table, LONE_SURROGATES[name].replace("\\ud800", "\\u00e9")).replace(b"\\u00e9", b"\xed\xa0\x80")
     if b"\xed" in raw:
         _refused(_send(server.port, raw, "PutItem"), "SerializationException")
+    # In a UTF-16 body (json.loads takes one), escaped and as raw UTF-16 code units.
+    utf16 = _put_body(table, LONE_SURROGATES[name]).decode("ascii").encode("utf-16-le")
+    _refused(_send(server.port, utf16, "PutItem"), "SerializationException")
+    unescaped = json.loads(_put_body(table, LONE_SURROGATES[name]))
+    raw16 = json.dumps(unescaped, ensure_ascii=False).encode("utf-16-le", "surrogatepass")
+    _refused(_send(server.port, raw16, "PutItem"), "SerializationException")
     update = {
         "TableName": table.name,
         "Key": {"PK": {"S": "SUR"}, "SK": {"S": "1"}},
