@@ -12,6 +12,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from moto.dynamodb.exceptions import MockValidationException
 from moto.dynamodb.models.dynamo_type import DynamoType
 
 
@@ -28,8 +29,6 @@ _SMALLEST = Decimal("1E-130")  # inclusive
 
 def check_range(number: str) -> None:
     """Raise DynamoDB's ValidationException when a computed number lies outside its range."""
-    from moto.dynamodb.exceptions import MockValidationException
-
     digits = number.lstrip("-")
     if digits.isdigit() and len(digits) <= 126:  # an integer (moto's sums of integers): in range by its length
         return
