@@ -9,6 +9,7 @@ from engine.calls import THROTTLED
 from engine.history import History, dumps
 from engine.patterns.base import GiveUp
 from engine.runner import Run, RunState, conflicts
+from engine.server.profile import knob_text
 
 THROTTLE_CODES = THROTTLED  # one list: the codes clients retry as throttling are the ones counted as such
 CAUSES = ("condition_refused", "transaction_conflict", "throttled")
@@ -173,7 +174,7 @@ def render_text(data: dict[str, Any]) -> str:
     ]
     profile = data.get("profile") or {}
     if profile.get("simulated"):
-        knobs = " ".join(f"{k}={v:g}" for k, v in profile.get("knobs", {}).items())
+        knobs = " ".join(f"{k}={knob_text(v)}" for k, v in profile.get("knobs", {}).items())
         out.append(f"profile    aws-like, SIMULATED by the embedded server ({knobs})")
         stats = data.get("simulated") or {}
         if stats:

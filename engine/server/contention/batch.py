@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from engine.server.contention.buckets import Buckets, slot
+from engine.server.contention.buckets import Buckets, reason, slot
 from engine.server.contention.holds import Holds
 from engine.server.contention.item_keys import Named, Ref, batch_attrs, item_key
 from engine.server.contention.refusals import throttled
@@ -39,6 +39,7 @@ class Modelled:
         "counts",
         "restore",
         "captured",
+        "answer",
     )
 
     def __init__(self, target: Any, op: str, ref: Ref, keys: Named, now: float, counts: Counter[str]) -> None:
@@ -58,6 +59,7 @@ class Modelled:
         self.counts = counts
         self.restore: list[tuple[Any, Any]] | None = None
         self.captured: list[tuple[Any, Any]] = []
+        self.answer = b""  # the body of a refused moto call (a cancelled transaction's reasons)
 
     def send(self, call_moto: Callable[[bytes], Answer], body: bytes) -> Answer:
         if self.kept is None:
@@ -117,6 +119,6 @@ def split_batch(
         return params
     others = len(params.get("RequestItems") or {}) > 1
     if not kept and not others and not conflicted:
-        raise throttled()
+        raise throttled(spec.table_mode, [reason(ref, slot(ref, keys[0][0], "w"))])
     result.table, result.kept, result.params = table.name, kept, params
     return {**params, "RequestItems": {**params["RequestItems"], table.name: kept}}
