@@ -14,6 +14,7 @@ What it adds, and why:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -197,11 +198,23 @@ class FaithfulDynamoDB:
                 modelled.ok = status.startswith("200")
                 if not modelled.ok:
                     modelled.answer = out  # a transaction moto cancelled: its reasons say what it had prepared
+                elif modelled.watch is not None:  # a TransactGetItems: cancelled if a write lands while under way
+                    environ["ddblab.recheck"] = functools.partial(self._cancelled_late, modelled)
             finally:
                 gsi.after(state, modelled.ok)
         finally:
             self.model.end(modelled)
         return status, headers, out
+
+    def _cancelled_late(self, modelled: Any) -> tuple[str, list[tuple[str, str]], bytes] | None:
+        """When a TransactGetItems' answer is due (serve.py): its cancellation, if a write landed on one of its
+        items meanwhile; None to send the answer as it is."""
+        with self._lock:
+            refused = self.model.cancelled_late(modelled)
+        if refused is None:
+            return None
+        out = contention.encode_error(refused)
+        return "400 Bad Request", [("Content-Type", _JSON), ("Content-Length", str(len(out)))], out
 
     def _call_moto(
         self, op: str, environ: dict[str, Any], body: bytes, params: Any

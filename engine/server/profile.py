@@ -7,10 +7,11 @@ gets the server's default profile (`python -m engine serve --profile aws-like`).
 
 Every default, its source (an AWS page or paper, quoted briefly) or why it is assumed: docs/aws-like-model.md
 (a test keeps that table and KNOBS in step). In short:
-- commit_ms 10, abort_ms 10, write_ms 3, window_spread 3: how long a TransactWriteItems holds its items from
-  prepare to commit, or to its release when cancelled, and how long a single write is "ongoing" (a
-  TransactGetItems naming the item is cancelled meanwhile); each drawn per request from a lognormal with that
-  median and a 99th percentile of `window_spread` times it. AWS publishes no figure: assumed, calibratable.
+- commit_ms 10, abort_ms 10, write_ms 3, read_ms 4, window_spread 3: how long a TransactWriteItems holds its
+  items from prepare to commit, or to its release when cancelled; how long a single write and a
+  TransactGetItems are under way (when the two overlap on an item, the TransactGetItems is cancelled); each
+  drawn per request from a lognormal with that median and a 99th percentile of `window_spread` times it. AWS
+  publishes no figure: assumed, calibratable.
 - stale_ms 20, stale_spread 10, stale_cap_ms 1000, stale_share 0.33: DynamoDB keeps three copies and
   acknowledges a write once two have it; the third lags for a time drawn per write (median, spread, capped
   near AWS's "within a second"), and a read without ConsistentRead reaches it about one time in three.
@@ -42,8 +43,9 @@ class ServerProfile(StrEnum):
 KNOBS: dict[str, tuple[float, float, float, str]] = {
     "commit_ms": (10.0, 0.0, 10_000.0, "median time a committed TransactWriteItems holds its items"),
     "abort_ms": (10.0, 0.0, 10_000.0, "median time a cancelled TransactWriteItems holds the items it prepared"),
-    "write_ms": (3.0, 0.0, 10_000.0, "median time a single write is ongoing (cancels TransactGetItems on it)"),
-    "window_spread": (3.0, 1.0, 100.0, "99th percentile / median of the commit, abort and write windows"),
+    "write_ms": (3.0, 0.0, 10_000.0, "median time a single write is under way (a TransactGetItems meanwhile fails)"),
+    "read_ms": (4.0, 0.0, 10_000.0, "median time a TransactGetItems is under way (a write meanwhile cancels it)"),
+    "window_spread": (3.0, 1.0, 100.0, "99th percentile / median of the commit, abort, write and read windows"),
     "stale_ms": (20.0, 0.0, 10_000.0, "median time the lagging copy stays behind a write"),
     "stale_spread": (10.0, 1.0, 1000.0, "99th percentile / median of the lagging copy's lag"),
     "stale_cap_ms": (1000.0, 0.0, 60_000.0, "longest the lagging copy stays behind a write"),
@@ -82,6 +84,7 @@ class ProfileSpec:
     commit_ms: float = KNOBS["commit_ms"][0]
     abort_ms: float = KNOBS["abort_ms"][0]
     write_ms: float = KNOBS["write_ms"][0]
+    read_ms: float = KNOBS["read_ms"][0]
     window_spread: float = KNOBS["window_spread"][0]
     stale_ms: float = KNOBS["stale_ms"][0]
     stale_spread: float = KNOBS["stale_spread"][0]

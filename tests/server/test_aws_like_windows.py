@@ -115,19 +115,79 @@ def test_a_transaction_cancelled_by_a_conflict_blocks_others_for_its_own_window(
 
 
 def test_a_transact_get_during_a_single_write_is_cancelled_with_reason_transaction_conflict(tables) -> None:
-    table = tables(write_ms=600)
+    # A single write is under way for write_ms before it applies: a TransactGetItems of the item 200 ms before
+    # the write applies overlaps it, and is cancelled; the write is not refused (writes never wait for reads).
+    table = tables(write_ms=600, read_ms=0)
     table.put({"PK": "A", "SK": "S", "n": 0})
-    time.sleep(0.65)  # the seeding write's own window
-    writer, _ = _in_background(table.client.put_item, TableName=table.name, Item={"PK": "A", "SK": "S", "n": 1})
     get = dict(TransactItems=[{"Get": {"TableName": table.name, "Key": {"PK": "A", "SK": "S"}}}])
-    with pytest.raises(ClientError) as read:
-        table.client.transact_get_items(**get)
-    table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "S", "n": 2})  # writes never refuse writes
-    writer.join()
-    assert _code(read) == "TransactionCanceledException"
-    assert [r["Code"] for r in read.value.response["CancellationReasons"]] == ["TransactionConflict"]
-    time.sleep(0.65)  # the second write's window
-    assert table.client.transact_get_items(**get)["Responses"][0]["Item"]["n"] == 2
+    reasons: list[str] = []
+
+    def read() -> None:
+        try:
+            table.client.transact_get_items(**get)
+        except ClientError as e:
+            reasons.append(str(e.response["Error"]["Code"]))
+            reasons.extend(r["Code"] for r in e.response["CancellationReasons"])
+
+    reader = threading.Thread(target=read)
+    started = time.monotonic()
+    reader.start()
+    time.sleep(0.2)
+    table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "S", "n": 1})
+    reader.join()
+    assert time.monotonic() - started >= 0.6  # the read's answer left when the window was over
+    assert reasons == ["TransactionCanceledException", "TransactionConflict"]
+    assert table.get("A", "S")["n"] == 1
+    reader = threading.Thread(target=read)  # no write meanwhile: the same read answers
+    reader.start()
+    reader.join()
+    assert len(reasons) == 2
+
+
+def test_a_write_landing_while_a_transact_get_is_under_way_cancels_the_read_not_the_write(tables) -> None:
+    table = tables(read_ms=600, write_ms=0)  # a TransactGetItems under way for 600 ms after it reads
+    table.put({"PK": "A", "SK": "S", "n": 0})
+    table.put({"PK": "B", "SK": "S", "n": 0})
+    get = dict(
+        TransactItems=[
+            {"Get": {"TableName": table.name, "Key": {"PK": "A", "SK": "S"}}},
+            {"Get": {"TableName": table.name, "Key": {"PK": "B", "SK": "S"}}},
+        ]
+    )
+    reader, outcome = _in_background(table.client.transact_get_items, **get)
+    table.client.put_item(TableName=table.name, Item={"PK": "B", "SK": "S", "n": 1})  # the write goes through
+    reader.join()
+    assert outcome == ["TransactionCanceledException"]
+    untouched, clean = _in_background(table.client.transact_get_items, **get)  # nothing written meanwhile
+    untouched.join()
+    assert isinstance(clean[0], dict) and clean[0]["Responses"][1]["Item"]["n"] == 1
+    assert table.client.transact_get_items(**get)["Responses"][1]["Item"]["n"] == 1
+
+
+def test_a_cancelled_transact_get_names_the_item_written_under_it(tables) -> None:
+    table = tables(read_ms=600, write_ms=0)
+    get = dict(
+        TransactItems=[
+            {"Get": {"TableName": table.name, "Key": {"PK": "A", "SK": "S"}}},
+            {"Get": {"TableName": table.name, "Key": {"PK": "B", "SK": "S"}}},
+        ]
+    )
+    reasons: list[Any] = []
+
+    def read() -> None:
+        try:
+            table.client.transact_get_items(**get)
+        except ClientError as e:
+            reasons.extend(r["Code"] for r in e.response["CancellationReasons"])
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    time.sleep(0.2)
+    table.client.transact_write_items(
+        TransactItems=[{"Put": {"TableName": table.name, "Item": {"PK": "B", "SK": "S"}}}]
+    )
+    reader.join()
+    assert reasons == ["None", "TransactionConflict"]
 
 
 @pytest.mark.parametrize(

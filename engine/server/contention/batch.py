@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.server.contention.buckets import Buckets, reason, slot
-from engine.server.contention.holds import Holds
+from engine.server.contention.holds import Holds, Watch
 from engine.server.contention.item_keys import Named, Ref, batch_attrs, item_key
 from engine.server.contention.refusals import throttled
 from engine.server.profile import ProfileSpec
@@ -40,6 +40,7 @@ class Modelled:
         "restore",
         "captured",
         "answer",
+        "watch",
     )
 
     def __init__(self, target: Any, op: str, ref: Ref, keys: Named, now: float, counts: Counter[str]) -> None:
@@ -60,6 +61,7 @@ class Modelled:
         self.restore: list[tuple[Any, Any]] | None = None
         self.captured: list[tuple[Any, Any]] = []
         self.answer = b""  # the body of a refused moto call (a cancelled transaction's reasons)
+        self.watch: Watch | None = None  # a TransactGetItems under way (holds.py)
 
     def send(self, call_moto: Callable[[bytes], Answer], body: bytes) -> Answer:
         if self.kept is None:

@@ -23,6 +23,7 @@ from engine.server.contention.item_keys import (
     request_keys,
     table_name,
 )
+from engine.server.contention.refusals import cancelled
 from engine.server.contention.single_item import SINGLE_ITEM, begin_single, single_key
 from engine.server.contention.stale_reads import StaleReads
 from engine.server.gsi_lag import moto_table
@@ -93,7 +94,7 @@ class AwsLike:
             return None
         counts = self.stats.setdefault(name, Counter())
         stale = spec.stale_ms > 0 and spec.stale_share > 0
-        delays = spec.latency_ms > 0 or spec.commit_ms > 0 or spec.abort_ms > 0 or spec.write_ms > 0
+        delays = spec.latency_ms > 0 or max(spec.commit_ms, spec.abort_ms, spec.write_ms, spec.read_ms) > 0
         return _Table(table, spec, (region, name), counts, table.hash_key_attr, table.range_key_attr, stale, delays)
 
     # -- one request ----------------------------------------------------------------------------------------
@@ -109,7 +110,7 @@ class AwsLike:
         if op in SINGLE_ITEM:
             key = single_key(params, table)
             if key is not None:
-                return begin_single(op, params, key, table, self._buckets, holds, self._stale, self._random)
+                return begin_single(op, params, key, table, self._buckets, holds, self._stale)
         now = time.monotonic()
         spec = table.profile
         ref = table.ref
@@ -127,13 +128,17 @@ class AwsLike:
         result = Modelled(table, op, ref, keys, now, counts)
         if op == "BatchWriteItem":
             params = split_batch(params, ref, table.moto, spec, now, counts, result, holds, self._buckets)
-        if op in _WRITES or op == "BatchWriteItem":
-            window = draw_ms(self._random, spec.write_ms, spec.window_spread)
+        if holds.watched and (op in _WRITES or op == "BatchWriteItem"):
+            for _, key in keys if op in _WRITES else _kept_keys(result, params, table):
+                holds.landed(ref, key, now)
+        elif op == "TransactGetItems":
+            # Under way for its own window, and a single write for its window before it applies (holds.py).
+            window = draw_ms(self._random, spec.read_ms, spec.window_spread) + draw_ms(
+                self._random, spec.write_ms, spec.window_spread
+            )
             if window > 0:
                 holds.window = window
-                kept = keys if op in _WRITES else _kept_keys(result, params, table)
-                for _, key in kept:
-                    holds.writing(ref, key, now + window)
+                result.watch = holds.watch(ref, keys, now + window)
         if op in _READS and eventual and not params.get("IndexName"):
             counts["eventual_reads"] += 1
             result.restore = self._stale.swap_in(op, ref, keys, table.moto, spec, now, counts)
@@ -172,6 +177,9 @@ class AwsLike:
                 self._release_later(result.ref, result.keys, reasons, spec, result.now, result.counts)
             return
         if result.op == "TransactWriteItems":
+            if self._holds.watched:
+                for _, key in result.keys:
+                    self._holds.landed(result.ref, key, result.now)
             window = draw_ms(self._random, spec.commit_ms, spec.window_spread)
             if window > 0:
                 self._holds.hold(result.ref, result.keys, result.now + window)
@@ -190,6 +198,15 @@ class AwsLike:
             sigma = math.log(max(spec.latency_p99_ms, spec.latency_ms) / spec.latency_ms) / Z99
             delay += spec.latency_ms * math.exp(sigma * self._random.gauss(0.0, 1.0)) / 1000.0
         return min(delay, 10.0)
+
+    def cancelled_late(self, result: Modelled) -> Refused | None:
+        """When a TransactGetItems' answer is due: its cancellation, if a write landed on one of its items while
+        it was under way (its answer leaves in place of the items it read); None otherwise."""
+        reasons = result.watch.reasons() if result.watch is not None else None
+        if reasons is None:
+            return None
+        result.counts["transaction_conflicts"] += 1
+        return cancelled(reasons)
 
     def table_stats(self, name: str) -> dict[str, int]:
         return dict(self.stats.get(name, Counter()))

@@ -6,7 +6,6 @@ Any other request, or an odd key, goes the general way."""
 
 from __future__ import annotations
 
-import random
 import time
 from typing import Any
 
@@ -16,7 +15,6 @@ from engine.server.contention.holds import Holds
 from engine.server.contention.refusals import throttled
 from engine.server.contention.stale_reads import StaleReads, _snapshot
 from engine.server.gsi_lag import _INTERNED, KeyValue, _get, key_value
-from engine.server.profile import draw_ms
 
 SINGLE_ITEM = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem"})
 # moto replaces the Item object a PutItem overwrites and only unlinks the one a DeleteItem deletes, so the old
@@ -48,7 +46,6 @@ def begin_single(
     buckets: Buckets,
     holds: Holds,
     stale: StaleReads,
-    chance: random.Random,
 ) -> Modelled | None:
     """AwsLike.begin for a single-item request (op in SINGLE_ITEM) of `key` on `table` (model._Table). None when
     AwsLike.end would have nothing to do after it (a read that swapped no stale image in, a write that leaves no
@@ -80,12 +77,8 @@ def begin_single(
     keys = [("write", key)]
     if holds.holding():
         holds.check(op, ref, keys, now, counts)
-    # Ongoing for its write window (a TransactGetItems of the item is cancelled meanwhile), whether or not
-    # its condition holds: DynamoDB evaluates that while the write is under way.
-    window = draw_ms(chance, spec.write_ms, spec.window_spread)
-    if window > 0:
-        holds.window = window
-        holds.writing(ref, key, now + window)
+    if holds.watched:  # a TransactGetItems under way on the item is cancelled (holds.py), condition or not
+        holds.landed(ref, key, now)
     if not table.stale:
         return None
     result = Modelled(table, op, ref, keys, now, counts)
