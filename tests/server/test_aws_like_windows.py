@@ -27,10 +27,10 @@ EXACT_WINDOWS = {"latency_ms": 0, "latency_p99_ms": 0, "window_spread": 1, "stal
 def tables(embedded: Backend):
     made: list[Any] = []
 
-    def make(**knobs: float | str) -> Any:
+    def make(gsi: bool = False, **knobs: float | str) -> Any:
         spec = ProfileSpec.parse("aws-like", {**EXACT_WINDOWS, **knobs})
         client = embedded.client(threads=8, retry=RetryPolicy("standard", 1))  # one attempt: every refusal shows
-        made.append(open_table(client, "aws-like", TableSpec(profile_tag=spec.tag_value())))
+        made.append(open_table(client, "aws-like", TableSpec(gsi=gsi, profile_tag=spec.tag_value())))
         return made[-1]
 
     yield make
@@ -245,3 +245,38 @@ def test_stale_lags_fall_off_continuously_with_time_since_the_write_and_stop_at_
     assert unseen == sorted(unseen, reverse=True) and len(set(unseen)) == len(unseen)
     assert 0.45 < unseen[3] < 0.55  # half the writes are still unseen at the median
     assert 0.005 < unseen[6] < 0.02 and unseen[-1] == 0.0 and max(lags) <= 1000.0
+
+
+def test_an_index_keys_write_capacity_throttles_base_table_writes_and_names_the_index(tables) -> None:
+    # Two items with their own partition keys (their own base buckets) and one index key (one index bucket).
+    table = tables(gsi=True, write_units=1, gsi_lag_ms=0)
+    table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "S", "GSI1PK": "HOT", "GSI1SK": "1"})
+    with pytest.raises(ClientError) as refused:
+        table.client.put_item(TableName=table.name, Item={"PK": "B", "SK": "S", "GSI1PK": "HOT", "GSI1SK": "2"})
+    table.client.put_item(TableName=table.name, Item={"PK": "C", "SK": "S", "GSI1PK": "COLD", "GSI1SK": "3"})
+    arn = f"arn:aws:dynamodb:{table.client.meta.region_name}:123456789012:table/{table.name}/index/GSI1"
+    assert _code(refused) == "ThrottlingException"
+    assert refused.value.response["throttlingReasons"] == [
+        {"reason": "IndexWriteKeyRangeThroughputExceeded", "resource": arn}
+    ]
+    assert table.get("B", "S") is None  # refused whole: the base table did not take it either
+
+
+def test_global_indexes_lag_by_default_under_aws_like(tables) -> None:
+    # The table has no ddblab:gsi-lag-ms tag of its own: its aws-like profile's gsi_lag_ms makes its index lag.
+    assert ProfileSpec.parse("aws-like").gsi_lag_ms > 0
+    table = tables(gsi=True, gsi_lag_ms=300)
+    table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "S", "GSI1PK": "G", "GSI1SK": "1"})
+
+    def listed() -> int:
+        answer = table.client.query(
+            TableName=table.name,
+            IndexName="GSI1",
+            KeyConditionExpression="GSI1PK = :g",
+            ExpressionAttributeValues={":g": "G"},
+        )
+        return int(answer["Count"])
+
+    assert listed() == 0  # not on the index yet
+    time.sleep(0.35)
+    assert listed() == 1

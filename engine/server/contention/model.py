@@ -12,9 +12,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from engine.server.contention import index_capacity
 from engine.server.contention.batch import Modelled, split_batch
 from engine.server.contention.buckets import Buckets
 from engine.server.contention.holds import Holds
+from engine.server.contention.index_capacity import index_partitions
 from engine.server.contention.item_keys import (
     Ref,
     batch_attrs,
@@ -33,6 +35,7 @@ from engine.server.profile import PROFILE_TAG, Z99, ProfileSpec, draw_ms
 _READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
 _TABLE_CHANGES = frozenset({"CreateTable", "DeleteTable", "TagResource", "UntagResource"})
 _WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
+_INDEXED_WRITES = _WRITES | {"TransactWriteItems", "BatchWriteItem"}
 
 
 @dataclass
@@ -46,6 +49,7 @@ class _Table:
     range_attr: str | None
     stale: bool  # stale reads are simulated (stale_ms and stale_share above 0)
     delays: bool  # answers wait (network time, or a commit, abort or write window): delay_s has work to do
+    indexes: tuple[tuple[str, str], ...] = ()  # (name, partition key attribute) of each GSI: index_capacity.py
 
 
 class AwsLike:
@@ -95,7 +99,17 @@ class AwsLike:
         counts = self.stats.setdefault(name, Counter())
         stale = spec.stale_ms > 0 and spec.stale_share > 0
         delays = spec.latency_ms > 0 or max(spec.commit_ms, spec.abort_ms, spec.write_ms, spec.read_ms) > 0
-        return _Table(table, spec, (region, name), counts, table.hash_key_attr, table.range_key_attr, stale, delays)
+        return _Table(
+            table,
+            spec,
+            (region, name),
+            counts,
+            table.hash_key_attr,
+            table.range_key_attr,
+            stale,
+            delays,
+            index_partitions(table),
+        )
 
     # -- one request ----------------------------------------------------------------------------------------
 
@@ -121,6 +135,8 @@ class AwsLike:
         try:
             self._buckets.admit(op, params, ref, keys, spec, now, counts, eventual)
             holds.check(op, ref, keys, now, counts)
+            if table.indexes and op in _INDEXED_WRITES:
+                index_capacity.charge(op, params, table, table.indexes, self._buckets, spec, now, counts)
         except Refused as refused:
             if op == "TransactWriteItems":
                 self._release_later(ref, keys, refused.extra.get("CancellationReasons"), spec, now, counts)

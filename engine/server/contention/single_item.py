@@ -12,6 +12,7 @@ from typing import Any
 from engine.server.contention.batch import Modelled
 from engine.server.contention.buckets import Buckets, reason
 from engine.server.contention.holds import Holds
+from engine.server.contention.index_capacity import charge
 from engine.server.contention.refusals import throttled
 from engine.server.contention.stale_reads import StaleReads, _snapshot
 from engine.server.gsi_lag import _INTERNED, KeyValue, _get, key_value
@@ -77,6 +78,8 @@ def begin_single(
     keys = [("write", key)]
     if holds.holding():
         holds.check(op, ref, keys, now, counts)
+    if table.indexes:  # its indexes' write capacity too (index_capacity.py)
+        charge(op, params, table, table.indexes, buckets, spec, now, counts)
     if holds.watched:  # a TransactGetItems under way on the item is cancelled (holds.py), condition or not
         holds.landed(ref, key, now)
     if not table.stale:
