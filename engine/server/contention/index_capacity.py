@@ -1,8 +1,9 @@
 """Global secondary indexes have capacity of their own, and a write to the base table writes its indexes too: AWS
-documents that a GSI whose writes are throttled throttles the base table's writes ("If the writes are throttled
-on the GSI, the main table will be throttled as well"; its ThrottlingReason is IndexWriteKeyRangeThroughputExceeded
-and names the index). So each write of an item that has an index's partition key charges one write unit to that
-index key's bucket as well, and is refused whole when that bucket is empty.
+documents that an index short of write capacity throttles the base table's writes ("if a global secondary index
+on that table has insufficient write capacity, then the write activity on the table will be throttled", AWS
+whitepaper on DynamoDB's GSIs; the ThrottlingReason is IndexWriteKeyRangeThroughputExceeded, naming the index).
+So each write of an item that has an index's partition key charges one write unit to that index key's bucket
+as well, and is refused whole when that bucket is empty.
 
 Which index key a write charges: a put's new item's; an update's or a delete's item as it is before the write
 (an update that moves the item to another index key is charged to the old one: the model does not evaluate
