@@ -175,7 +175,8 @@ def render_text(data: dict[str, Any]) -> str:
     profile = data.get("profile") or {}
     if profile.get("simulated"):
         knobs = " ".join(f"{k}={knob_text(v)}" for k, v in profile.get("knobs", {}).items())
-        out.append(f"profile    aws-like, SIMULATED by the embedded server ({knobs})")
+        calibrated = f", calibrated from {profile['calibrated_from']}" if profile.get("calibrated_from") else ""
+        out.append(f"profile    aws-like, SIMULATED by the embedded server{calibrated} ({knobs})")
         stats = data.get("simulated") or {}
         if stats:
             out.append(

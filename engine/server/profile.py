@@ -96,6 +96,8 @@ class ProfileSpec:
     latency_p99_ms: float = KNOBS["latency_p99_ms"][0]
     gsi_lag_ms: float = KNOBS["gsi_lag_ms"][0]
     table_mode: str = CHOICES["table_mode"][0]
+    # Where the knobs come from, when a calibration measured them: "FILE (REGION, DATE)" (not a knob).
+    source: str = ""
 
     @property
     def simulated(self) -> bool:
@@ -144,13 +146,19 @@ class ProfileSpec:
         return spec
 
     def knobs(self) -> dict[str, float | str]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "name"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("name", "source")}
+
+    def calibrated_from(self, label: str) -> ProfileSpec:
+        """The same knobs, labelled as measured: "calibrated from FILE (REGION, DATE)" wherever it is shown."""
+        return replace(self, source=label)
 
     def as_dict(self) -> dict[str, Any]:
         """For summaries and exports: the profile, whether it is simulated, and its knobs when they apply."""
         out: dict[str, Any] = {"name": self.name.value, "simulated": self.simulated}
         if self.simulated:
             out["knobs"] = self.knobs()
+        if self.source:
+            out["calibrated_from"] = self.source
         return out
 
     def tag_value(self) -> str:
@@ -179,16 +187,19 @@ class ProfileSpec:
             return None
         knobs = value.get("knobs") if isinstance(value.get("knobs"), dict) else None
         try:
-            return ProfileSpec.parse(value["name"], knobs)
+            spec = ProfileSpec.parse(value["name"], knobs)
         except BadInput:
             return None
+        source = value.get("calibrated_from")
+        return spec.calibrated_from(source) if isinstance(source, str) and spec.simulated else spec
 
     def describe(self) -> str:
         """One line for headers and captions; says "simulated" whenever anything is."""
         if not self.simulated:
             return "exact (every request atomic and instant)"
+        label = f"SIMULATED, calibrated from {self.source}" if self.source else "SIMULATED"
         return (
-            f"aws-like (SIMULATED: transaction commit / abort windows {self.commit_ms:g} / {self.abort_ms:g} ms median,"
+            f"aws-like ({label}: transaction commit / abort windows {self.commit_ms:g} / {self.abort_ms:g} ms median,"
             f" single writes {self.write_ms:g} ms, stale reads {self.stale_share:g} of reads within a lag of"
             f" {self.stale_ms:g} ms median (at most {self.stale_cap_ms:g} ms) of a write, {self.write_units:g} WCU /"
             f" {self.read_units:g} RCU per key per s, {self.table_mode} throttling, GSI lag {self.gsi_lag_ms:g} ms,"
