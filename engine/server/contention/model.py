@@ -12,11 +12,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from engine.server.contention import index_capacity
 from engine.server.contention.batch import Modelled, split_batch
 from engine.server.contention.buckets import Buckets
 from engine.server.contention.holds import Holds
-from engine.server.contention.index_capacity import index_partitions
+from engine.server.contention.index_capacity import charge, index_partitions
 from engine.server.contention.item_keys import (
     Ref,
     batch_attrs,
@@ -136,7 +135,7 @@ class AwsLike:
             self._buckets.admit(op, params, ref, keys, spec, now, counts, eventual)
             holds.check(op, ref, keys, now, counts)
             if table.indexes and op in _INDEXED_WRITES:
-                index_capacity.charge(op, params, table, table.indexes, self._buckets, spec, now, counts)
+                charge(op, params, table, table.indexes, self._buckets, spec, now, counts)
         except Refused as refused:
             if op == "TransactWriteItems":
                 self._release_later(ref, keys, refused.extra.get("CancellationReasons"), spec, now, counts)
