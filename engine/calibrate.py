@@ -3,8 +3,8 @@ model's knobs, written as a profile file that `--profile-file` loads.
 
 The probes (their request count is known before the first call: `plan`):
 - latency: sequential consistent GetItems of one item, less this machine's own loop (the same calls against the
-  lab's embedded server, which every run adds by itself); the median and, from the interquartile range of their
-  logarithms, the 99th percentile of a lognormal (latency_ms, latency_p99_ms).
+  lab's embedded server, which every run adds by itself); the median and, from the median over the lower
+  quartile, the 99th percentile of a lognormal (latency_ms, latency_p99_ms).
 - stale reads: a PutItem of a new item, then a GetItem without ConsistentRead sent at a controlled delay after
   it (0 to 640 ms, and never before the PutItem's answer); a read that misses the item is stale. Fitted to the model's own law, P(stale at d) =
   stale_share × P(lag > d), lag lognormal (median stale_ms, 99th percentile stale_spread × median) capped at
@@ -43,8 +43,8 @@ from engine.server.profile import KNOBS, Z99, ProfileSpec
 
 LATENCY_CALLS = 120
 LOCAL_CALLS = 60  # against the lab's own embedded server, not counted in the plan: no request leaves the machine
-STALE_DELAYS_MS = (0, 10, 20, 40, 60, 80, 120, 200, 400, 640)
-STALE_TRIALS = 30  # per delay
+STALE_DELAYS_MS = (0, 10, 20, 40, 80, 120, 200, 300, 400, 500, 640)
+STALE_TRIALS = 40  # per delay
 WINDOW_OFFSETS_MS = (1, 5, 10, 15, 20, 30, 40, 60, 90, 150)
 WINDOW_TRIALS = 12  # per offset, for each of commit and abort
 HOT_THREADS = 16
@@ -136,10 +136,10 @@ def _latency(table: Any, result: Calibration, local_ms: float) -> None:
     # The network time the model adds: what this machine's own loop takes is taken off (it adds that itself).
     net = [max(t - local_ms, 0.1) for t in took]
     median = statistics.median(net)
-    # The lognormal's sigma from the logs' interquartile range: a few calls a loaded machine held up would
-    # swell a standard deviation, not the quartiles.
-    quartiles = statistics.quantiles([math.log(t) for t in net], n=4)
-    sigma = (quartiles[2] - quartiles[0]) / 1.3489795003921634
+    # The lognormal's sigma from its lower half (median over lower quartile): the calls a loaded machine held
+    # up swell the upper tail, and would swell a standard deviation or the upper quartile with it.
+    lower = statistics.quantiles(net, n=4)[0]
+    sigma = math.log(median / lower) / 0.6744897501960817 if lower > 0 else 0.0
     result.knobs["latency_ms"] = median
     result.knobs["latency_p99_ms"] = median * math.exp(Z99 * sigma)
     # The median's 95 % interval from order statistics: ranks n/2 ± 1.96·√n/2.

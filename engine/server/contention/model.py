@@ -47,7 +47,7 @@ class _Table:
     hash_attr: str
     range_attr: str | None
     stale: bool  # stale reads are simulated (stale_ms and stale_share above 0)
-    delays: bool  # answers wait (network time, or a commit, abort or write window): delay_s has work to do
+    delays: bool  # answers wait (network time, a commit, abort or read window): delay_s has work to do
     indexes: tuple[tuple[str, str], ...] = ()  # (name, partition key attribute) of each GSI: index_capacity.py
 
 
