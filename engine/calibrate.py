@@ -41,11 +41,11 @@ from botocore.exceptions import ClientError
 from engine.errors import BadInput
 from engine.server.profile import KNOBS, Z99, ProfileSpec
 
-LATENCY_CALLS = 120
+LATENCY_CALLS = 160
 LOCAL_CALLS = 60  # against the lab's own embedded server, not counted in the plan: no request leaves the machine
 STALE_DELAYS_MS = (0, 10, 20, 40, 80, 120, 200, 300, 400, 500, 640)
 STALE_TRIALS = 40  # per delay
-WINDOW_OFFSETS_MS = (1, 5, 10, 15, 20, 30, 40, 60, 90, 150)
+WINDOW_OFFSETS_MS = (1, 5, 10, 15, 20, 25, 30, 35, 40, 50, 60, 75, 90, 150)
 WINDOW_TRIALS = 12  # per offset, for each of commit and abort
 HOT_THREADS = 16
 HOT_SECONDS = 3.0
