@@ -25,6 +25,7 @@ from engine.backends.backend import RETRY_MODES, BackendKind, RetryPolicy
 from engine.commands.backend_args import backend_for as _backend
 from engine.commands.backend_args import knob_settings as _options
 from engine.commands.backend_args import profile_for as _profile
+from engine.commands.calibrate import cmd_calibrate
 from engine.commands.demos import cmd_demos
 from engine.commands.serve import cmd_serve
 from engine.commands.sweep import cmd_sweep
@@ -98,6 +99,12 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KNOB=VALUE",
         help=f"an aws-like knob: {', '.join(f'{k} ({v[0]:g})' for k, v in KNOBS.items())}",
+    )
+    p.add_argument(
+        "--profile-file",
+        type=_text,
+        metavar="FILE",
+        help="an aws-like profile `calibrate` wrote: its measured knobs, labelled 'calibrated from FILE'",
     )
 
 
@@ -216,6 +223,15 @@ def build_parser() -> argparse.ArgumentParser:
     demos.add_argument("--seed", type=_positive_int, default=7, help="random seed for the clients' choices (default 7)")
     _add_backend_args(demos)
     _add_profile_args(demos)
+
+    cal = sub.add_parser(
+        "calibrate", help="measure a DynamoDB with a bounded set of probes and write the aws-like profile it matches"
+    )
+    cal.add_argument(
+        "--out", type=_text, default="calibrated-profile.json", metavar="FILE", help="the profile file to write"
+    )
+    cal.add_argument("--yes", action="store_true", help="start without asking (the request count is still printed)")
+    _add_backend_args(cal)
     return parser
 
 
@@ -229,6 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "serve": cmd_serve,
             "sweep": cmd_sweep,
             "demos": cmd_demos,
+            "calibrate": cmd_calibrate,
         }[args.command](args)
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)
