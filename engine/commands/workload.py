@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -119,23 +120,32 @@ def config_for(w: schema.Workload, variant: str, args: argparse.Namespace) -> Ru
 
 def run_workload(w: schema.Workload, config: RunConfig, backend: Any, quiet: bool = True) -> tuple[Run, dict[str, Any]]:
     """Run one workload to its end on an entered backend; its summary with the workload's report under "workload"."""
-    from engine.cli import _start_and_wait
     from engine.summary import summary
 
     run = Run(config, backend)
-    _start_and_wait(run, quiet=quiet)
+    # SIGTERM or Ctrl-C stops the clients; the run is then verified on the calls made (as `run` does).
+    previous = signal.signal(signal.SIGTERM, lambda *_: run.stop())
+    try:
+        run.start()
+        try:
+            while not run.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            print("\nstopping: the clients finish their current call, then the run is verified", file=sys.stderr)
+            run.stop()
+            run.wait()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     data = summary(run)
     data["workload"] = report(w, run.history, run.elapsed_s())
     return run, data
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from engine.cli import _check_history_path
-
     w = with_load(schema.load(args.file), clients=args.clients, rate=args.rate, ops=args.ops, duration_s=args.duration)
     config = config_for(w, args.variant, args)
-    if args.history is not None:
-        _check_history_path(args.history)
+    if args.history is not None and not args.history.lower().endswith((".jsonl", ".csv")):
+        raise BadInput(f"--history {args.history!r} must end in .jsonl or .csv", "e.g. --history run.jsonl")
     backend = backend_for(args)
     if backend.kind is BackendKind.AWS and config.max_calls is None:
         config = dataclasses.replace(config, max_calls=AWS_DEFAULT_MAX_CALLS)
