@@ -1,0 +1,75 @@
+"""Every preset runs green at a small size; the racy form of each breaks its invariants, for certain.
+
+Certain, not likely: both forms open with one round in which every client runs the mix's first
+read-modify-write on the hottest key and the clients meet at a barrier between its read and its write. In the
+racy form all of them then put back the same version + 1, so with c clients c - 1 acknowledged changes are
+lost whatever the scheduling (probability 1); the as-written form's version check refuses c - 1 of them, and
+they retry."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.backend import Backend
+from engine.cli import main
+from engine.commands.workload import config_for, run_workload, with_load
+from engine.runner import RunState
+from engine.workloads import schema
+from engine.workloads.report import CAUSES
+
+PRESETS = sorted(Path(__file__).resolve().parents[2].joinpath("workloads").glob("*.yaml"))
+ARGS = argparse.Namespace(profile="exact", profile_set=[], seed=11)
+
+
+def test_the_five_presets_are_there() -> None:
+    assert [p.stem for p in PRESETS] == [
+        "hot-customer",
+        "idempotent-payments",
+        "inventory-transfers",
+        "leaderboard",
+        "ticket-sale",
+    ]
+
+
+@pytest.mark.parametrize("path", PRESETS, ids=lambda p: p.stem)
+def test_a_preset_holds_its_invariants_as_written_and_breaks_them_racy(path: Path, backend: Backend) -> None:
+    w = with_load(schema.load(str(path)), clients=4, ops=6)
+    assert w.description, "each preset says what a team learns from it"
+    run, data = run_workload(w, config_for(w, "as-written", ARGS), backend)
+    assert run.state is RunState.DONE, run.error
+    assert data["invariants"] and all(inv["holds"] for inv in data["invariants"])
+    run, data = run_workload(w, config_for(w, "racy", ARGS), backend)
+    assert run.state is RunState.DONE, run.error
+    lost = {inv["key"]: inv for inv in data["invariants"]}["no-lost-change"]
+    assert lost["holds"] is False and lost["violations"] >= 3  # the opening round: 4 clients, 3 changes lost
+
+
+def test_hot_customer_reports_per_operation_on_aws_like(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["workload", "run", "workloads/hot-customer.yaml", "--profile", "aws-like", "--json", "--ops", "6"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["pattern"] == "workload" and data["profile"]["simulated"] is True
+    ops = data["workload"]["operations"]
+    assert set(ops) == {"update-customer", "transfer-3"}
+    update = ops["update-customer"]
+    assert set(update["refusals"]) == set(CAUSES)
+    assert update["attempts"] >= 16  # the opening round alone: one per client
+    assert update["successes"] <= update["attempts"]
+    assert update["refusals"]["condition_refused"] >= 15  # the opening round: 16 clients, one version, one winner
+    assert update["retries_per_success"] is not None and set(update["latency_ms"]) == {"p50", "p95", "p99"}
+    assert data["workload"]["hot_keys"][0]["key"] == "customer#0"
+    partitions = data["workload"]["capacity"]["write_partitions"]
+    assert partitions[0]["partition"] == "customer#0" and partitions[0]["ceiling_per_s"] == 1000
+    assert all(inv["holds"] for inv in data["invariants"])
+
+
+def test_hot_customer_racy_loses_changes_on_aws_like(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["workload", "run", "workloads/hot-customer.yaml", "--profile", "aws-like", "--json", "--ops", "3"]
+    assert main([*argv, "--variant", "racy"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    lost = {inv["key"]: inv for inv in data["invariants"]}["no-lost-change"]
+    assert lost["holds"] is False and lost["violations"] >= 15
