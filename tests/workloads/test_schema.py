@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from engine.cli import main
@@ -74,7 +76,7 @@ def test_an_invariant_the_mix_cannot_keep_is_refused() -> None:
     assert line.startswith("invariants: invariant 'no-lost-change' does not apply")
 
 
-def test_workload_check_prints_every_problem_and_exits_2(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_workload_check_prints_every_problem_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("name: t\ncolour: red\noperations:\n  - {name: a, type: nope, weight: 1}\n")
     assert main(["workload", "check", str(path)]) == 2
@@ -86,14 +88,18 @@ def test_workload_check_prints_every_problem_and_exits_2(tmp_path, capsys) -> No
     ]
 
 
-def test_workload_run_refuses_a_bad_file_before_any_server_starts(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_workload_run_refuses_a_bad_file_before_any_server_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("name: t\noperations:\n  - {name: a, type: get, weight: 0}\n")
     assert main(["workload", "run", str(path), "--endpoint-url", "http://127.0.0.1:9"]) == 2
     assert "operations: the operations' weights sum to 0" in capsys.readouterr().err
 
 
-def test_a_command_line_override_past_the_cap_is_refused_like_the_file(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_command_line_override_past_the_cap_is_refused_like_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "w.yaml"
     path.write_text(GOOD)
     assert main(["workload", "run", str(path), "--clients", "100000", "--endpoint-url", "http://127.0.0.1:9"]) == 2
