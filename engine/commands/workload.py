@@ -127,9 +127,20 @@ def run_workload(w: schema.Workload, config: RunConfig, backend: Any, quiet: boo
     previous = signal.signal(signal.SIGTERM, lambda *_: run.stop())
     try:
         run.start()
+        show = not quiet and sys.stderr.isatty()
         try:
             while not run.wait(0.5):
-                pass
+                if show:
+                    p = run.progress()
+                    print(
+                        f"\r{p['state']:<9} {p['elapsed_s']:6.1f}s  calls {p['calls']:>7}  ok {p['ok']:>7}  "
+                        f"refused {p['fail']:>6}  unknown {p['info']:>4}  {p['calls_per_s']:7.0f}/s",
+                        end="",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+            if show:
+                print(file=sys.stderr)
         except KeyboardInterrupt:
             print("\nstopping: the clients finish their current call, then the run is verified", file=sys.stderr)
             run.stop()

@@ -108,14 +108,19 @@ def report(w: Workload, history: History, duration_s: float) -> dict[str, Any]:
                 "start": invoke,
                 "end": complete,
                 "late": 0.0,
-                "writes": 0,
+                "retries": 0,
+                "refused_write": False,
                 "last": (outcome, why),
             },
         )
         one["start"] = min(one["start"], invoke)
         one["end"] = max(one["end"], complete)
         one["late"] = max(one["late"], float(detail.get("late_ms", 0.0)))
-        one["writes"] += detail.get("step") == "write"
+        if detail.get("step") == "write":
+            # A write after a refused (or unanswered) write of the same operation is a retry of it: a version
+            # conflict's read-and-write again, a transaction resent, a throttled call sent again.
+            one["retries"] += one["refused_write"]
+            one["refused_write"] = outcome != "ok"
         one["last"] = (outcome, why)
         if why != "throttled":  # a throttled request consumed nothing
             second = int(invoke // 1_000_000_000)
@@ -132,7 +137,7 @@ def report(w: Workload, history: History, duration_s: float) -> dict[str, Any]:
         stats["attempts"] = stats.get("attempts", 0) + 1
         outcome, _why = one["last"]
         stats["successes"] = stats.get("successes", 0) + (outcome == "ok")
-        stats["retries"] = stats.get("retries", 0) + max(0, one["writes"] - 1)
+        stats["retries"] = stats.get("retries", 0) + one["retries"]
         latencies[one["name"]].append((one["end"] - one["start"]) / 1e6 + one["late"])
     out_ops = {}
     for name, stats in per_op.items():
@@ -158,14 +163,15 @@ def report(w: Workload, history: History, duration_s: float) -> dict[str, Any]:
 
 
 def _capacity(wcu: dict[str, dict[int, float]], rcu: dict[str, dict[int, float]], duration_s: float) -> dict[str, Any]:
-    """Units per second of the busiest partitions: mean over the run and the busiest second, against the ceiling."""
+    """Units per second of the busiest partitions: mean over the run and the busiest second of it (a second the run
+    only partly covered counts at its rate), against the ceiling."""
 
     def top(units: dict[str, dict[int, float]], ceiling: int) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = [
             {
                 "partition": p,
                 "per_s": round(sum(c.values()) / duration_s, 1) if duration_s > 0 else 0.0,
-                "peak_per_s": round(max(c.values()), 1),
+                "peak_per_s": round(max(u / _covered(second, duration_s) for second, u in c.items()), 1),
                 "ceiling_per_s": ceiling,
             }
             for p, c in units.items()
@@ -180,6 +186,11 @@ def _capacity(wcu: dict[str, dict[int, float]], rcu: dict[str, dict[int, float]]
         "write_partitions": top(wcu, PARTITION_WCU),
         "read_partitions": top(rcu, PARTITION_RCU),
     }
+
+
+def _covered(second: int, duration_s: float) -> float:
+    """How much of this second of the run the run lasted (a run of 0.4 s has 0.4 s in its first second)."""
+    return max(0.001, min(1.0, duration_s - second)) if duration_s > 0 else 1.0
 
 
 def _load(w: Workload, ops: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -373,6 +373,12 @@ def _message(error: Mapping[str, Any]) -> str:
         return f"{error.get('input')!r} is out of range: use a value {word} {bound}"
     if kind == "value_error":
         return str(ctx.get("error", error["msg"])).partition(_AT)[2] or str(ctx.get("error", error["msg"]))
+    if kind == "string_too_short":
+        return f"{error.get('input')!r} is too short: use at least {ctx.get('min_length')} characters"
+    if kind == "string_too_long":
+        return f"too long: use at most {ctx.get('max_length')} characters"
+    if kind == "string_pattern_mismatch":
+        return f"{str(error.get('input'))[:60]!r} has characters a name cannot: use letters, digits, '.', '_', '-'"
     if kind == "too_short":
         return "must not be empty: give at least one"
     return f"{error['msg']} (got {str(error.get('input'))[:60]!r})"

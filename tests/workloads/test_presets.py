@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.backend import Backend
+from engine.backend import Backend, BackendSpec
 from engine.cli import main
 from engine.commands.workload import config_for, run_workload, with_load
 from engine.runner import RunState
@@ -73,3 +73,48 @@ def test_hot_customer_racy_loses_changes_on_aws_like(capsys: pytest.CaptureFixtu
     data = json.loads(capsys.readouterr().out)
     lost = {inv["key"]: inv for inv in data["invariants"]}["no-lost-change"]
     assert lost["holds"] is False and lost["violations"] >= 15
+
+
+def test_every_operation_type_runs_across_two_processes_without_a_refused_request(tmp_path: Path) -> None:
+    """Each operation's request is one DynamoDB takes (no ValidationException), in client processes too."""
+    path = tmp_path / "all.yaml"
+    ops = [
+        "{name: get, type: get, weight: 1, consistent: false}",
+        "{name: put-u, type: put, weight: 1, mode: unconditional}",
+        "{name: put-c, type: put, weight: 1, mode: create-only}",
+        "{name: put-v, type: put, weight: 1, mode: version-checked}",
+        "{name: add, type: update, weight: 1, mode: add}",
+        "{name: set-v, type: update, weight: 1, mode: set, guard: version}",
+        "{name: set-c, type: update, weight: 1, mode: set, guard: condition, condition: 'balance >= :zero'}",
+        "{name: del-c, type: delete, weight: 1, conditional: true}",
+        "{name: tw, type: transact_write, weight: 1, items: 3, token: true, floor: true}",
+        "{name: tg, type: transact_get, weight: 1, items: 3}",
+        "{name: bw, type: batch_write, weight: 1, items: 5}",
+        "{name: q, type: query, weight: 1}",
+        "{name: qi, type: query, weight: 1, index: true}",
+    ]
+    path.write_text(
+        "name: all\ntable: {sort_key: {name: sk}, items: 24, items_per_partition: 3, gsi: {name: by-g, groups: 4}}\n"
+        "operations:\n" + "".join(f"  - {op}\n" for op in ops) + "load: {clients: 4, ops: 20}\n"
+    )
+    w = schema.load(str(path))
+    args = argparse.Namespace(profile="exact", profile_set=[], seed=4, processes=2)
+    with Backend(BackendSpec()) as backend:  # its own server: client processes reach it by its URL
+        run, data = run_workload(w, config_for(w, "as-written", args), backend)
+    assert run.state is RunState.DONE, run.error
+    report = data["workload"]["operations"]
+    assert sum(op["attempts"] for op in report.values()) == 80
+    assert all(op["refusals"]["validation"] == 0 and op["refusals"]["other"] == 0 for op in report.values())
+    assert [inv["key"] for inv in data["invariants"]] == ["one-winner"] and data["invariants"][0]["holds"]
+
+
+def test_sweep_runs_both_forms_at_each_client_count(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["workload", "sweep", "workloads/ticket-sale.yaml", "--clients", "1,3", "--ops", "4", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["clients"], r["variant"]) for r in rows] == [
+        (1, "as-written"),
+        (1, "racy"),
+        (3, "as-written"),
+        (3, "racy"),
+    ]
+    assert rows[2]["violations"] == 0 and rows[3]["violations"] >= 2  # the opening round: 3 clients, 2 sales lost
