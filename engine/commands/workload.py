@@ -24,6 +24,16 @@ from engine.workloads.pattern import AS_WRITTEN, NAME, RACY
 from engine.workloads.report import CAUSES, load_line, report
 
 EXIT_STOPPED = 3
+# The refusal causes as the text table heads them (the --json keys are the long names).
+SHORT = {
+    "condition_refused": "condition",
+    "transaction_conflict": "txconflict",
+    "throttled": "throttled",
+    "business": "business",
+    "validation": "invalid",
+    "other": "other",
+    "unknown": "unknown",
+}
 
 
 def add_workload_parser(
@@ -182,15 +192,17 @@ def render(data: dict[str, Any]) -> str:
 
     out = [render_text(data)]
     wl = data["workload"]
-    out.append(f"workload {wl['name']} ({data['variant']})")
-    head = f"  {'operation':<20} {'ops':>6} {'ok':>6} " + " ".join(f"{c[:9]:>9}" for c in CAUSES)
-    out.append(head + f" {'retry/ok':>8} {'ok/s':>7} {'p50':>7} {'p95':>7} {'p99':>7}  (ms)")
+    out.append(
+        f"workload {wl['name']} ({data['variant']}): refusals by cause, retries per success, latency from arrival"
+    )
+    head = f"  {'operation':<20} {'ops':>6} {'ok':>6} " + " ".join(f"{SHORT[c]:>10}" for c in CAUSES)
+    out.append(head + f" {'retry/ok':>8} {'ok/s':>7} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7}")
     for name, op in wl["operations"].items():
         lat = op["latency_ms"]
         rps = op["retries_per_success"]
         out.append(
             f"  {name[:20]:<20} {op['attempts']:>6} {op['successes']:>6} "
-            + " ".join(f"{op['refusals'][c]:>9}" for c in CAUSES)
+            + " ".join(f"{op['refusals'][c]:>10}" for c in CAUSES)
             + f" {'-' if rps is None else f'{rps:.2f}':>8} {op['goodput_per_s']:>7.1f} "
             + " ".join(f"{'-' if lat[p] is None else f'{lat[p]:.1f}':>7}" for p in ("p50", "p95", "p99"))
         )
