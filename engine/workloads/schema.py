@@ -23,6 +23,7 @@ MAX_DURATION_S = 3600.0
 MAX_THINK_MS = 60_000.0
 MAX_ATTEMPTS = 50
 MAX_BACKOFF_MS = 10_000.0
+MAX_FILE_CHARS = 64 * 1024  # a workload file is a page of YAML: a dashboard editor's paste is refused past it
 
 
 class _Model(BaseModel):
@@ -406,7 +407,15 @@ def parse_data(data: Any, source: str = "the workload") -> Workload:
 
 def parse(text: str, source: str = "the workload") -> Workload:
     """YAML text to a Workload; WorkloadInvalid with every problem (a YAML syntax error with its line and column)."""
+    if len(text) > MAX_FILE_CHARS:
+        raise WorkloadInvalid(
+            [("", f"the file is {len(text):,} characters: a workload is at most {MAX_FILE_CHARS:,}; shorten it")],
+            source,
+        )
     try:
+        # Aliases can expand a few lines into billions of nodes (the "billion laughs"): a workload needs none.
+        if any(isinstance(token, yaml.AliasToken) for token in yaml.scan(text, Loader=yaml.SafeLoader)):
+            raise WorkloadInvalid([("", "YAML aliases (*name) are not allowed: write the values out")], source)
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)

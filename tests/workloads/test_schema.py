@@ -104,3 +104,14 @@ def test_a_command_line_override_past_the_cap_is_refused_like_the_file(
     path.write_text(GOOD)
     assert main(["workload", "run", str(path), "--clients", "100000", "--endpoint-url", "http://127.0.0.1:9"]) == 2
     assert "load.clients: 100000 is out of range" in capsys.readouterr().err
+
+
+def test_yaml_aliases_are_refused_before_they_expand() -> None:
+    laughs = 'name: t\na: &a ["x", "x", "x"]\nb: &b [*a, *a, *a]\noperations:\n  - {name: a, type: get, weight: 1}\n'
+    [line] = problems(laughs)
+    assert line == "YAML aliases (*name) are not allowed: write the values out"
+
+
+def test_a_file_past_64_kb_is_refused_unread() -> None:
+    [line] = problems(GOOD + "#" * 70_000)
+    assert line.startswith("the file is 70,") and "at most 65,536" in line
