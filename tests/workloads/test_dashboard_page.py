@@ -9,9 +9,8 @@ from tests.dashboard.test_pages import app, text, until
 def test_a_preset_runs_live_and_reports_per_operation() -> None:
     at = app("app_pages/workload.py")
     at.selectbox(key="wl-preset").set_value("ticket-sale").run()
-    at.text_area(key="wl-text").set_value(
-        at.text_area(key="wl-text").value.replace("clients: 16, ops: 25", "clients: 3, ops: 4")
-    ).run()
+    preset = at.text_area(key="wl-text").value or ""
+    at.text_area(key="wl-text").set_value(preset.replace("clients: 16, ops: 25", "clients: 3, ops: 4")).run()
     assert "invariants: no-lost-change" in text(at)
     at.button(key="wl-start").click().run()
     assert not at.error, [e.value for e in at.error]
