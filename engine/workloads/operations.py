@@ -25,6 +25,7 @@ GSI_NAME = "GSI1"  # the lab's one index layout (engine/tables.py)
 NEW_PREFIX = "NEW#"  # create-only puts go to keys of their own
 DETAIL_COUNTED = "items"  # the item keys a call changed and counted (one change each)
 DETAIL_CREATED = "created"  # the key a create-only put created
+DETAIL_TOKEN = "token"  # a transaction's ClientRequestToken: its resends are applied once at most, with it
 DETAIL_BUSINESS = "business"  # refused by the file's own rule (a condition, a floor), not by a race
 OPENING_TIMEOUT_S = 5.0
 
@@ -452,7 +453,9 @@ def _transact_write(run: OpRun, op: s.TransactWrite, racy: bool) -> None:
     token = _token(run) if op.token else None
     for attempt in range(op.retry.attempts):
         extra = {"ClientRequestToken": token} if token else {}
-        detail = {"wcu": units, DETAIL_COUNTED: labels, "try": attempt + 1}
+        detail: dict[str, Any] = {"wcu": units, DETAIL_COUNTED: labels, "try": attempt + 1}
+        if token:
+            detail[DETAIL_TOKEN] = token
         if op.floor:
             detail[DETAIL_BUSINESS] = True  # a ConditionalCheckFailed reason is the floor saying no
         try:
