@@ -28,6 +28,12 @@ st.caption(
 
 presets = sorted(p.stem for p in PRESETS.glob("*.yaml"))
 left, right = st.columns([2, 1])
+linked = st.query_params.get("preset")  # a scenario link names a shipped preset: ?preset=hot-customer
+if linked is not None and "wl-preset" not in st.session_state:
+    if linked in presets:
+        st.session_state["wl-preset"] = linked
+    else:
+        st.error(f"The link's preset {linked[:60]!r} is not one of {', '.join(presets)}: pick one below.")
 choice = right.selectbox("Preset", presets, key="wl-preset")
 if st.session_state.get("wl-loaded") != choice:
     st.session_state["wl-text"] = (PRESETS / f"{choice}.yaml").read_text(encoding="utf-8")

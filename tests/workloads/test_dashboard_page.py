@@ -3,7 +3,9 @@ report; an invalid text shows one message per problem, each naming its field, an
 
 from __future__ import annotations
 
-from tests.dashboard.test_pages import app, text, until
+from streamlit.testing.v1 import AppTest
+
+from tests.dashboard.test_pages import APP, app, text, until
 
 
 def test_a_preset_runs_live_and_reports_per_operation() -> None:
@@ -36,3 +38,16 @@ def test_a_yaml_syntax_error_shows_its_line_and_column() -> None:
     at.text_area(key="wl-text").set_value("name: t\noperations: [\n").run()
     [error] = [str(e.value) for e in at.error]
     assert error.startswith("YAML syntax error at line 3, column 1")
+
+
+def test_a_link_names_a_preset_and_an_unknown_one_is_said() -> None:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("app_pages/workload.py")
+    at.query_params["preset"] = "leaderboard"
+    at.run()
+    assert at.selectbox(key="wl-preset").value == "leaderboard" and "name: leaderboard" in (at.text_area[0].value or "")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("app_pages/workload.py")
+    at.query_params["preset"] = "nope"
+    at.run()
+    assert any("The link's preset 'nope' is not one of" in str(e.value) for e in at.error)
