@@ -177,13 +177,20 @@ def cmd_run(args: argparse.Namespace) -> int:
             check_cluster(config.cluster, backend)
         run, data = run_workload(w, config, backend, quiet=args.json)
     if args.history is not None:
-        count = run.history.export(args.history, meta={"summary": data})
+        count = run.history.export(args.history, meta=export_meta(w, data))
         print(f"history: {count} calls written to {args.history}", file=sys.stderr)
     print(json.dumps(data, default=str) if args.json else render(data), flush=True)
     if run.state is RunState.FAILED:
         print(f"error: {run.error}", file=sys.stderr)
         return run.error.exit_code if run.error else 1
     return EXIT_STOPPED if run.state is RunState.STOPPED else 0
+
+
+def export_meta(w: schema.Workload, data: dict[str, Any]) -> dict[str, Any]:
+    """A history file's header: the summary with the workload beside it, not in its options (an imported file's
+    option values are short texts, and the spec is a whole file); the file keeps the workload as it ran."""
+    summary = {**data, "options": {"spec": f"the workload {w.name!r}: meta.workload"}}
+    return {"summary": summary, "workload": w.model_dump(mode="json")}
 
 
 def render(data: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from engine.workloads import schema
+from engine.workloads import report, schema
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "workloads.md"
 SECTIONS: tuple[tuple[str, type[BaseModel]], ...] = (
@@ -93,6 +93,8 @@ def _bounds(field: Any) -> str:
 
 def render() -> str:
     out = [INTRO]
+    out.append("## What a run reports\n")
+    out.append((report.__doc__ or "").strip() + "\n")
     for title, model in SECTIONS:
         out.append(f"## {title}\n")
         out.append(" ".join((model.__doc__ or "").split()) + "\n")

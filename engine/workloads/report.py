@@ -5,10 +5,17 @@ retries). Its outcome is its last call's; its latency runs from its scheduled ar
 the moment the client got round to it) to its last call's end. Refusals are counted per call, by cause:
 - condition_refused: a condition another client's write made false (a version moved on, a key taken);
 - transaction_conflict: a transaction collided with another one (TransactionConflict);
-- throttled: the partition's throughput was used up, after the client's own retries;
+- throttled: the partition's throughput was used up (each refused send; the client sends it again after a
+  backoff, up to 8 times, as it does a TransactionConflictException);
 - business: the file's own rule said no (a guard condition, a transfer's floor, a conditional delete);
 - validation: DynamoDB refused the request itself (ValidationException);
-- other: anything else; unknown: calls whose answer was lost (applied or not)."""
+- other: anything else; unknown: calls whose answer was lost (applied or not).
+Retries per success: writes sent again after a refused or unanswered write of the same operation, plus botocore's
+own retries, over the operations that succeeded. Goodput: operations that succeeded, per second of the run.
+Capacity: the units each call consumed (from the declared item size, as DynamoDB counts them; a throttled call
+consumes none), per partition key: the mean over the run and the busiest second, against the per-partition
+ceilings of 1,000 write and 3,000 read units per second. The run's general summary (conflicts, conflicts by
+cause) counts every refused condition; this report keeps the business refusals apart."""
 
 from __future__ import annotations
 
