@@ -5,11 +5,12 @@ export) is the engine's own."""
 
 from __future__ import annotations
 
+import time
 from functools import lru_cache
 from typing import Any
 
 from engine.calls import ClientContext
-from engine.errors import BadInput
+from engine.errors import BadInput, LabError
 from engine.history import History
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table, TableSpec
@@ -22,6 +23,7 @@ NAME = "workload"
 AS_WRITTEN = "as-written"
 RACY = "racy"
 SETUP_BATCH = 25
+SETUP_TRIES = 20
 
 
 @lru_cache(maxsize=16)
@@ -68,11 +70,18 @@ class WorkloadPattern(Pattern):
         items = [layout.item(rank) for rank in range(w.table.items)]
         for start in range(0, len(items), SETUP_BATCH):
             requests = [{"PutRequest": {"Item": item}} for item in items[start : start + SETUP_BATCH]]
-            for _ in range(100):
+            for attempt in range(SETUP_TRIES):
                 left = table.client.batch_write_item(RequestItems={table.name: requests}).get("UnprocessedItems")
                 requests = (left or {}).get(table.name) or []
                 if not requests:
                     break
+                time.sleep(min(1.0, 0.01 * 2**attempt))  # a partition's ceiling (aws-like) refills meanwhile
+            if requests:
+                raise LabError(
+                    f"the set-up could not write {len(requests)} of the workload's {w.table.items} items "
+                    f"after {SETUP_TRIES} tries (the table's throughput)",
+                    "use fewer table.items per partition, or raise the profile's write_units",
+                )
 
     def client(self, ctx: ClientContext) -> None:
         spec = ctx.options["spec"]
