@@ -5,6 +5,7 @@ The editor's text lives in this session only (st.session_state), and is parsed w
 limits, so nothing typed here reaches another session's page."""
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -98,37 +99,50 @@ if stop_col.button("Stop", icon=":material/stop:", key="wl-stop", disabled=not r
     if record is not None and record.run is not None:
         record.run.stop()
 
+LIVE_REPORT_CALLS = 50_000  # past this, the per-operation table waits for the end: it reads every call's detail
+
+
+def report_section(record: Any) -> None:
+    """The workload's per-operation table, hottest keys and capacity: live while the run goes, final at its end."""
+    if record.run is None or not len(record.history):
+        return
+    if record.running and len(record.history) > LIVE_REPORT_CALLS:
+        st.caption(f"The per-operation table is drawn when the run ends (past {LIVE_REPORT_CALLS:,} calls).")
+        return
+    ran = workload_of(record.options()["spec"])
+    figures = report(ran, record.history, record.run.elapsed_s())
+    st.markdown(f"### {ran.name}: per operation" + (" (so far)" if record.running else ""))
+    rows = [
+        {
+            "operation": name,
+            "ops": op["attempts"],
+            "ok": op["successes"],
+            **{cause.replace("_", " "): op["refusals"][cause] for cause in CAUSES},
+            "retries per success": op["retries_per_success"],
+            "ok/s": op["goodput_per_s"],
+            **{f"{p} ms": op["latency_ms"][p] for p in ("p50", "p95", "p99")},
+        }
+        for name, op in figures["operations"].items()
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    hot = ", ".join(f"{k['key']} ({k['conflicts']})" for k in figures["hot_keys"]) or "none"
+    st.caption(f"Hottest keys by conflicts: {hot}")
+    busiest = figures["capacity"]["write_partitions"][:1]
+    if busiest:
+        b = busiest[0]
+        st.caption(
+            f"Busiest partition {b['partition']}: {b['peak_per_s']:g} write units in its busiest second, "
+            f"of the {b['ceiling_per_s']:,}/s ceiling"
+        )
+    line = load_line(figures["load"])
+    if line and not record.running:
+        st.caption(line)
+
+
 if record is not None and record.pattern == NAME:
     st.query_params["workload"] = record.id
-    if not record.running and record.run is not None and len(record.history):
-        ran = workload_of(record.options()["spec"])
-        figures = report(ran, record.history, record.run.elapsed_s())
-        st.markdown(f"### {ran.name}: per operation")
-        rows = [
-            {
-                "operation": name,
-                "ops": op["attempts"],
-                "ok": op["successes"],
-                **{cause.replace("_", " "): op["refusals"][cause] for cause in CAUSES},
-                "retries per success": op["retries_per_success"],
-                "ok/s": op["goodput_per_s"],
-                **{f"{p} ms": op["latency_ms"][p] for p in ("p50", "p95", "p99")},
-            }
-            for name, op in figures["operations"].items()
-        ]
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
-        hot = ", ".join(f"{k['key']} ({k['conflicts']})" for k in figures["hot_keys"]) or "none"
-        st.caption(f"Hottest keys by conflicts: {hot}")
-        busiest = figures["capacity"]["write_partitions"][:1]
-        if busiest:
-            b = busiest[0]
-            st.caption(
-                f"Busiest partition {b['partition']}: {b['peak_per_s']:g} write units in its busiest second, "
-                f"of the {b['ceiling_per_s']:,}/s ceiling"
-            )
-        line = load_line(figures["load"])
-        if line:
-            st.caption(line)
+    shown = record
+    live.poll(lambda: shown.running, lambda: report_section(shown), every=2.0)
     live.run_view(record, f"wl-{record.id}")
 else:
     st.info("Pick a preset or write your own, then Start. Every call is recorded; the charts follow it live.")
