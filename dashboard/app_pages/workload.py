@@ -125,6 +125,8 @@ def report_section(record: Any) -> None:
         for name, op in figures["operations"].items()
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
+    for warning in figures["warnings"]:
+        st.warning(warning, icon=":material/warning:")
     hot = ", ".join(f"{k['key']} ({k['conflicts']})" for k in figures["hot_keys"]) or "none"
     st.caption(f"Hottest keys by conflicts: {hot}")
     busiest = figures["capacity"]["write_partitions"][:1]

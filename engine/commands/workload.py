@@ -213,6 +213,7 @@ def render(data: dict[str, Any]) -> str:
             + f" {'-' if rps is None else f'{rps:.2f}':>8} {op['goodput_per_s']:>7.1f} "
             + " ".join(f"{'-' if lat[p] is None else f'{lat[p]:.1f}':>7}" for p in ("p50", "p95", "p99"))
         )
+    out.extend(f"WARNING    {line}" for line in wl.get("warnings") or ())
     if wl["hot_keys"]:
         out.append("hottest keys by conflicts: " + ", ".join(f"{k['key']} {k['conflicts']}" for k in wl["hot_keys"]))
     cap = wl["capacity"]

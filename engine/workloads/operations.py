@@ -11,6 +11,7 @@ how late it started after its scheduled arrival (`late_ms`)."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -60,6 +61,7 @@ class Layout:
         item: dict[str, Any] = {**self.key(rank), "version": 0, "changes": 0, "balance": self.w.table.balance}
         item["counter"] = 0
         item["data"] = "-"
+        item.update(self.w.table.attributes)
         if self.w.table.gsi:
             item["GSI1PK"] = self.group(rank)
             item["GSI1SK"] = item["PK"] + "/" + item["SK"]
@@ -377,9 +379,11 @@ def _update(run: OpRun, op: s.Update, racy: bool) -> None:
         _read_modify_write(run, rank, op.read_consistent, op.retry, racy, lambda old: {"data": data})
         return
     condition = op.condition or ""
+    # `#word` in the condition names the attribute `word` (how a reserved word such as status is written).
+    names = {"#lab_data": "data", **{f"#{n}": n for n in re.findall(r"#([A-Za-z0-9_]+)", condition)}}
     values: dict[str, Any] = {":d": data, ":one": 1}
-    if ":zero" in condition:
-        values[":zero"] = 0
+    # Only the values the condition names: DynamoDB refuses a request that defines one it does not use.
+    values.update({name: value for name, value in {":zero": 0, **op.values}.items() if name in condition})
     run.meet()
     run.call(
         "write",
@@ -388,9 +392,9 @@ def _update(run: OpRun, op: s.Update, racy: bool) -> None:
         detail={"wcu": write_units(layout.size), DETAIL_COUNTED: [label], DETAIL_BUSINESS: True},
         TableName=run.table,
         Key=layout.key(rank),
-        UpdateExpression="SET #d = :d ADD changes :one, version :one",
+        UpdateExpression="SET #lab_data = :d ADD changes :one, version :one",
         ConditionExpression=condition,
-        ExpressionAttributeNames={"#d": "data"},
+        ExpressionAttributeNames=names,
         ExpressionAttributeValues=values,
     )
 
@@ -430,7 +434,8 @@ def _read_modify_write(
 
 def _transact_write(run: OpRun, op: s.TransactWrite, racy: bool) -> None:
     layout = run.mix.layout
-    ranks = run.ranks(op.items)
+    everything = run.ranks(op.items + op.checks)
+    ranks, checked = everything[: op.items], everything[op.items :]
     labels = [layout.label(r) for r in ranks]
     deltas = [-op.amount * (len(ranks) - 1)] + [op.amount] * (len(ranks) - 1)
     if racy:
@@ -449,15 +454,25 @@ def _transact_write(run: OpRun, op: s.TransactWrite, racy: bool) -> None:
             update["ConditionExpression"] = "balance >= :need"
             update["ExpressionAttributeValues"] = {**update["ExpressionAttributeValues"], ":need": -delta}
         items.append({"Update": update})
-    units = write_units(layout.size, transactional=True) * len(ranks)
+    for r in checked:  # refused (a business refusal) if the item was deleted
+        items.append(
+            {
+                "ConditionCheck": {
+                    "TableName": run.table,
+                    "Key": layout.key(r),
+                    "ConditionExpression": "attribute_exists(PK)",
+                }
+            }
+        )
+    units = write_units(layout.size, transactional=True) * len(everything)
     token = _token(run) if op.token else None
     for attempt in range(op.retry.attempts):
         extra = {"ClientRequestToken": token} if token else {}
         detail: dict[str, Any] = {"wcu": units, DETAIL_COUNTED: labels, "try": attempt + 1}
         if token:
             detail[DETAIL_TOKEN] = token
-        if op.floor:
-            detail[DETAIL_BUSINESS] = True  # a ConditionalCheckFailed reason is the floor saying no
+        if op.floor or op.checks:
+            detail[DETAIL_BUSINESS] = True  # a ConditionalCheckFailed reason is the floor or a check saying no
         try:
             run.call("write", "TransactWriteItems", key=labels[0], detail=detail, TransactItems=items, **extra)
             return

@@ -163,6 +163,12 @@ def report(w: Workload, history: History, duration_s: float) -> dict[str, Any]:
     return {
         "name": w.name,
         "operations": out_ops,
+        "warnings": [
+            f"{name}: {op['refusals']['validation']} of its calls were refused as invalid (ValidationException): "
+            "check its condition, values and attribute names (#word for a reserved word)"
+            for name, op in out_ops.items()
+            if op["refusals"]["validation"]
+        ],
         "hot_keys": [{"key": k, "conflicts": n} for k, n in conflicts.most_common(HOT_KEYS)],
         "capacity": _capacity(wcu, rcu, duration_s),
         "load": _load(w, ops.values()),

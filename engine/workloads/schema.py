@@ -26,6 +26,13 @@ MAX_BACKOFF_MS = 10_000.0
 MAX_FILE_CHARS = 64 * 1024  # a workload file is a page of YAML: a dashboard editor's paste is refused past it
 
 
+_ATTRIBUTE_NAME = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
+# What every item carries for the lab (operations.Layout.item): a file's own attributes take other names.
+RESERVED_ATTRIBUTES = frozenset(
+    {"PK", "SK", "GSI1PK", "GSI1SK", "version", "changes", "balance", "counter", "data", "pad"}
+)
+
+
 class _Model(BaseModel):
     # An unknown field is a typo until proven otherwise: refused, with the known ones named.
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -63,6 +70,18 @@ class Table(_Model):
     )
     balance: int = Field(1000, ge=0, le=10**12, description="each item's starting balance (what transfers move)")
     gsi: Gsi | None = Field(None, description="optional global secondary index, for query operations on it")
+    attributes: dict[Annotated[str, Field(pattern=_ATTRIBUTE_NAME)], int | str] = Field(
+        {},
+        max_length=20,
+        description="more attributes every item starts with, e.g. {status: active}, for conditions to test",
+    )
+
+    @model_validator(mode="after")
+    def _own_names(self) -> Table:
+        taken = sorted(set(self.attributes) & RESERVED_ATTRIBUTES)
+        if taken:
+            raise _at("attributes", f"{taken[0]!r} is an attribute the lab keeps itself: give it another name")
+        return self
 
     @model_validator(mode="after")
     def _sort_key_for_partitions(self) -> Table:
@@ -128,8 +147,12 @@ class Update(_Op):
     condition: str | None = Field(
         None,
         max_length=4096,
-        description="condition expression for guard: condition, e.g. 'balance >= :zero'; values :zero (0) and "
-        ":one (1) are defined; a refusal counts as a business refusal",
+        description="condition expression for guard: condition, e.g. 'balance >= :zero' or '#status = :active' "
+        "(#word names the attribute word: write reserved words such as status so); :zero (0) and the `values` "
+        "are defined; a refusal counts as a business refusal",
+    )
+    values: dict[Annotated[str, Field(pattern=r"^:[A-Za-z0-9_]{1,64}$")], int | str] = Field(
+        {}, max_length=20, description="the condition's values, e.g. {':active': active}"
     )
     read_consistent: bool = Field(True, description="the read before a set: ConsistentRead")
     retry: Retry = Field(Retry(), description="retry policy on a version conflict")
@@ -138,6 +161,9 @@ class Update(_Op):
     def _condition_given(self) -> Update:
         if self.mode == "set" and self.guard == "condition" and not self.condition:
             raise _at("condition", "guard: condition needs a condition expression: add condition: 'balance >= :zero'")
+        clash = sorted(set(self.values) & {":d", ":one", ":zero"})
+        if clash:
+            raise _at("values", f"{clash[0]!r} is a value the lab defines itself: give it another name")
         if self.condition and (self.mode != "set" or self.guard != "condition"):
             raise _at("condition", "condition is used only with mode: set and guard: condition: set those or drop it")
         return self
@@ -161,6 +187,12 @@ class TransactWrite(_Op):
     amount: int = Field(1, ge=0, le=10**9, description="what moves from the first key to each other key")
     floor: bool = Field(False, description="refuse a transfer that takes the first key's balance below 0")
     token: bool = Field(False, description="send a ClientRequestToken, and resend with it when an answer is lost")
+    checks: int = Field(
+        0,
+        ge=0,
+        le=MAX_TRANSACT_ITEMS - 1,
+        description="ConditionCheck items on more keys (each must exist); items + checks ≤ 100",
+    )
     retry: Retry = Field(Retry(), description="retry policy on a TransactionConflict")
 
 
@@ -245,7 +277,13 @@ class Workload(_Model):
             raise _at("operations", f"two operations are named {dup[0]!r}: give each a name of its own")
         if any(isinstance(op, Query) and op.index for op in self.operations) and self.table.gsi is None:
             raise _at("table.gsi", "a query with index: true needs table.gsi: add gsi: {name: by-group}")
-        widest = max((getattr(op, "items", 1) for op in self.operations), default=1)
+        for i, op in enumerate(self.operations):
+            if isinstance(op, TransactWrite) and op.items + op.checks > MAX_TRANSACT_ITEMS:
+                raise _at(
+                    f"operations[{i}].checks",
+                    f"items + checks is {op.items + op.checks}: a transaction takes at most {MAX_TRANSACT_ITEMS}",
+                )
+        widest = max((getattr(op, "items", 1) + getattr(op, "checks", 0) for op in self.operations), default=1)
         if widest > self.table.items:
             raise _at("table.items", f"an operation needs {widest} distinct keys but table.items is {self.table.items}")
         if self.invariants is not None:

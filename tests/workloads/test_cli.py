@@ -39,3 +39,29 @@ def test_a_racy_run_says_what_it_lost(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "FAIL" in text and "acknowledged changes are not in the items" in text
+
+
+def test_a_condition_on_a_file_attribute_refuses_as_business_and_a_bad_one_warns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "cond.yaml"
+    path.write_text(
+        "name: cond\ntable: {items: 4, attributes: {status: active}}\noperations:\n"
+        "  - {name: keep, type: update, weight: 1, mode: set, guard: condition, condition: '#status = :on', "
+        "values: {':on': active}}\n"
+        "  - {name: drop, type: update, weight: 1, mode: set, guard: condition, condition: '#status = :off', "
+        "values: {':off': gone}}\n"
+        "  - {name: bad, type: update, weight: 1, mode: set, guard: condition, condition: 'status = :off', "
+        "values: {':off': gone}}\n"
+        "  - {name: move, type: transact_write, weight: 1, items: 2, checks: 1}\n"
+        "load: {clients: 2, ops: 12}\n"
+    )
+    assert main(["workload", "run", str(path), "--json", "--seed", "3"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    ops = data["workload"]["operations"]
+    assert ops["keep"]["successes"] == ops["keep"]["attempts"] > 0
+    assert ops["drop"]["successes"] == 0 and ops["drop"]["refusals"]["business"] == ops["drop"]["attempts"] > 0
+    assert ops["bad"]["refusals"]["validation"] == ops["bad"]["attempts"] > 0  # status is a reserved word
+    assert data["workload"]["warnings"] and data["workload"]["warnings"][0].startswith("bad: ")
+    assert ops["move"]["successes"] == ops["move"]["attempts"] > 0
+    assert all(inv["holds"] for inv in data["invariants"])

@@ -115,3 +115,21 @@ def test_yaml_aliases_are_refused_before_they_expand() -> None:
 def test_a_file_past_64_kb_is_refused_unread() -> None:
     [line] = problems(GOOD + "#" * 70_000)
     assert line.startswith("the file is 70,") and "at most 65,536" in line
+
+
+def test_a_transaction_of_items_and_checks_past_100_is_refused() -> None:
+    [line] = problems(
+        "name: t\ntable: {items: 200}\noperations:\n  - {name: a, type: transact_write, weight: 1, items: 60, checks: 41}\n"
+    )
+    assert line == "operations[0].checks: items + checks is 101: a transaction takes at most 100"
+
+
+def test_a_file_attribute_may_not_take_a_name_the_lab_keeps() -> None:
+    [line] = problems(f"name: t\ntable: {{attributes: {{version: 3}}}}\n{GOOD.split(chr(10), 2)[2]}")
+    assert line == "table.attributes: 'version' is an attribute the lab keeps itself: give it another name"
+
+
+def test_a_condition_value_may_not_take_a_name_the_lab_defines() -> None:
+    op = "{name: a, type: update, weight: 1, mode: set, guard: condition, condition: 'x = :one', values: {':one': 2}}"
+    [line] = problems(f"name: t\noperations:\n  - {op}\n")
+    assert line == "operations[0].values: ':one' is a value the lab defines itself: give it another name"
