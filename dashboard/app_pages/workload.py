@@ -81,23 +81,48 @@ def config(w: schema.Workload) -> RunConfig:
 
 
 spent = ui.budget_notice(registry, sidebar.current_spec())
-record = registry.get(st.session_state.get("wl_run_id") or st.query_params.get("workload"))
-start_col, stop_col, _ = st.columns([1, 1, 4], vertical_alignment="center")
+# What the page shows: one run (Start), or both forms started together on two tables (Compare both forms).
+# Only this page's runs: a link naming another page's run or pair shows nothing here.
+pair = [
+    r
+    for r in registry.group(st.session_state.get("wl_group") or st.query_params.get("workload_pair"))
+    if r.pattern == NAME
+]
+record = None if pair else registry.get(st.session_state.get("wl_run_id") or st.query_params.get("workload"))
+if record is not None and record.pattern != NAME:
+    record = None
+start_col, pair_col, stop_col, _ = st.columns([1, 1.6, 1, 2.4], vertical_alignment="center")
+blocked = spent or workload is None or bool(problems)
+
+
+def start_one(w: schema.Workload) -> str:
+    st.session_state.pop("wl_group", None)
+    st.query_params.pop("workload_pair", None)
+    return registry.start(config(w), sidebar.current_spec()).id
+
+
+def start_both(w: schema.Workload) -> str:
+    st.session_state.pop("wl_run_id", None)
+    st.query_params.pop("workload", None)
+    return registry.start_pair(config(w), sidebar.current_spec())[0].group or ""
+
+
 if start_col.button(
-    "Start",
-    icon=":material/play_arrow:",
-    type="primary",
-    key="wl-start",
-    width="stretch",
-    disabled=spent or workload is None or bool(problems),
+    "Start", icon=":material/play_arrow:", type="primary", key="wl-start", width="stretch", disabled=blocked
 ):
     if workload is not None:
-        w = workload
-        ui.start_and_remember(lambda: registry.start(config(w), sidebar.current_spec()).id, "wl_run_id", "workload")
-running = record is not None and record.running
+        one = workload
+        ui.start_and_remember(lambda: start_one(one), "wl_run_id", "workload")
+if pair_col.button("Compare both forms", icon=":material/compare:", key="wl-pair", width="stretch", disabled=blocked):
+    if workload is not None:
+        both = workload
+        ui.start_and_remember(lambda: start_both(both), "wl_group", "workload_pair")
+shown_runs = list(pair) if pair else [record] if record is not None else []
+running = any(r.running for r in shown_runs)
 if stop_col.button("Stop", icon=":material/stop:", key="wl-stop", disabled=not running, width="stretch"):
-    if record is not None and record.run is not None:
-        record.run.stop()
+    for r in shown_runs:
+        if r.run is not None:
+            r.run.stop()
 
 LIVE_REPORT_CALLS = 50_000  # past this, the per-operation table waits for the end: it reads every call's detail
 
@@ -141,10 +166,23 @@ def report_section(record: Any) -> None:
         st.caption(line)
 
 
-if record is not None and record.pattern == NAME:
-    st.query_params["workload"] = record.id
-    shown = record
+def live_report(shown: Any) -> None:
     live.poll(lambda: shown.running, lambda: report_section(shown), every=2.0)
+
+
+if pair:
+    st.query_params["workload_pair"] = pair[0].group or ""
+    for column, member in zip(st.columns(len(pair)), pair):
+        with column:
+            st.markdown(f"#### {member.variant}")
+            live_report(member)
+    live.compare_view(pair, f"wl-pair-{pair[0].group}")
+elif record is not None:
+    st.query_params["workload"] = record.id
+    live_report(record)
     live.run_view(record, f"wl-{record.id}")
 else:
-    st.info("Pick a preset or write your own, then Start. Every call is recorded; the charts follow it live.")
+    st.info(
+        "Pick a preset or write your own, then Start, or Compare both forms side by side. Every call is recorded; "
+        "the charts follow it live."
+    )

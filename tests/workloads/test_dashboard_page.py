@@ -51,3 +51,16 @@ def test_a_link_names_a_preset_and_an_unknown_one_is_said() -> None:
     at.query_params["preset"] = "nope"
     at.run()
     assert any("The link's preset 'nope' is not one of" in str(e.value) for e in at.error)
+
+
+def test_compare_both_forms_runs_them_side_by_side() -> None:
+    at = app("app_pages/workload.py")
+    at.selectbox(key="wl-preset").set_value("ticket-sale").run()
+    preset = at.text_area(key="wl-text").value or ""
+    at.text_area(key="wl-text").set_value(preset.replace("clients: 16, ops: 25", "clients: 3, ops: 3")).run()
+    at.button(key="wl-pair").click().run()
+    assert not at.error, [e.value for e in at.error]
+    until(at, lambda a: text(a).count("ticket-sale: per operation") == 2 and "(so far)" not in text(a))
+    body = text(at)
+    assert "#### as-written" in body and "#### racy" in body
+    until(at, lambda a: ":green-badge[PASS]" in text(a) and ":red-badge[FAIL]" in text(a))
