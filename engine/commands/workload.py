@@ -187,10 +187,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def export_meta(w: schema.Workload, data: dict[str, Any]) -> dict[str, Any]:
-    """A history file's header: the summary with the workload beside it, not in its options (an imported file's
-    option values are short texts, and the spec is a whole file); the file keeps the workload as it ran."""
-    summary = {**data, "options": {"spec": f"the workload {w.name!r}: meta.workload"}}
-    return {"summary": summary, "workload": w.model_dump(mode="json")}
+    """A history file's header: the summary (its options carry the workload as JSON, what the run's clients read)
+    and the workload again as a readable object."""
+    return {"summary": data, "workload": w.model_dump(mode="json")}
 
 
 def render(data: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ def test_run_exports_its_history_with_the_workload_report(tmp_path: Path, capsys
     assert "workload ticket-sale (as-written)" in text and "sell" in text and "capacity" in text
     history, meta = read_jsonl(out)  # the lab's own import accepts it
     assert len(history) > 0 and meta["summary"]["pattern"] == "workload"
+    assert json.loads(meta["summary"]["options"]["spec"])["name"] == "ticket-sale"  # the workload as it ran
     header = json.loads(out.read_text().splitlines()[0])["meta"]
     assert sum(op["attempts"] for op in header["summary"]["workload"]["operations"].values()) == 6  # 2 clients × 3
     assert header["workload"]["name"] == "ticket-sale"  # the workload as it ran, beside the summary
