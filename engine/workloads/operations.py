@@ -107,12 +107,15 @@ class Mix:
 class OpRun:
     """One operation of one client: its calls share `o`, the first carries how late it started."""
 
-    def __init__(self, ctx: ClientContext, mix: Mix, op: s.Operation, o: int, late_ms: float | None) -> None:
+    def __init__(
+        self, ctx: ClientContext, mix: Mix, op: s.Operation, o: int, late_ms: float | None, stream: str | None = None
+    ) -> None:
         self.ctx = ctx
         self.mix = mix
         self.op = op
         self.o = o
         self.late_ms = late_ms
+        self.stream = stream  # the open-loop schedule its arrival came from
         self.table = ctx.table.name
         self.gate: Callable[[], None] | None = None  # the opening round's barrier, met between read and write
         self.pinned = False  # the opening round: every key draw gives the hottest keys, rank 0 first
@@ -127,6 +130,8 @@ class OpRun:
         d: dict[str, Any] = {"o": self.o, "step": step, **(detail or {})}
         if self.late_ms is not None:
             d["late_ms"] = round(self.late_ms, 3)
+            if self.stream is not None:
+                d["stream"] = self.stream
             self.late_ms = None
         return self.ctx.call(self.op.name, api, key=key, detail=d, **params)
 

@@ -15,7 +15,7 @@ from engine.history import History
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.tables import Table, TableSpec
 from engine.workloads import invariants as inv
-from engine.workloads.load import Pacer
+from engine.workloads.load import arrivals
 from engine.workloads.operations import Layout, Mix, OpRun, opening_gate, run_operation
 from engine.workloads.schema import Workload, WorkloadInvalid, from_json
 
@@ -88,24 +88,19 @@ class WorkloadPattern(Pattern):
         w = workload_of(spec)
         mix = mix_of(spec)
         racy = ctx.variant == RACY
-        pacer = Pacer(w.load, ctx)
         opening = mix.opening()
         # The opening round: every client of the process runs the mix's first read-modify-write on the hottest key
         # and they meet between its read and its write, so the racy form loses changes for certain (with two
         # clients or more) and the as-written form meets its conflicts; the rest of the run is drawn at random.
         # Closed loop only: in open loop a barrier would hold back the first arrivals and make them late.
         gate = opening_gate(ctx) if opening is not None and w.load.mode == "closed" else None
-        for o in ctx.ops():
-            late = pacer.wait()
-            if late is None:
-                break
-            op = opening if (o == 0 and gate is not None and opening is not None) else mix.choose(ctx.rng)
-            run = OpRun(ctx, mix, op, o, late)
-            if o == 0 and gate is not None:
+        for arrival in arrivals(w.load, ctx):
+            first = arrival.o == 0 and gate is not None and opening is not None
+            op = opening if first and opening is not None else mix.choose(ctx.rng)
+            run = OpRun(ctx, mix, op, arrival.o, arrival.late_ms, arrival.stream)
+            if first:
                 run.gate, run.pinned = gate, True  # rank 0 is the hottest key under every distribution
             run_operation(run, racy)
-            if not pacer.after():
-                break
 
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
         w = workload_of(options["spec"])

@@ -123,6 +123,8 @@ def report(w: Workload, history: History, duration_s: float) -> dict[str, Any]:
         one["start"] = min(one["start"], invoke)
         one["end"] = max(one["end"], complete)
         one["late"] = max(one["late"], float(detail.get("late_ms", 0.0)))
+        if "stream" in detail:
+            one["stream"] = detail["stream"]
         if detail.get("step") == "write":
             # A write after a refused (or unanswered) write of the same operation is a retry of it: a version
             # conflict's read-and-write again, a transaction resent, a throttled call sent again.
@@ -211,16 +213,16 @@ def _load(w: Workload, ops: Iterable[dict[str, Any]]) -> dict[str, Any]:
     if w.load.mode == "closed":
         load["think_ms"] = w.load.think_ms
         return load
-    starts: dict[int, list[float]] = defaultdict(list)
+    starts: dict[str, list[float]] = defaultdict(list)
     late = 0
     count = 0
-    for (client, _o), one in ((k, v) for k, v in _keyed(ops)):
-        starts[client].append(one["start"] / 1e9)
+    for one in ops:
+        starts[str(one.get("stream") or one["client"])].append(one["start"] / 1e9)
         late += one["late"] > LATE_MS
         count += 1
-    # Each thread's rate over its own span (from the run's start to its last arrival), summed: the run's end waits for its slowest thread, whose Poisson
-    # schedule ran long by chance, and dividing all arrivals by that end would read low.
-    # (n - 1) / T: T, the sum of n exponential gaps, makes n / T read high by n / (n - 1).
+    # Each schedule's rate over its own span (from the run's start to its last arrival), summed: a run of several
+    # schedules ends with its slowest, whose Poisson schedule ran long by chance, and dividing all arrivals by that
+    # end would read low. (n - 1) / T: T, the sum of n exponential gaps, makes n / T read high by n / (n - 1).
     achieved = sum((len(s) - 1) / max(s) for s in starts.values() if len(s) > 1 and max(s) > 0)
     target = float(w.load.rate or 0.0)
     sustained = count > 0 and achieved >= SUSTAINED_SHARE * target and late <= LATE_SHARE * count
@@ -235,11 +237,6 @@ def _load(w: Workload, ops: Iterable[dict[str, Any]]) -> dict[str, Any]:
         }
     )
     return load
-
-
-def _keyed(ops: Iterable[dict[str, Any]]) -> Iterable[tuple[tuple[int, int], dict[str, Any]]]:
-    for one in ops:
-        yield (one["client"], one["o"]), one
 
 
 def load_line(load: Mapping[str, Any]) -> str | None:
