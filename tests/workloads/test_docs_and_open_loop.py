@@ -61,3 +61,15 @@ def test_a_rate_no_client_can_keep_says_so_in_one_line() -> None:
         "open loop: the rate of 5000/s could not be sustained: achieved 300/s, 90 of 100 arrivals sent more than "
         "10 ms late (more clients, or a lower rate)"
     )
+
+
+def test_open_loop_in_two_client_processes_makes_every_arrival() -> None:
+    """Client processes do not know their share of the threads: each thread follows a stream of its own."""
+    from engine.backend import BackendSpec
+
+    w = parse(OPEN)
+    args = argparse.Namespace(profile="exact", profile_set=[], processes=2)
+    with Backend(BackendSpec()) as backend:  # its own server: client processes reach it by its URL
+        run, data = run_workload(w, config_for(w, "as-written", args), backend)
+    load = data["workload"]["load"]
+    assert run.state.value == "done" and load["arrivals"] == 40 and load["achieved_per_s"] > 0
