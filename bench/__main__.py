@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile", "cluster")
+SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile", "cluster", "workload")
 
 
 def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
@@ -26,6 +26,7 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
         "latency": "engine.latency_scaling",
         "profile": "server.aws_like",
         "cluster": "cluster.scaling",
+        "workload": "engine.workload_open_loop",
     }
     mod: Any = importlib.import_module(f"bench.{modules[name]}")
     if name == "server":
@@ -34,7 +35,7 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
         result = mod.measure(passes=4 if quick else 8)
     elif name in ("history", "dashboard"):
         result = mod.measure()
-    elif name == "profile":
+    elif name in ("profile", "workload"):
         result = mod.measure(quick=quick)
     elif name == "latency":
         result = mod.measure(seconds=1.5 if quick else 3.0)

@@ -51,6 +51,7 @@ page = st.navigation(
         st.Page(PAGES / "compare.py", title="Compare safe vs racy", icon=":material/compare:", url_path="compare"),
         st.Page(PAGES / "sweep.py", title="Sweep thread counts", icon=":material/monitoring:", url_path="sweep"),
         st.Page(PAGES / "scenes.py", title="Seed scenes", icon=":material/theater_comedy:", url_path="scenes"),
+        st.Page(PAGES / "workload.py", title="Your workload", icon=":material/tune:", url_path="workload"),
         st.Page(
             PAGES / "history.py", title="History: runs, export, import", icon=":material/history:", url_path="history"
         ),

@@ -1,4 +1,4 @@
-"""python -m engine  list | run | walkthrough | serve | sweep | demos (the last four in engine/commands/)
+"""python -m engine  list | run | walkthrough | serve | sweep | demos | workload (the last five in engine/commands/)
 
 Exit status: 0 when the command completed (whatever the invariants say), 2 for bad arguments, 1 when it
 could not run (unreachable endpoint, missing or rejected credentials, a missing permission, server died),
@@ -30,6 +30,7 @@ from engine.commands.demos import cmd_demos
 from engine.commands.serve import cmd_serve
 from engine.commands.sweep import cmd_sweep
 from engine.commands.walkthrough import cmd_walkthrough
+from engine.commands.workload import add_workload_parser, cmd_workload
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput, LabError, clip
 from engine.patterns import all_patterns
@@ -232,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cal.add_argument("--yes", action="store_true", help="start without asking (the request count is still printed)")
     _add_backend_args(cal)
+    add_workload_parser(sub, _add_backend_args, _add_profile_args)
     return parser
 
 
@@ -246,6 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sweep": cmd_sweep,
             "demos": cmd_demos,
             "calibrate": cmd_calibrate,
+            "workload": cmd_workload,
         }[args.command](args)
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)

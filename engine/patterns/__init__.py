@@ -40,6 +40,10 @@ def get_pattern(name_or_seed: str | int) -> type[Pattern]:
     """By name ("optimistic-locking") or seed number (23)."""
     patterns = all_patterns()
     key = str(name_or_seed).strip()
+    if key == "workload":  # a team's own workload (engine/workloads/): run like a pattern, never listed with them
+        from engine.workloads.pattern import WorkloadPattern
+
+        return WorkloadPattern
     if key in patterns:
         return patterns[key]
     for pattern in patterns.values():

@@ -328,6 +328,13 @@ def _scalar(value: Any, where: str) -> Any:
     return text(value, where, 200)
 
 
+def _option(value: Any, where: str) -> Any:
+    """A knob's value; a workload run's one knob, `spec`, is the whole workload file as JSON (at most 64 KB of YAML)."""
+    if where.endswith(".spec") and isinstance(value, str):
+        return text(value, where, 256 * 1024)
+    return _scalar(value, where)
+
+
 _COUNT = _whole(0, 10**12)
 INVARIANT = _record(
     {
@@ -366,7 +373,7 @@ SUMMARY = _record(
         "retries": _COUNT,
         "retry_policy": _record({"mode": _text(16), "max_attempts": _whole(1, 100)}),
         "faults": _record({"lost_response_share": _optional(_number(0, 1)), "latency_ms": _number(0, 3_600_000)}),
-        "options": _mapping(64, _scalar, 100),
+        "options": _mapping(64, _option, 100),
         "client_crashes": _COUNT,
         "client_errors": _list(
             _record({"client": _whole(0, MAX_CLIENTS), "kind": _text(16), "message": _text(500)}), 100

@@ -1,0 +1,188 @@
+"""Your workload: a preset or your own YAML in an editor, each problem listed under it by field, Start/Stop, the
+Run page's live charts, and the workload's own report (per operation, hottest keys, capacity) when it ends.
+
+The editor's text lives in this session only (st.session_state), and is parsed with the file's size and alias
+limits, so nothing typed here reaches another session's page."""
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.widgets import live, sidebar, ui
+from dashboard.widgets.registry import get_registry
+from engine.run.runner import RunConfig
+from engine.workloads import schema
+from engine.workloads.pattern import AS_WRITTEN, NAME, RACY, workload_of
+from engine.workloads.report import CAUSES, load_line, report
+
+PRESETS = Path(__file__).resolve().parents[2] / "workloads"
+
+registry = get_registry()
+st.title("Your workload")
+st.caption(
+    "Describe your table and traffic (field by field in docs/workloads.md), or start from a preset. "
+    "As written runs your operations as the file says; racy runs each read-modify-write as read-then-put, "
+    "with no version or check."
+)
+
+presets = sorted(p.stem for p in PRESETS.glob("*.yaml"))
+left, right = st.columns([2, 1])
+linked = st.query_params.get("preset")  # a scenario link names a shipped preset: ?preset=hot-customer
+if linked is not None and "wl-preset" not in st.session_state:
+    if linked in presets:
+        st.session_state["wl-preset"] = linked
+    else:
+        st.error(f"The link's preset {linked[:60]!r} is not one of {', '.join(presets)}: pick one below.")
+choice = right.selectbox("Preset", presets, key="wl-preset")
+if st.session_state.get("wl-loaded") != choice:
+    st.session_state["wl-text"] = (PRESETS / f"{choice}.yaml").read_text(encoding="utf-8")
+    st.session_state["wl-loaded"] = choice
+text = left.text_area("Workload (YAML)", key="wl-text", height=460)
+variant = right.radio("Form", [AS_WRITTEN, RACY], horizontal=True, key="wl-variant")
+
+workload: schema.Workload | None = None
+problems: list[str] = []
+try:
+    workload = schema.parse(text, "the workload")
+except schema.WorkloadInvalid as e:
+    problems = e.lines()
+cap = registry.max_threads_per_run
+if workload is not None and workload.load.clients > cap:
+    problems.append(f"load.clients: {workload.load.clients} is above this dashboard's cap: use at most {cap}")
+with left:
+    for problem in problems:  # one per problem, under the editor, each starting with its field
+        st.error(problem, icon=":material/error:")
+if workload is not None and not problems:
+    right.success(
+        f"{len(workload.operations)} operations, {workload.table.items} items of {workload.table.item_size} bytes, "
+        f"{workload.load.mode} loop, {workload.load.clients} clients; invariants: "
+        f"{', '.join(workload.declared_invariants()) or 'none'}",
+        icon=":material/check_circle:",
+    )
+    if workload.description:
+        right.caption(workload.description)
+
+
+def config(w: schema.Workload) -> RunConfig:
+    ops = w.load.ops if w.load.ops is not None or w.load.duration_s is not None else None
+    return RunConfig(
+        pattern=NAME,
+        variant=variant,
+        threads=w.load.clients,
+        ops_per_client=ops,
+        duration_s=w.load.duration_s,
+        options={"spec": w.to_json()},
+        lost_response_share=w.lost_responses,
+        max_threads=cap,
+        profile=sidebar.current_profile(),
+    )
+
+
+spent = ui.budget_notice(registry, sidebar.current_spec())
+# What the page shows: one run (Start), or both forms started together on two tables (Compare both forms).
+# Only this page's runs: a link naming another page's run or pair shows nothing here.
+pair = [
+    r
+    for r in registry.group(st.session_state.get("wl_group") or st.query_params.get("workload_pair"))
+    if r.pattern == NAME
+]
+record = None if pair else registry.get(st.session_state.get("wl_run_id") or st.query_params.get("workload"))
+if record is not None and record.pattern != NAME:
+    record = None
+start_col, pair_col, stop_col, _ = st.columns([1, 1.6, 1, 2.4], vertical_alignment="center")
+blocked = spent or workload is None or bool(problems)
+
+
+def start_one(w: schema.Workload) -> str:
+    st.session_state.pop("wl_group", None)
+    st.query_params.pop("workload_pair", None)
+    return registry.start(config(w), sidebar.current_spec()).id
+
+
+def start_both(w: schema.Workload) -> str:
+    st.session_state.pop("wl_run_id", None)
+    st.query_params.pop("workload", None)
+    return registry.start_pair(config(w), sidebar.current_spec())[0].group or ""
+
+
+if start_col.button(
+    "Start", icon=":material/play_arrow:", type="primary", key="wl-start", width="stretch", disabled=blocked
+):
+    if workload is not None:
+        one = workload
+        ui.start_and_remember(lambda: start_one(one), "wl_run_id", "workload")
+if pair_col.button("Compare both forms", icon=":material/compare:", key="wl-pair", width="stretch", disabled=blocked):
+    if workload is not None:
+        both = workload
+        ui.start_and_remember(lambda: start_both(both), "wl_group", "workload_pair")
+shown_runs = list(pair) if pair else [record] if record is not None else []
+running = any(r.running for r in shown_runs)
+if stop_col.button("Stop", icon=":material/stop:", key="wl-stop", disabled=not running, width="stretch"):
+    for r in shown_runs:
+        if r.run is not None:
+            r.run.stop()
+
+LIVE_REPORT_CALLS = 50_000  # past this, the per-operation table waits for the end: it reads every call's detail
+
+
+def report_section(record: Any) -> None:
+    """The workload's per-operation table, hottest keys and capacity: live while the run goes, final at its end."""
+    if record.run is None or not len(record.history):
+        return
+    if record.running and len(record.history) > LIVE_REPORT_CALLS:
+        st.caption(f"The per-operation table is drawn when the run ends (past {LIVE_REPORT_CALLS:,} calls).")
+        return
+    ran = workload_of(record.options()["spec"])
+    figures = report(ran, record.history, record.run.elapsed_s())
+    st.markdown(f"### {ran.name}: per operation" + (" (so far)" if record.running else ""))
+    rows = [
+        {
+            "operation": name,
+            "ops": op["attempts"],
+            "ok": op["successes"],
+            **{cause.replace("_", " "): op["refusals"][cause] for cause in CAUSES},
+            "retries per success": op["retries_per_success"],
+            "ok/s": op["goodput_per_s"],
+            **{f"{p} ms": op["latency_ms"][p] for p in ("p50", "p95", "p99")},
+        }
+        for name, op in figures["operations"].items()
+    ]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    for warning in figures["warnings"]:
+        st.warning(warning, icon=":material/warning:")
+    hot = ", ".join(f"{k['key']} ({k['conflicts']})" for k in figures["hot_keys"]) or "none"
+    st.caption(f"Hottest keys by conflicts: {hot}")
+    busiest = figures["capacity"]["write_partitions"][:1]
+    if busiest:
+        b = busiest[0]
+        st.caption(
+            f"Busiest partition {b['partition']}: {b['peak_per_s']:g} write units in its busiest second, "
+            f"of the {b['ceiling_per_s']:,}/s ceiling"
+        )
+    line = load_line(figures["load"])
+    if line and not record.running:
+        st.caption(line)
+
+
+def live_report(shown: Any) -> None:
+    live.poll(lambda: shown.running, lambda: report_section(shown), every=2.0)
+
+
+if pair:
+    st.query_params["workload_pair"] = pair[0].group or ""
+    for column, member in zip(st.columns(len(pair)), pair):
+        with column:
+            st.markdown(f"#### {member.variant}")
+            live_report(member)
+    live.compare_view(pair, f"wl-pair-{pair[0].group}")
+elif record is not None:
+    st.query_params["workload"] = record.id
+    live_report(record)
+    live.run_view(record, f"wl-{record.id}")
+else:
+    st.info(
+        "Pick a preset or write your own, then Start, or Compare both forms side by side. Every call is recorded; "
+        "the charts follow it live."
+    )
