@@ -1,0 +1,77 @@
+"""The witness finders by (pattern, invariant key), and `explain`, which asks them about each broken invariant.
+
+A finder is registered by its pattern's witness module (`@finds("atomic-counters", FINAL_COUNT)`); that module
+is imported here by name the first time its pattern is asked about, so no pattern is imported by this package
+at import time.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from engine.explain.calls import Calls
+from engine.explain.witness import Witness
+from engine.history import History
+
+# (calls, the invariant as Invariant.as_dict() writes it) -> its witness, or None when none could be found
+Finder = Callable[[Calls, Mapping[str, Any]], Witness | None]
+
+_FINDERS: dict[tuple[str, str], Finder] = {}
+_LOADED: set[str] = set()
+
+
+def finds(pattern: str, *keys: str) -> Callable[[Finder], Finder]:
+    """Register a function as the witness finder of these invariants of `pattern`."""
+
+    def register(finder: Finder) -> Finder:
+        for key in keys:
+            _FINDERS[(pattern, key)] = finder
+        return finder
+
+    return register
+
+
+def _load(pattern: str) -> None:
+    """Import the pattern's witness module (it registers its finders); a pattern without one has no finders."""
+    if pattern in _LOADED:
+        return
+    _LOADED.add(pattern)
+    module = "engine.patterns." + pattern.replace("-", "_")
+    for name in (f"{module}.witnesses", f"{module}_witnesses"):
+        try:
+            importlib.import_module(name)
+            return
+        except ModuleNotFoundError as e:
+            if e.name not in (name, module):
+                raise  # the witness module exists and itself failed to import: a bug to see, not to hide
+
+
+def has_finder(pattern: str, key: str) -> bool:
+    _load(pattern)
+    return (pattern, key) in _FINDERS
+
+
+def witness_for(pattern: str, calls: Calls | History, invariant: Mapping[str, Any] | Any) -> Witness | None:
+    """The witness of one broken invariant (an Invariant or its dict), or None when its pattern has no finder
+    for it or the calls hold no proof the finder recognises."""
+    _load(pattern)
+    record = invariant if isinstance(invariant, Mapping) else invariant.as_dict()
+    finder = _FINDERS.get((pattern, str(record.get("key", ""))))
+    if finder is None:
+        return None
+    return finder(calls if isinstance(calls, Calls) else Calls.of(calls), record)
+
+
+def explain(pattern: str, history: History, invariants: Iterable[Mapping[str, Any] | Any]) -> dict[str, Witness | None]:
+    """Invariant key -> its witness, for every invariant that broke (holds is False); None where none was found."""
+    calls: Calls | None = None
+    found: dict[str, Witness | None] = {}
+    for invariant in invariants:
+        record = invariant if isinstance(invariant, Mapping) else invariant.as_dict()
+        if record.get("holds") is not False:
+            continue
+        calls = calls or Calls.of(history)
+        found[str(record.get("key"))] = witness_for(pattern, calls, record)
+    return found

@@ -1,0 +1,58 @@
+"""The witnesses of idempotency keys' broken rules (without-key): one logical request charged under two charge
+ids, each charge certainly made, so the card was charged twice and the caller got two different replies."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from engine.explain.calls import Calls
+from engine.explain.registry import finds
+from engine.explain.witness import Anomaly, Step, Witness, applied, clients
+from engine.history import Call
+from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, SAME_REPLY
+from engine.patterns.idempotency_keys.shared import CHARGE_CARD, DETAIL_CHARGE, DETAIL_REQUEST, DETAIL_REUSE
+
+PATTERN = "idempotency-keys"
+
+
+def _says(call: Call) -> str:
+    lost = (
+        "; its answer was lost, botocore sent it again and it was answered"
+        if call.detail.get("ambiguous_retry")
+        else ""
+    )
+    return f"charged {call.detail.get('amount')} as {call.detail.get(DETAIL_CHARGE)}{lost}"
+
+
+@finds(PATTERN, ONE_CHARGE, SAME_REPLY)
+def charged_twice(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
+    """Two charges of one request (same amount, not a reuse) under different charge ids, both certainly made."""
+    by_request: dict[str, list[tuple[int, Call]]] = defaultdict(list)
+    for seq, call in calls.where(CHARGE_CARD):
+        if applied(call) and not call.detail.get(DETAIL_REUSE) and call.detail.get(DETAIL_REQUEST):
+            by_request[str(call.detail[DETAIL_REQUEST])].append((seq, call))
+    for request, charges in sorted(by_request.items(), key=lambda kv: kv[1][0][0]):
+        first = charges[0]
+        other = next(
+            (c for c in charges[1:] if c[1].detail.get(DETAIL_CHARGE) != first[1].detail.get(DETAIL_CHARGE)), None
+        )
+        if other is None:
+            continue
+        pair = (first, other)
+        ids = " and ".join(str(c.detail.get(DETAIL_CHARGE)) for _, c in pair)
+        who = {c.client for _, c in pair}
+        handled = (
+            f"{clients(who)} both handled request {request}"
+            if len(who) > 1
+            else f"{clients(who)} handled request {request} twice"
+        )
+        return Witness(
+            anomaly=Anomaly.DOUBLE_APPLY,
+            invariant=str(invariant["key"]),
+            key=request,
+            steps=tuple(Step(s, c, _says(c)) for s, c in pair),
+            story=(f"{handled}, with nothing to say it had been handled already: the card was charged twice ({ids})"),
+        )
+    return None
