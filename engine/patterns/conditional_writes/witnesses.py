@@ -110,7 +110,7 @@ def overdraft(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
             steps=tuple(steps),
             story=(
                 f"{client_name(spend.client)} checked {spend.key} had credits for {amount}; {between_text}"
-                f"its spend landed anyway and left the balance at {after}"
+                f"{client_name(spend.client)}'s spend landed anyway and left the balance at {after}"
             ),
         )
     return None
