@@ -33,7 +33,7 @@ def finds(pattern: str, *keys: str) -> Callable[[Finder], Finder]:
     return register
 
 
-def _load(pattern: str) -> None:
+def load(pattern: str) -> None:
     """Import the pattern's witness module (it registers its finders); a pattern without one has no finders."""
     if pattern in _LOADED:
         return
@@ -49,14 +49,14 @@ def _load(pattern: str) -> None:
 
 
 def has_finder(pattern: str, key: str) -> bool:
-    _load(pattern)
+    load(pattern)
     return (pattern, key) in _FINDERS
 
 
 def witness_for(pattern: str, calls: Calls | History, invariant: Mapping[str, Any] | Any) -> Witness | None:
     """The witness of one broken invariant (an Invariant or its dict), or None when its pattern has no finder
     for it or the calls hold no proof the finder recognises."""
-    _load(pattern)
+    load(pattern)
     record = invariant if isinstance(invariant, Mapping) else invariant.as_dict()
     finder = _FINDERS.get((pattern, str(record.get("key", ""))))
     if finder is None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
+from engine.explain.linearizable import Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.shapes import same_read
 from engine.explain.witness import Anomaly, Witness
@@ -80,3 +81,24 @@ def oversold(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
 @finds(PATTERN, REMAINING_ADDS_UP)
 def lost_sale(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
     return _same_ticket(calls, REMAINING_ADDS_UP, Anomaly.LOST_UPDATE, "one sale left no mark on the stock")
+
+
+@operations(PATTERN)
+def counter_operations(calls: Calls, options: Mapping[str, Any]) -> Reading:
+    """Each increment, number and sale is one add on its counter, from the client's read when it made one
+    (read-then-put: what it wrote is what the add returned; ADD: nothing returned, UPDATED_NEW the number)."""
+    ops: list[Op | None] = []
+    for seq, call in calls:
+        read = call.detail.get(DETAIL_READ)
+        if call.action == INCREMENT:
+            ret = None if read is None else read + 1
+            ops.append(op_of(calls, seq, Kind.ADD, read_action="read-views", delta=1, ret=ret))
+        elif call.action == "next-number":
+            ops.append(op_of(calls, seq, Kind.ADD, read_action="read-sequence", delta=1, ret=call.detail.get("number")))
+        elif call.action == "buy-ticket":
+            ret = None if read is None else read - 1
+            ops.append(op_of(calls, seq, Kind.ADD, read_action="read-tickets", delta=-1, floor=0, ret=ret))
+    initial: dict[str, Any] = {"views": 0, "sequence": 0}
+    if "tickets" in options:
+        initial["tickets"] = int(options["tickets"])
+    return Reading([op for op in ops if op is not None], initial)

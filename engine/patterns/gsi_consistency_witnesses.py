@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
+from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Step, Witness, before, client_name
 from engine.history import Call, Outcome
@@ -17,6 +18,7 @@ from engine.patterns.gsi_consistency import (
     READ_YOUR_WRITES,
     VISIBLE_WITHIN_LAG,
     WRITE,
+    email_key,
 )
 
 PATTERN = "gsi-consistency"
@@ -54,3 +56,31 @@ def stale_read(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
             f"{late / 1e6:.0f} ms later its own query of the index for that email found nothing"
         ),
     )
+
+
+@operations(PATTERN)
+def profile_operations(calls: Calls, options: Mapping[str, Any]) -> Reading:
+    """base-table-read: each user's version is a register, written by the client's puts and read back by key.
+    gsi-read: each email is an object, there from the put that set it until the client's next put moves the
+    user to a new email; a query of the index reads whether it is there. A linearizable index would never
+    miss a write acknowledged before the query was sent."""
+    ops: list[Op | None] = []
+    initial: dict[str, Any] = {}
+    for seq, call in calls:
+        op = call.detail.get(DETAIL_OP)
+        if op is None:
+            continue
+        if call.action == WRITE:
+            email = email_key(call.client, int(op))
+            initial[call.key] = initial[email] = ABSENT
+            ops.append(op_of(calls, seq, Kind.WRITE, value=int(op) + 1))
+            ops.append(op_of(calls, seq, Kind.WRITE, obj=email, value="there"))
+            if int(op) > 0:
+                ops.append(op_of(calls, seq, Kind.REMOVE, obj=email_key(call.client, int(op) - 1)))
+        elif call.action == READ_BACK and call.outcome is Outcome.OK and DETAIL_STALE in call.detail:
+            stale = bool(call.detail[DETAIL_STALE])
+            if call.op == "Query":
+                ops.append(op_of(calls, seq, Kind.READ, value=ABSENT if stale else "there"))
+            else:
+                ops.append(op_of(calls, seq, Kind.READ_NOT if stale else Kind.READ, value=int(op) + 1))
+    return Reading([op for op in ops if op is not None], initial)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
+from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, client_name, clients
 from engine.history import Call, Outcome
@@ -227,3 +228,28 @@ def ghost(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
             ),
         )
     return None
+
+
+@operations(PATTERN)
+def item_operations(calls: Calls, options: Mapping[str, Any]) -> Reading:
+    """What each write means, sent with its condition or not: a create inserts a user that must not exist, a
+    payment moves an order from PENDING to PAID, a rename updates a member that must exist, a close deletes
+    it. A refusal of the condition says the item was not in that state at some instant of the call. Spends
+    and suspends are not modelled (a create resets the credits they move: two attributes of one item)."""
+    ops: list[Op | None] = []
+    initial: dict[str, Any] = {}
+    for seq, call in calls:
+        if call.action == "create-user":
+            ops.append(op_of(calls, seq, Kind.INSERT, value="user"))
+        elif call.action == "pay":
+            initial[call.key] = "PENDING"
+            ops.append(op_of(calls, seq, Kind.CAS, read_action="read-order", expect="PENDING", value="PAID"))
+        elif call.action == "rename":
+            initial[call.key] = "member"
+            ops.append(op_of(calls, seq, Kind.READ_NOT, value=ABSENT))
+        elif call.action == "close":
+            initial[call.key] = "member"
+            ops.append(op_of(calls, seq, Kind.REMOVE))
+    for _, call in calls.where("create-user"):
+        initial[call.key] = ABSENT
+    return Reading([op for op in ops if op is not None], initial)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
+from engine.explain.linearizable import Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.shapes import same_read
 from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, client_name
@@ -122,3 +123,24 @@ def _expiry(call: Call) -> int:
     """When the lease this acquire or heartbeat set runs out, on the monotonic clock the calls' times use."""
     d = call.detail
     return int(d["mono_ns"]) + (int(d[DETAIL_EXPIRES_AT]) - int(d[DETAIL_NOW])) * 1_000_000
+
+
+@operations(PATTERN)
+def resource_operations(calls: Calls, options: Mapping[str, Any]) -> Reading:
+    """Each job is one add of 1 to the protected counter, from the holder's read to its write, returning the
+    count it wrote. A write the fencing token refused did no job and says nothing of the count: left out. The
+    lock item is not modelled (its calls record no state read)."""
+    ops: list[Op] = []
+    for seq, call in calls:
+        if call.action != WRITE or call.outcome is Outcome.FAIL:
+            continue
+        read = call.detail.get("read")
+        op = op_of(calls, seq, Kind.ADD, read_action="read", delta=1, ret=None if read is None else int(read) + 1)
+        if op is not None:
+            ops.append(op)
+    keys = {c.key for _, c in calls}
+    return Reading(
+        ops,
+        {"resource": 0},
+        {k: f"{k}: the lock's calls record no state read" for k in keys if k != "resource"},
+    )

@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
+from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Step, Witness, applied, clients
-from engine.history import Call
+from engine.history import Call, Outcome
 from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, SAME_REPLY
 from engine.patterns.idempotency_keys.shared import CHARGE_CARD, DETAIL_CHARGE, DETAIL_REQUEST, DETAIL_REUSE
 
@@ -56,3 +57,22 @@ def charged_twice(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
             story=(f"{handled}, with nothing to say it had been handled already: the card was charged twice ({ids})"),
         )
     return None
+
+
+@operations(PATTERN)
+def request_operations(calls: Calls, options: Mapping[str, Any]) -> Reading:
+    """Each charge of a request is one set-if-absent of the request's charge: the first charge made is the one
+    every later charge of that request must be (a retry under the same charge id), as an idempotent request
+    means. A charge answered after botocore resent it was certainly made: it counts as made."""
+    ops: list[Op] = []
+    for seq, call in calls.where(CHARGE_CARD):
+        d = call.detail
+        if d.get(DETAIL_REUSE) or DETAIL_CHARGE not in d or DETAIL_REQUEST not in d:
+            continue
+        if call.outcome is Outcome.FAIL:
+            continue
+        outcome = Outcome.OK if applied(call) else Outcome.INFO
+        op = op_of(calls, seq, Kind.SETNX, obj=str(d[DETAIL_REQUEST]), value=str(d[DETAIL_CHARGE]), outcome=outcome)
+        if op is not None:
+            ops.append(op)
+    return Reading(ops, {op.obj: ABSENT for op in ops})

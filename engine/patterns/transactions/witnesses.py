@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
+from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Step, Witness, applied, client_name
-from engine.history import Call
+from engine.history import Call, Outcome
 from engine.patterns.transactions.invariants import COUNTS_AGREE, RESEND_APPLIES_ONCE
 
 PATTERN = "transactions"
@@ -52,3 +53,28 @@ def stock_taken_twice(calls: Calls, invariant: Mapping[str, Any]) -> Witness | N
 @finds(PATTERN, RESEND_APPLIES_ONCE)
 def counted_twice(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
     return _twice(calls, RESEND_APPLIES_ONCE, "count-order", "counted the order", "counted one order twice")
+
+
+@operations(PATTERN)
+def order_operations(calls: Calls, options: Mapping[str, Any]) -> Reading:
+    """Each order is placed once: a transaction (or its resend under the same token) places it if it is not
+    there, the separate writes put it (refused when it is there), take its stock once and count it once; a
+    snapshot reads whether it is there. The shared stock and the customers' counts are not modelled (each is
+    moved by many orders' calls, recorded under the orders' keys)."""
+    ops: list[Op | None] = []
+    initial: dict[str, Any] = {}
+    for seq, call in calls:
+        initial[call.key] = ABSENT
+        if call.action in ("place-order", "resend-order"):
+            if call.outcome is not Outcome.FAIL:  # cancelled: nothing applied, and the reasons say why
+                ops.append(op_of(calls, seq, Kind.SETNX, value="placed"))
+        elif call.action == "put-order":
+            ops.append(op_of(calls, seq, Kind.INSERT, value="placed"))
+        elif call.action in ("take-stock", "count-order"):
+            obj = f"{call.key} {call.action}"
+            initial[obj] = ABSENT
+            ops.append(op_of(calls, seq, Kind.INSERT, obj=obj, value="done"))
+        elif call.action == "snapshot" and "order_present" in call.detail:
+            present = "placed" if call.detail["order_present"] else ABSENT
+            ops.append(op_of(calls, seq, Kind.READ, value=present))
+    return Reading([op for op in ops if op is not None], initial)

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
+from engine.explain.linearizable import Kind, Op, Reading, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Step, Witness
 from engine.history import Call, Outcome
@@ -51,3 +52,32 @@ def shared_email(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
                 story=f"{users} both found {email} free in the index; both wrote it; two users hold one email",
             )
     return None
+
+
+@operations(PATTERN)
+def email_operations(calls: Calls, options: Mapping[str, Any]) -> Reading:
+    """Each email (lower-cased) is an object holding the user who has it: a sign-up or a change inserts the
+    user on the new email (which must be free), a change removes the user from the old one. Refusals are left
+    out (a cancelled transaction may have been refused for the user's item, not the email)."""
+    ops: list[Op] = []
+    for seq, call in calls:
+        if call.action not in (SIGN_UP, CHANGE_EMAIL) or call.outcome is Outcome.FAIL or "email" not in call.detail:
+            continue
+        d = call.detail
+        for obj, kind, value in (
+            (str(d["email"]).lower(), Kind.INSERT, str(d["user"])),
+            (d.get("old"), Kind.REMOVE, None),
+        ):
+            if obj:
+                ops.append(
+                    Op(
+                        obj=str(obj).lower(),
+                        kind=kind,
+                        invoke_ns=call.invoke_ns,
+                        complete_ns=call.complete_ns,
+                        outcome=call.outcome,
+                        seqs=(seq,),
+                        value=value,
+                    )
+                )
+    return Reading(ops)
