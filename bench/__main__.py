@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile", "cluster")
+SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile", "cluster", "linearizability")
 
 
 def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
@@ -26,13 +26,14 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
         "latency": "latency_scaling",
         "profile": "aws_like",
         "cluster": "cluster_scaling",
+        "linearizability": "linearizability",
     }
     mod: Any = importlib.import_module(f"bench.{modules[name]}")
     if name == "server":
         result = mod.compare(rounds=1 if quick else 3, seconds=2.0 if quick else 3.0)
     elif name == "engine":
         result = mod.measure(passes=4 if quick else 8)
-    elif name in ("history", "dashboard"):
+    elif name in ("history", "dashboard", "linearizability"):
         result = mod.measure()
     elif name == "profile":
         result = mod.measure(quick=quick)

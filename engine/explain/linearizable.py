@@ -174,6 +174,9 @@ def _next_states(state: Any, op: Op) -> list[Any]:
 # -- the search (Wing & Gong with Lowe's memoization) ----------------------------------------------------------
 
 
+_EMPTY: frozenset[int] = frozenset()
+
+
 class _OutOfTime(Exception):
     pass
 
@@ -240,7 +243,10 @@ def _linearizable(ops: Sequence[Op], initial: Any, deadline: float) -> bool:
                 after = alternatives[a]
                 lift(entry)
                 low = op_of[nxt[head]] if nxt[head] != -1 else n
-                new_extras = frozenset(i for i in extras | {op_id} if i >= low)
+                if not extras:  # the usual case: nothing linearized out of order
+                    new_extras = _EMPTY if op_id < low else frozenset((op_id,))
+                else:
+                    new_extras = frozenset(i for i in extras | {op_id} if i >= low)
                 memo = (low, new_extras, after)
                 if memo in cache:
                     unlift(entry)
