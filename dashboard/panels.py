@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dashboard import explain_panel
 from dashboard.calltext import call_log, last_calls
 from dashboard.frames import outcome_labels
 from dashboard.palette import ordered, safety
@@ -190,6 +191,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
             expected, observed = plain(_short(inv.get("expected"))), plain(_short(inv.get("observed")))
             st.markdown(f"expected **{expected}** · observed **{observed}**{extra}")
             st.caption(plain(inv.get("explanation", "")))
+            explain_panel.why(record, inv, f"{key}-inv-{i}")  # the witness: the few calls that prove it
             calls = [int(s) for s in inv.get("calls") or ()]
             if calls:
                 what = "The calls that broke it" if inv.get("holds") is False else "The calls it names"

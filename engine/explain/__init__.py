@@ -11,7 +11,7 @@ What lives here:
 Each pattern owns its witness finders, next to its invariants (engine/patterns/<pattern>/witnesses.py, or
 engine/patterns/<pattern>_witnesses.py for a one-file pattern): the pattern knows what proves its rule.
 
-What it may import: engine.history (and the standard library, numpy, pandas). Nothing here imports a pattern
+What it may import: engine.history, engine.patterns.base (an invariant's key), the standard library. Nothing here imports a pattern
 at import time; `registry` imports a pattern's witness module by name when it is first asked about it, so
 the patterns depend on this package and never the other way round.
 """

@@ -14,6 +14,7 @@ from typing import Any
 from engine.explain.calls import Calls
 from engine.explain.witness import Witness
 from engine.history import History
+from engine.patterns.base import invariant_key
 
 # (calls, the invariant as Invariant.as_dict() writes it) -> its witness, or None when none could be found
 Finder = Callable[[Calls, Mapping[str, Any]], Witness | None]
@@ -48,6 +49,11 @@ def load(pattern: str) -> None:
                 raise  # the witness module exists and itself failed to import: a bug to see, not to hide
 
 
+def key_of(invariant: Mapping[str, Any]) -> str:
+    """An invariant's key; one recorded before invariants had keys gets the key its name had then."""
+    return str(invariant.get("key") or invariant_key(str(invariant.get("name", ""))))
+
+
 def has_finder(pattern: str, key: str) -> bool:
     load(pattern)
     return (pattern, key) in _FINDERS
@@ -58,7 +64,7 @@ def witness_for(pattern: str, calls: Calls | History, invariant: Mapping[str, An
     for it or the calls hold no proof the finder recognises."""
     load(pattern)
     record = invariant if isinstance(invariant, Mapping) else invariant.as_dict()
-    finder = _FINDERS.get((pattern, str(record.get("key", ""))))
+    finder = _FINDERS.get((pattern, key_of(record)))
     if finder is None:
         return None
     return finder(calls if isinstance(calls, Calls) else Calls.of(calls), record)
@@ -73,5 +79,5 @@ def explain(pattern: str, history: History, invariants: Iterable[Mapping[str, An
         if record.get("holds") is not False:
             continue
         calls = calls or Calls.of(history)
-        found[str(record.get("key"))] = witness_for(pattern, calls, record)
+        found[key_of(record)] = witness_for(pattern, calls, record)
     return found

@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.explain.calls import Calls
 from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
-from engine.explain.registry import finds
+from engine.explain.registry import finds, key_of
 from engine.explain.witness import Anomaly, Step, Witness, before, client_name
 from engine.history import Call, Outcome
 from engine.patterns.gsi_consistency import (
@@ -45,7 +45,7 @@ def stale_read(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
     version = write.detail.get("version")
     return Witness(
         anomaly=Anomaly.STALE_READ,
-        invariant=str(invariant["key"]),
+        invariant=key_of(invariant),
         key=write.key,
         steps=(
             Step(write_seq, write, f"wrote version {version}, email {read.key}"),

@@ -9,7 +9,7 @@ from typing import Any
 
 from engine.explain.calls import Calls
 from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
-from engine.explain.registry import finds
+from engine.explain.registry import finds, key_of
 from engine.explain.witness import Anomaly, Step, Witness, applied, clients
 from engine.history import Call, Outcome
 from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, SAME_REPLY
@@ -51,7 +51,7 @@ def charged_twice(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
         )
         return Witness(
             anomaly=Anomaly.DOUBLE_APPLY,
-            invariant=str(invariant["key"]),
+            invariant=key_of(invariant),
             key=request,
             steps=tuple(Step(s, c, _says(c)) for s, c in pair),
             story=(f"{handled}, with nothing to say it had been handled already: the card was charged twice ({ids})"),

@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.explain.calls import Calls
 from engine.explain.linearizable import Kind, Op, Reading, op_of, operations
-from engine.explain.registry import finds
+from engine.explain.registry import finds, key_of
 from engine.explain.shapes import same_read
 from engine.explain.witness import Witness
 from engine.history import Call
@@ -30,7 +30,7 @@ def _read_version(call: Call) -> Any:
 def lost_change(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
     return same_read(
         calls,
-        str(invariant["key"]),
+        key_of(invariant),
         [(s, c) for s, c in calls if c.action in ("deposit", "withdraw")],
         read_of=_read_version,
         read_action="read",
