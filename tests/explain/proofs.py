@@ -58,9 +58,14 @@ def _stale_write(w: Witness) -> None:
 
 
 def _two_owners(w: Witness) -> None:
-    first, later = w.steps
-    assert first.call.action == later.call.action == "acquire" and first.call.client != later.call.client
-    d = first.call.detail
+    """Two workers' acquisitions, the later one answered while the earlier one's lease (as its acquire or its
+    last renewal set it) had not run out."""
+    acquires = _of(w, "acquire")
+    assert len(acquires) == 2 and all(s.call.outcome is Outcome.OK for s in acquires)
+    first, later = sorted(acquires, key=lambda s: s.call.complete_ns)
+    assert first.call.client != later.call.client
+    renewals = [s for s in _of(w, "heartbeat") if s.call.client == first.call.client]
+    d = (renewals or [first])[-1].call.detail
     expiry = int(d["mono_ns"]) + (int(d["expiresAt"]) - int(d["now"])) * 1_000_000
     assert first.call.complete_ns < later.call.complete_ns < expiry
 

@@ -91,17 +91,17 @@ def two_owners(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
         if acquire.outcome is not Outcome.OK:
             continue
         hold = _hold(acquire)
-        end = _expiry(acquire)
-        for _, c in calls.where(HEARTBEAT):
-            if _hold(c) == hold and c.outcome is Outcome.OK:
-                end = max(end, _expiry(c))
+        end, set_by = _expiry(acquire), (seq, acquire)
+        for s, c in calls.where(HEARTBEAT):
+            if _hold(c) == hold and c.outcome is Outcome.OK and _expiry(c) > end:
+                end, set_by = _expiry(c), (s, c)
         for _, c in calls.where(RELEASE):
             if _hold(c) == hold:
                 end = min(end, c.invoke_ns)  # a release sent may have freed the lock at once
-        leases.append((acquire.complete_ns, end, seq, acquire))
+        leases.append((acquire.complete_ns, end, seq, acquire, set_by))
     leases.sort(key=lambda lease: lease[0])
-    for i, (_, end, seq, first) in enumerate(leases):
-        for start, _, later_seq, later in leases[i + 1 :]:
+    for i, (_, end, seq, first, set_by) in enumerate(leases):
+        for start, _, later_seq, later, _ in leases[i + 1 :]:
             if start >= end:
                 break
             if later.client != first.client:
@@ -110,7 +110,11 @@ def two_owners(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
                     anomaly=Anomaly.TWO_OWNERS,
                     invariant=ONE_HOLDER,
                     key=first.key,
-                    steps=(Step(seq, first, "acquired the lease"), Step(later_seq, later, "acquired the lease")),
+                    steps=(
+                        Step(seq, first, "acquired the lease"),
+                        *([Step(set_by[0], set_by[1], "renewed the lease")] if set_by[0] != seq else []),
+                        Step(later_seq, later, "acquired the lease"),
+                    ),
                     story=(
                         f"{a} acquired the lease; {b} acquired it {(start - first.complete_ns) / 1e6:.0f} ms later, "
                         f"while {a}'s lease still had {(end - start) / 1e6:.0f} ms to run; both believed they held it"
@@ -119,10 +123,22 @@ def two_owners(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
     return None
 
 
+# How far a call's own clock reading (detail mono_ns, taken just before it was sent) may sit from its recorded
+# invoke time and still be the same clock; and what is taken off an expiry placed from the invoke time instead.
+_SAME_CLOCK_NS = 1_000_000_000
+_CLOCK_MARGIN_NS = 50_000_000
+
+
 def _expiry(call: Call) -> int:
-    """When the lease this acquire or heartbeat set runs out, on the monotonic clock the calls' times use."""
+    """When the lease this acquire or heartbeat set runs out, on the clock the calls' times use. A live run's
+    calls and mono_ns share one monotonic clock; a file's calls are on the run's clock from its start, so the
+    expiry is placed from the call's own invoke time, a margin earlier (mono_ns came a moment before it)."""
     d = call.detail
-    return int(d["mono_ns"]) + (int(d[DETAIL_EXPIRES_AT]) - int(d[DETAIL_NOW])) * 1_000_000
+    lease_ns = (int(d[DETAIL_EXPIRES_AT]) - int(d[DETAIL_NOW])) * 1_000_000
+    mono = int(d["mono_ns"])
+    if 0 <= call.invoke_ns - mono <= _SAME_CLOCK_NS:
+        return mono + lease_ns
+    return call.invoke_ns + lease_ns - _CLOCK_MARGIN_NS
 
 
 @operations(PATTERN)
