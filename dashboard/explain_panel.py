@@ -1,4 +1,4 @@
-"""Under a broken invariant's card: why it broke. A toggle opens its witness (engine/explain): the anomaly's
+"""Under a broken invariant's card: why it broke; above the cards, the linearizability check's second opinion. A toggle opens its witness (engine/explain): the anomaly's
 name, the one-sentence story and the happens-before diagram of the few calls that prove it, which the chart's
 camera button saves as an SVG for a slide."""
 
@@ -14,6 +14,8 @@ from dashboard.records import RunRecord
 from dashboard.ui import PLOTLY_CONFIG, plain
 from dashboard.verdicts import key_of
 from engine.explain.calls import Calls
+from engine.explain.opinion import opinion_line
+from engine.explain.opinion import second_opinion as engine_opinion
 from engine.explain.registry import has_finder, witness_for
 from engine.explain.witness import Witness
 
@@ -52,3 +54,27 @@ def why(record: RunRecord, invariant: Mapping[str, Any], key: str) -> None:
         "toImageButtonOptions": {"format": "svg", "filename": f"{record.pattern}-{found.anomaly.value}"},
     }
     st.plotly_chart(happens_before(record.history, found), key=f"{key}-why-chart", theme=None, config=config)
+
+
+_OPINIONS: dict[tuple[str, int], dict[str, Any]] = {}
+
+
+def second_opinion(record: RunRecord) -> None:
+    """Under the count of invariants that hold: the linearizability check's verdict on the same calls (a live
+    run's from its summary, a file's worked out here); a disagreement is shown as an error."""
+    # A file's own record of the check is not taken on trust: its calls are checked here, against its verdicts.
+    opinion = (record.summary() or {}).get("linearizability") if record.run is not None else None
+    if record.run is None and record.invariants():
+        key = (record.id, len(record.history))
+        if key not in _OPINIONS:
+            while len(_OPINIONS) >= _KEEP:
+                _OPINIONS.pop(next(iter(_OPINIONS)))
+            _OPINIONS[key] = engine_opinion(record.pattern, record.history, record.options(), record.invariants())
+        opinion = _OPINIONS[key]
+    line = opinion_line(opinion if isinstance(opinion, Mapping) else None)
+    if not line or not isinstance(opinion, Mapping):
+        return
+    if opinion.get("disagreement"):
+        st.error(f"**Second opinion disagrees.** {plain(line.removeprefix('DISAGREES: '))}", icon=":material/gavel:")
+    else:
+        st.caption(f"Second opinion, the linearizability check: {plain(line)}")

@@ -172,6 +172,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
         return _invariants_so_far(invariants, key, columns)
     holds = sum(1 for inv in invariants if inv.get("holds") is True)
     st.markdown(f"**{holds} of {len(invariants)} hold**")
+    explain_panel.second_opinion(record)
     given_up = gave_up_text((record.summary() or {}).get("gave_up"))
     if given_up:  # a PASS judges the work done: say what the clients abandoned, next to it
         st.warning(plain(given_up), icon=":material/block:")

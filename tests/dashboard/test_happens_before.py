@@ -3,6 +3,7 @@ the anomaly as the title and the story under it; opened from a FAIL card of an i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,27 @@ def test_a_fail_card_opens_its_witness_with_the_story_and_the_diagram() -> None:
     stories = [m.value for m in at.markdown if m.value.startswith("**Lost update** · ")]
     assert stories and "both read views = " in stories[0] and "one increment vanished" in stories[0]
     assert len(at.get("plotly_chart")) == charts + 1
+
+
+def _imported(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.switch_page("app_pages/history.py").run()
+    at.file_uploader(key="history-upload").set_value((name, data, "application/x-ndjson")).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_an_imported_file_gets_the_second_opinion_and_a_contradicted_one_is_shown_so() -> None:
+    racy = (DATA / "atomic-counters-racy.jsonl").read_bytes()
+    at = _imported(AppTest.from_file(APP, default_timeout=60).run(), "counters.jsonl", racy)
+    assert any("the linearizability check: not linearizable" in c.value for c in at.caption)
+    assert not any("Second opinion disagrees" in e.value for e in at.error)
+
+    # The same calls, with a header whose verdicts all say PASS: no order explains the calls, so the file
+    # contradicts itself, and the page says so.
+    header, rest = racy.split(b"\n", 1)
+    meta = json.loads(header)
+    for inv in meta["meta"]["summary"]["invariants"]:
+        inv.update(holds=True, verdict="PASS")
+    tampered = json.dumps(meta).encode() + b"\n" + rest
+    at = _imported(AppTest.from_file(APP, default_timeout=60).run(), "claims-pass.jsonl", tampered)
+    assert any("Second opinion disagrees" in e.value and "bug in the lab" in e.value for e in at.error)
