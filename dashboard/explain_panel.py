@@ -4,7 +4,7 @@ camera button saves as an SVG for a slide."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -38,22 +38,38 @@ def witness(record: RunRecord, invariant: Mapping[str, Any]) -> Witness | None:
     return witness_for(record.pattern, _calls(record), invariant)
 
 
+def _toggle_key(key: str) -> str:
+    return f"{key}-why"
+
+
 def why(record: RunRecord, invariant: Mapping[str, Any], key: str) -> None:
-    """A toggle under a FAIL card that opens its witness; nothing for a rule that held or has no finder."""
+    """In a FAIL card: a toggle that opens its witness (the anomaly and the story here; the diagram, which needs
+    the page's width, under the cards: `diagrams`). Nothing for a rule that held or has no finder."""
     if invariant.get("holds") is not False or not has_finder(record.pattern, key_of(invariant)):
         return
-    if not st.toggle("Why: the calls that prove it", key=f"{key}-why"):
+    if not st.toggle("Why: the calls that prove it", key=_toggle_key(key)):
         return
     found = witness(record, invariant)
     if found is None:
         st.info("No small set of calls in this history proves it on its own: the verdict rests on the count above.")
         return
     st.markdown(f"**{plain(found.anomaly.value.capitalize())}** · {plain(found.story)}")
-    config = {
-        **PLOTLY_CONFIG,
-        "toImageButtonOptions": {"format": "svg", "filename": f"{record.pattern}-{found.anomaly.value}"},
-    }
-    st.plotly_chart(happens_before(record.history, found), key=f"{key}-why-chart", theme=None, config=config)
+    st.caption("Its happens-before diagram is under the cards.")
+
+
+def diagrams(record: RunRecord, invariants: Sequence[Mapping[str, Any]], key: str) -> None:
+    """Under the cards, at the page's width: the happens-before diagram of each witness opened in a card (`key`
+    is the cards' key; card i's toggle is `{key}-inv-{i}-why`). The chart's camera button saves an SVG."""
+    for i, invariant in enumerate(invariants):
+        if not st.session_state.get(_toggle_key(f"{key}-inv-{i}")) or invariant.get("holds") is not False:
+            continue
+        found = witness(record, invariant)
+        if found is None:
+            continue
+        name = f"{record.pattern}-{found.anomaly.value.replace(' ', '-')}"
+        config = {**PLOTLY_CONFIG, "toImageButtonOptions": {"format": "svg", "filename": name}}
+        fig = happens_before(record.history, found)
+        st.plotly_chart(fig, key=f"{key}-inv-{i}-diagram", theme=None, config=config)
 
 
 _OPINIONS: dict[tuple[str, int], dict[str, Any]] = {}

@@ -14,7 +14,7 @@ from dashboard.palette import CCF, COLOURS, INFO, OK, colour, short_code
 from engine.explain.witness import Relation, Step, Witness, client_name
 from engine.history import History, Outcome
 
-LANE_PX = 90  # per client lane: room for the bar and its label above it
+LANE_PX = 110  # per client lane: room for the bar and its label above it
 ARROW = "#37474F"
 
 
@@ -40,6 +40,9 @@ def happens_before(history: History, witness: Witness) -> go.Figure:
     lane = {c: i for i, c in enumerate(clients)}
     ms = {s.seq: ((s.call.invoke_ns - t0) / 1e6, (s.call.complete_ns - t0) / 1e6) for s in steps}
     fig = figure()
+    # Labels take turns above and below their bars along a lane, so a read and the write right after it do
+    # not print over each other.
+    below: dict[int, bool] = {}
     for s in steps:
         start, end = ms[s.seq]
         y = lane[s.call.client]
@@ -58,10 +61,11 @@ def happens_before(history: History, witness: Witness) -> go.Figure:
                 "showlegend": False,
             }
         )
+        below[y] = not below.get(y, True)
         fig.add_annotation(
             x=(start + end) / 2,
             y=y,
-            yshift=22,
+            yshift=-24 if below[y] else 22,
             text=_label(s),
             showarrow=False,
             font={"size": 15},
@@ -94,7 +98,7 @@ def happens_before(history: History, witness: Witness) -> go.Figure:
         fig.add_annotation(
             x=(x_tail + x_head) / 2,
             y=(y_tail + y_head) / 2,
-            yshift=-18,
+            xshift=10,
             text=f"<i>{'overwrote' if edge.relation is Relation.OVERWROTE else 'read from'}</i>",
             showarrow=False,
             font={"size": 14, "color": ARROW},

@@ -201,6 +201,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
                     with record.view() as view:
                         rows = view.rows_at(calls)
                     st.code(call_log(rows) or "(calls not in this history)", language=None)
+    explain_panel.diagrams(record, invariants, key)
 
 
 def _invariants_so_far(invariants: Sequence[dict[str, Any]], key: str, columns: int) -> None:
