@@ -148,9 +148,9 @@ def _refused(state: Any, op: Op) -> bool:
         return state is not ABSENT
     if op.kind is Kind.READ_NOT:  # an update of an item that must exist (not `value`), refused
         return bool(state == op.value)
-    if op.kind is Kind.ADD and op.floor is not None:
-        return state is not ABSENT and state + op.delta < op.floor
-    return False  # a refusal the model cannot explain
+    if op.kind is Kind.ADD and op.floor is not None and state is not ABSENT:
+        return bool(state + op.delta < op.floor)
+    return True  # a refusal of an operation the model gives no condition tells nothing about the state
 
 
 class _Impossible:

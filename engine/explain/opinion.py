@@ -24,7 +24,7 @@ from engine.explain.linearizable import (
 from engine.history import History
 
 # Past this many calls the check would not finish within its budget here (100,000 take about 2 s): say so.
-MAX_CALLS = 300_000
+MAX_CALLS = 200_000
 PREFIX_SHOWN = 50  # History rows of the shortest non-linearizable prefix kept in a summary
 
 

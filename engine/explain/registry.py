@@ -39,7 +39,10 @@ def load(pattern: str) -> None:
     if pattern in _LOADED:
         return
     _LOADED.add(pattern)
-    module = "engine.patterns." + pattern.replace("-", "_")
+    from engine.patterns import all_patterns  # here, not at import: the patterns' witness modules import us
+
+    cls = all_patterns().get(pattern)
+    module = cls.__module__ if cls is not None else "engine.patterns." + pattern.replace("-", "_")
     for name in (f"{module}.witnesses", f"{module}_witnesses"):
         try:
             importlib.import_module(name)
