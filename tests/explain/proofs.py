@@ -61,6 +61,13 @@ def _two_owners(w: Witness) -> None:
     """Two workers' acquisitions, the later one answered while the earlier one's lease (as its acquire or its
     last renewal set it) had not run out."""
     acquires = _of(w, "acquire")
+    if not acquires:  # no lock: two critical sections (read answered .. write sent) overlap
+        first_read, other_read = sorted(_of(w, "read"), key=lambda s: s.call.complete_ns)
+        (write,) = _of(w, "write")
+        assert write.call.client == first_read.call.client != other_read.call.client
+        assert write.call.detail["hold"] == first_read.call.detail["hold"]
+        assert first_read.call.complete_ns <= other_read.call.complete_ns < write.call.invoke_ns
+        return
     assert len(acquires) == 2 and all(s.call.outcome is Outcome.OK for s in acquires)
     first, later = sorted(acquires, key=lambda s: s.call.complete_ns)
     assert first.call.client != later.call.client
@@ -107,6 +114,14 @@ def _charged_twice(w: Witness) -> None:
     assert len(charges) == 2 and all(applied(s.call) for s in charges)
     assert len({s.call.detail["request"] for s in charges}) == 1
     assert len({s.call.detail["charge"] for s in charges}) == 2
+
+
+def _reuse_charged(w: Witness) -> None:
+    charges = _of(w, "charge")
+    assert len(charges) == 2 and all(applied(s.call) for s in charges)
+    assert len({s.call.detail["request"] for s in charges}) == 1
+    assert [bool(s.call.detail.get("reuse")) for s in charges].count(True) == 1
+    assert len({s.call.detail["amount"] for s in charges}) == 2
 
 
 def _twice(action: str) -> Callable[[Witness], None]:
@@ -162,6 +177,7 @@ PROOFS: dict[str, Callable[[Witness], None]] = {
     conditional.NO_GHOST: _ghost,
     idempotency.ONE_CHARGE: _charged_twice,
     idempotency.SAME_REPLY: _charged_twice,
+    idempotency.REUSE_REFUSED: _reuse_charged,
     transactions.COUNTS_AGREE: _twice("take-stock"),
     transactions.RESEND_APPLIES_ONCE: _twice("count-order"),
     NO_SHARED_EMAIL: _shared_email,

@@ -21,7 +21,7 @@ from engine.patterns.atomic_counters import FINAL_COUNT, NEVER_OVERSOLD, SEQUENC
 from engine.patterns.conditional_writes.invariants import ONE_WINNER
 from engine.patterns.distributed_locking.invariants import COUNTER_MATCHES_WRITES, NO_STALE_WRITE
 from engine.patterns.gsi_consistency import READ_YOUR_WRITES
-from engine.patterns.idempotency_keys.invariants import ONE_CHARGE
+from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, REUSE_REFUSED
 from engine.patterns.optimistic_locking.invariants import NO_LOST_UPDATE
 from engine.patterns.transactions.invariants import COUNTS_AGREE, NO_ORPHAN_ORDER, RESEND_APPLIES_ONCE
 from engine.patterns.unique_constraints.invariants import NO_SHARED_EMAIL
@@ -114,3 +114,23 @@ def test_racy_variant_breaks_and_each_witness_proves_it(backend: Backend, patter
         assert witness is not None, f"{pattern}: no witness for broken {key}"
         assert witness.invariant == key and witness.story and len(witness.steps) <= 6
         PROOFS[key](witness)
+
+
+def test_a_reused_request_id_charged_again_is_witnessed(backend: Backend) -> None:
+    # Every request after a client's first reuses an answered id with another amount: the without-key handler
+    # charges it, so the rule breaks at the second op whatever the timing.
+    knobs = {"reuse_share": 1.0, "duplicate_share": 0.0, "resend_share": 0.0, "crash_share": 0.0}
+    config = RunConfig(
+        pattern="idempotency-keys",
+        variant="without-key",
+        threads=2,
+        ops_per_client=3,
+        lost_response_share=0.0,
+        options=knobs,
+    )
+    run = run_pattern(config, backend)
+    assert run.state is RunState.DONE, run.error
+    assert {inv.key: inv.holds for inv in run.invariants}[REUSE_REFUSED] is False
+    witness = explain("idempotency-keys", run.history, run.invariants)[REUSE_REFUSED]
+    assert witness is not None
+    PROOFS[REUSE_REFUSED](witness)

@@ -99,6 +99,8 @@ def two_owners(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
             if _hold(c) == hold:
                 end = min(end, c.invoke_ns)  # a release sent may have freed the lock at once
         leases.append((acquire.complete_ns, end, seq, acquire, set_by))
+    if not leases:
+        return _two_inside(calls)
     leases.sort(key=lambda lease: lease[0])
     for i, (_, end, seq, first, set_by) in enumerate(leases):
         for start, _, later_seq, later, _ in leases[i + 1 :]:
@@ -120,6 +122,40 @@ def two_owners(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
                         f"while {a}'s lease still had {(end - start) / 1e6:.0f} ms to run; both believed they held it"
                     ),
                 )
+    return None
+
+
+def _two_inside(calls: Calls) -> Witness | None:
+    """No lock (no acquisitions): two workers inside the critical section at once, each section from the
+    answer to its read to the sending of its write."""
+    reads = {_hold(c): (s, c) for s, c in calls.where("read") if c.outcome is Outcome.OK}
+    sections: list[tuple[int, int, tuple[int, Call], tuple[int, Call]]] = []
+    for seq, sent in calls.where(WRITE):
+        answered = reads.get(_hold(sent))
+        if sent.outcome is Outcome.OK and answered is not None:
+            sections.append((answered[1].complete_ns, sent.invoke_ns, answered, (seq, sent)))
+    sections.sort(key=lambda section: section[0])
+    for i, (_, end, read, write) in enumerate(sections):
+        for start, _, other_read, other_write in sections[i + 1 :]:
+            if start >= end:
+                break
+            if other_read[1].client == read[1].client:
+                continue
+            a, b = client_name(read[1].client), client_name(other_read[1].client)
+            return Witness(
+                anomaly=Anomaly.TWO_OWNERS,
+                invariant=ONE_HOLDER,
+                key=write[1].key,
+                steps=(
+                    Step(read[0], read[1], f"read jobs = {write[1].detail.get('read')}"),
+                    Step(other_read[0], other_read[1], f"read jobs = {other_write[1].detail.get('read')}"),
+                    Step(write[0], write[1], "wrote: left the critical section"),
+                ),
+                story=(
+                    f"{a} read the resource and was inside the critical section; {b} read it too before {a} "
+                    "wrote: with no lock, two workers were inside at once"
+                ),
+            )
     return None
 
 

@@ -12,7 +12,7 @@ from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operat
 from engine.explain.registry import finds, key_of
 from engine.explain.witness import Anomaly, Step, Witness, applied, clients
 from engine.history import Call, Outcome
-from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, SAME_REPLY
+from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, REUSE_REFUSED, SAME_REPLY
 from engine.patterns.idempotency_keys.shared import CHARGE_CARD, DETAIL_CHARGE, DETAIL_REQUEST, DETAIL_REUSE
 
 PATTERN = "idempotency-keys"
@@ -55,6 +55,34 @@ def charged_twice(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
             key=request,
             steps=tuple(Step(s, c, _says(c)) for s, c in pair),
             story=(f"{handled}, with nothing to say it had been handled already: the card was charged twice ({ids})"),
+        )
+    return None
+
+
+@finds(PATTERN, REUSE_REFUSED)
+def reuse_charged(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
+    """A charge certainly made for a request id reused with another amount, and the request's first charge."""
+    first: dict[str, tuple[int, Call]] = {}
+    for seq, call in calls.where(CHARGE_CARD):
+        request = call.detail.get(DETAIL_REQUEST)
+        if request is not None and applied(call) and not call.detail.get(DETAIL_REUSE):
+            first.setdefault(str(request), (seq, call))
+    for seq, call in calls.where(CHARGE_CARD):
+        request = str(call.detail.get(DETAIL_REQUEST))
+        original = first.get(request)
+        if not call.detail.get(DETAIL_REUSE) or not applied(call) or original is None:
+            continue
+        if original[1].detail.get("amount") == call.detail.get("amount"):
+            continue
+        return Witness(
+            anomaly=Anomaly.DOUBLE_APPLY,
+            invariant=REUSE_REFUSED,
+            key=request,
+            steps=(Step(original[0], original[1], _says(original[1])), Step(seq, call, _says(call) + " (reused id)")),
+            story=(
+                f"request {request} was charged {original[1].detail.get('amount')}; {clients([call.client])} sent "
+                f"the same id with {call.detail.get('amount')} and was charged again: nothing compared the payloads"
+            ),
         )
     return None
 
