@@ -19,6 +19,11 @@ from engine.patterns.base import invariant_key
 # (calls, the invariant as Invariant.as_dict() writes it) -> its witness, or None when none could be found
 Finder = Callable[[Calls, Mapping[str, Any]], Witness | None]
 
+# Where the patterns live: a pattern's witness module is <PATTERNS>.<name>.witnesses (a package pattern) or
+# <PATTERNS>.<name>_witnesses (a one-file one). By name, not by asking engine.patterns: it imports them all,
+# and they import this.
+PATTERNS = "engine.patterns"
+
 _FINDERS: dict[tuple[str, str], Finder] = {}
 _LOADED: set[str] = set()
 
@@ -39,10 +44,7 @@ def load(pattern: str) -> None:
     if pattern in _LOADED:
         return
     _LOADED.add(pattern)
-    from engine.patterns import all_patterns  # here, not at import: the patterns' witness modules import us
-
-    cls = all_patterns().get(pattern)
-    module = cls.__module__ if cls is not None else "engine.patterns." + pattern.replace("-", "_")
+    module = f"{PATTERNS}.{pattern.replace('-', '_')}"
     for name in (f"{module}.witnesses", f"{module}_witnesses"):
         try:
             importlib.import_module(name)
