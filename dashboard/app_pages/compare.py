@@ -1,12 +1,10 @@
 """Compare: the safe and the racy variant of one pattern, same clients and ops, at the same time, side by side."""
 
-from dataclasses import replace
-
 import streamlit as st
 
-from dashboard import controls, links, live, presenter, sidebar, ui
-from dashboard.registry import get_registry
-from dashboard.settings import build_config
+from dashboard.state.run_settings import build_config
+from dashboard.widgets import controls, links, live, presenter, sidebar, ui
+from dashboard.widgets.registry import get_registry
 
 registry = get_registry()
 presenting = presenter.enabled()
@@ -18,7 +16,14 @@ if not presenting:
     )
 
 problems = links.restore(
-    "compare", lambda p: links.parse(p, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
+    "compare",
+    lambda p: links.parse(
+        p,
+        "compare",
+        max_threads=registry.max_threads_per_run,
+        pick_variant=False,
+        on_cluster=sidebar.current_cluster() is not None,
+    ),
 )
 links.show_problems(problems)
 with presenter.tucked(presenting):
@@ -35,7 +40,7 @@ spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget sh
 
 
 def start_pair() -> str:
-    config = replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=profile)
+    config = build_config(settings, max_threads=registry.max_threads_per_run, profile=profile)
     return registry.start_pair(config, sidebar.current_spec())[0].group or ""
 
 
@@ -61,7 +66,7 @@ if records:
         live.compare_view(records, f"compare-{group}")
 elif wanted := st.query_params.get("group"):  # a link or bookmark to a pair this dashboard no longer holds
     st.info(
-        f"Pair {wanted} is no longer in this dashboard (it was restarted, or the pair's runs were deleted). "
+        f"Pair {ui.plain(wanted)} is no longer in this dashboard (it was restarted, or the pair's runs were deleted). "
         "Earlier runs are on the History page; Start both runs the pair again."
     )
 else:

@@ -1,19 +1,22 @@
 """Run: pick a pattern and its knobs, start N clients, watch the race live, read the verdicts."""
 
-from dataclasses import replace
-
 import streamlit as st
 
-from dashboard import controls, links, live, presenter, sidebar, ui
-from dashboard.registry import get_registry
-from dashboard.settings import build_config
-from engine.runner import RunConfig
+from dashboard.state.run_settings import build_config
+from dashboard.widgets import controls, links, live, presenter, sidebar, ui
+from dashboard.widgets.registry import get_registry
+from engine.run.config import ValidRun
 
 registry = get_registry()
 presenting = presenter.enabled()
 presenter.page_title(presenting, "Run a pattern")
 
-problems = links.restore("run", lambda p: links.parse(p, "run", max_threads=registry.max_threads_per_run))
+problems = links.restore(
+    "run",
+    lambda p: links.parse(
+        p, "run", max_threads=registry.max_threads_per_run, on_cluster=sidebar.current_cluster() is not None
+    ),
+)
 links.show_problems(problems)
 with presenter.tucked(presenting):
     pattern = controls.pattern_picker("run")
@@ -26,8 +29,8 @@ with presenter.tucked(presenting):
 spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget shared by every session
 
 
-def config() -> RunConfig:
-    return replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=profile)
+def config() -> ValidRun:
+    return build_config(settings, max_threads=registry.max_threads_per_run, profile=profile)
 
 
 if autostart and not spent:
@@ -47,7 +50,7 @@ if record is None:
     wanted = st.query_params.get("run")
     if wanted:
         st.info(
-            f"Run {wanted} is no longer in this dashboard (it was restarted, or the run was deleted). "
+            f"Run {ui.plain(wanted)} is no longer in this dashboard (it was restarted, or the run was deleted). "
             "Earlier runs are on the History page."
         )
     else:

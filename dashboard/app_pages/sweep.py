@@ -3,8 +3,8 @@ with throughput and p95 latency; several runs per point, their spread drawn."""
 
 import streamlit as st
 
-from dashboard import controls, links, live, sidebar, ui
-from dashboard.registry import get_registry
+from dashboard.widgets import controls, links, live, sidebar, ui
+from dashboard.widgets.registry import get_registry
 
 THREAD_CHOICES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 
@@ -13,6 +13,8 @@ st.title("Sweep thread counts")
 st.caption("One run per variant and thread count, one after another, on the current backend.")
 
 choices = [t for t in THREAD_CHOICES if t <= registry.max_threads_per_run]
+# The defaults within the cap: Streamlit refuses a default that is not among the options (a page with no Start).
+default_counts = [t for t in links.initial("sweep-threads", [1, 2, 4, 8, 16, 32]) if t in choices] or choices[:1]
 problems = links.restore("sweep", lambda p: links.parse_sweep(p, thread_choices=choices))
 links.show_problems(problems)
 autostart = links.autostart("sweep", problems)  # before remember(), which writes the URL without autostart
@@ -22,7 +24,7 @@ c1, c2, c3 = st.columns([3, 1, 1])
 counts = c1.multiselect(
     "Thread counts",
     choices,
-    default=links.initial("sweep-threads", [1, 2, 4, 8, 16, 32]),
+    default=default_counts,
     key="sweep-threads",
 )
 ops = c2.number_input(
@@ -66,7 +68,7 @@ if job is not None:
     live.sweep_view(job, key=f"sweep-{job.id}")
 elif wanted := st.query_params.get("sweep"):  # a link or bookmark to a sweep this dashboard no longer holds
     st.info(
-        f"Sweep {wanted} is no longer in this dashboard (it was restarted since; sweeps live as long as the "
+        f"Sweep {ui.plain(wanted)} is no longer in this dashboard (it was restarted since; sweeps live as long as the "
         "dashboard). Start sweep runs it again with the settings above."
     )
 else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.backend import Backend, BackendKind, BackendSpec
+from engine.backends.backend import Backend, BackendKind, BackendSpec
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput
 from engine.server.profile import ProfileSpec
@@ -40,4 +40,15 @@ def backend_for(args: argparse.Namespace) -> Backend:
     profile = profile_for(args)
     if profile.simulated and spec.kind is BackendKind.AWS:
         raise BadInput("--profile aws-like simulates AWS on the embedded server; on AWS it is real", "drop --profile")
-    return Backend(spec, profile=profile)
+    backend = Backend(spec, profile=profile)
+    # Asked now, before any table: another server would refuse the profile only at the run's start, after the
+    # command had begun (a sweep's first point, a run's empty summary), and its knobs would read as accepted.
+    if profile.simulated and spec.kind is BackendKind.ENDPOINT and not backend.profiles_supported():
+        given = " and --profile-set " + " ".join(args.profile_set) if args.profile_set else ""
+        raise BadInput(
+            f"--profile aws-like{given}: only the lab's own server simulates a profile, and {spec.endpoint_url} is "
+            "not one (it does not answer /_lab/health), so no profile applies there",
+            "leave out --profile and --profile-set to use this endpoint as it is, or point --endpoint-url at "
+            "`python -m engine serve`",
+        )
+    return backend

@@ -14,14 +14,15 @@ from engine.commands.backend_args import backend_for
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput
 from engine.patterns import get_pattern
-from engine.run_config import DEFAULT_MAX_THREADS
-from engine.runner import RunConfig, RunState
+from engine.run.config import DEFAULT_MAX_THREADS
+from engine.run.runner import RunConfig, RunState
 
 MAX_SWEEP_OPS = 100_000
 
 
 def thread_counts(text: str) -> list[int]:
-    """ "1,2,4,8" as sorted distinct counts from 1 to the thread cap; BadInput for anything else, empty included."""
+    """ "1,2,4,8" as sorted counts from 1 to the thread cap; BadInput for anything else, empty or a count named
+    twice included."""
     like = "e.g. --threads 1,2,4,8"
     parts = [t.strip() for t in text.split(",")]
     if not any(parts):
@@ -34,11 +35,14 @@ def thread_counts(text: str) -> list[int]:
         raise BadInput(f"--threads {text[:60]!r} is not a comma-separated list of whole numbers", like) from None
     if counts[0] < 1 or counts[-1] > DEFAULT_MAX_THREADS:
         raise BadInput(f"--threads {text[:60]!r}: every count must be from 1 to {DEFAULT_MAX_THREADS}", like)
+    given = [t for t in parts if t]
+    if len(given) != len(counts):  # "2,2" ran one point, without a word
+        raise BadInput(f"--threads {text[:60]!r} names a count twice", "name each thread count once, e.g. 1,2,4,8")
     return counts
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from engine.sweep import json_records, plan, render_sweep, sweep
+    from engine.run.sweep import json_records, plan, render_sweep, sweep
 
     counts = thread_counts(args.threads)
     pattern = get_pattern(args.pattern)
@@ -51,6 +55,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise BadInput(
                 f"--variants {args.variants!r} names no variant", f"use some of: {', '.join(pattern.variants)}"
             )
+    if len(set(variants)) != len(variants):  # "guarded,guarded" ran each point twice, as --repeats 2 would
+        raise BadInput(
+            f"--variants {args.variants!r} names a variant twice", "name each variant once; --repeats runs more"
+        )
     for name in variants:
         if name not in pattern.variants:
             raise BadInput(

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from engine.explain.witness import Step
-from engine.history import Call, History, Outcome
+from engine.record.history import Call, History, Outcome
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import Any
 
 from engine.explain.calls import Calls
-from engine.history import History, Outcome
+from engine.record.history import History, Outcome
 
 LINEARIZABLE = "linearizable"
 NOT_LINEARIZABLE = "not linearizable"

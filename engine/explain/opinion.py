@@ -21,7 +21,7 @@ from engine.explain.linearizable import (
     UNKNOWN,
     check,
 )
-from engine.history import History
+from engine.record.history import History
 
 # Past this many calls the check would not finish within its budget here (100,000 take about 2 s): say so.
 MAX_CALLS = 200_000

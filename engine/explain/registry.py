@@ -13,8 +13,8 @@ from typing import Any
 
 from engine.explain.calls import Calls
 from engine.explain.witness import Witness
-from engine.history import History
 from engine.patterns.base import invariant_key
+from engine.record.history import History
 
 # (calls, the invariant as Invariant.as_dict() writes it) -> its witness, or None when none could be found
 Finder = Callable[[Calls, Mapping[str, Any]], Witness | None]

@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.explain.calls import Calls
 from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, clients
-from engine.history import Call, Outcome
+from engine.record.history import Call, Outcome
 
 
 def same_read(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from engine.history import Call, Outcome
+from engine.record.history import Call, Outcome
 
 
 class Anomaly(StrEnum):

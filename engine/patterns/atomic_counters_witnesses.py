@@ -11,7 +11,6 @@ from engine.explain.linearizable import Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.shapes import same_read
 from engine.explain.witness import Anomaly, Witness
-from engine.history import Call
 from engine.patterns.atomic_counters import (
     DETAIL_READ,
     FINAL_COUNT,
@@ -20,6 +19,7 @@ from engine.patterns.atomic_counters import (
     REMAINING_ADDS_UP,
     SEQUENCE_GAP_FREE,
 )
+from engine.record.history import Call
 
 PATTERN = "atomic-counters"
 

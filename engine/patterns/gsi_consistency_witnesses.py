@@ -10,7 +10,6 @@ from engine.explain.calls import Calls
 from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds, key_of
 from engine.explain.witness import Anomaly, Step, Witness, before, client_name
-from engine.history import Call, Outcome
 from engine.patterns.gsi_consistency import (
     DETAIL_OP,
     DETAIL_STALE,
@@ -20,6 +19,7 @@ from engine.patterns.gsi_consistency import (
     WRITE,
     email_key,
 )
+from engine.record.history import Call, Outcome
 
 PATTERN = "gsi-consistency"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.happens_before import happens_before
-from engine.demos import demo_files
+from dashboard.figures.happens_before import happens_before
 from engine.explain import explain
-from engine.history import read_jsonl
+from engine.record.history import read_jsonl
+from engine.run.demos import DEFAULT_DIR, demo_files
 from tests.dashboard.helpers import DATA, valid
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")
@@ -70,9 +70,10 @@ def test_an_imported_file_gets_the_second_opinion_and_a_contradicted_one_is_show
     assert any("the linearizability check: not linearizable" in c.value for c in at.caption)
     assert not any("Second opinion disagrees" in e.value for e in at.error)
 
-    # The same calls, with a header whose verdicts all say PASS: no order explains the calls, so the file
-    # contradicts itself, and the page says so.
-    header, rest = racy.split(b"\n", 1)
+    # A racy demo's calls under a header whose verdicts all say PASS (conditional writes: verdicts an import does
+    # not judge again from the calls): no order explains the calls, so the file contradicts itself.
+    unguarded = (DEFAULT_DIR / "conditional-writes--unguarded.jsonl").read_bytes()
+    header, rest = unguarded.split(b"\n", 1)
     meta = json.loads(header)
     for inv in meta["meta"]["summary"]["invariants"]:
         inv.update(holds=True, verdict="PASS")

@@ -74,7 +74,7 @@ def test_unreachable_endpoint_is_refused_in_the_sidebar() -> None:
     at.sidebar.text_input(key="backend_url").set_value("http://127.0.0.1:9").run()
     at.sidebar.button(key="backend_use_url").click().run()
     assert not at.exception
-    assert any("cannot reach DynamoDB at http://127.0.0.1:9" in e.value for e in at.error)
+    assert any("cannot reach DynamoDB at http\\://127.0.0.1:9" in e.value for e in at.error)  # escaped: not a link
     assert any("Embedded DynamoDB" in s.value for s in at.sidebar.success)  # still on the embedded backend
 
 
@@ -149,7 +149,7 @@ def test_every_page_renders_without_errors(page: str) -> None:
 
 
 def test_a_spent_call_budget_is_shown_with_its_fix_and_start_is_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dashboard.registry import get_registry
+    from dashboard.widgets.registry import get_registry
 
     registry = get_registry()  # the process-wide one the pages use (a Streamlit resource)
     used = registry.calls.used()

@@ -3,7 +3,8 @@ profile it played under, and a backend that went away shown as one problem with 
 
 from __future__ import annotations
 
-from engine.server.process import EmbeddedServer
+from dashboard.state.plaintext import plain
+from engine.server.host.process import EmbeddedServer
 from tests.dashboard.test_pages import app, text
 
 PAGE = "app_pages/scenes.py"
@@ -64,13 +65,13 @@ def test_a_backend_gone_since_it_was_picked_is_one_problem_with_its_fix_and_the_
         at.sidebar.radio(key="backend_choice").set_value("endpoint URL").run()
         at.sidebar.text_input(key="backend_url").set_value(server.endpoint_url).run()
         at.sidebar.button(key="backend_use_url").click().run()
-        assert any(server.endpoint_url in s.value for s in at.sidebar.success)
+        assert any(plain(server.endpoint_url) in s.value for s in at.sidebar.success)  # shown as typed
     finally:
         server.stop()  # DynamoDB Local stopped mid-talk: the sidebar still names it
     at.button(key="scenes-play").click().run()
     assert not at.exception, [e.value for e in at.exception]
     [error] = [e.value for e in at.error]
-    assert f"cannot reach DynamoDB at {server.endpoint_url}" in error and "(the scene stopped)" in error
+    assert f"cannot reach DynamoDB at {plain(server.endpoint_url)}" in error and "(the scene stopped)" in error
     assert "switch the backend (sidebar) to the embedded DynamoDB" in error
     assert "28 · GSIs are eventually consistent · stopped on the endpoint" in " ".join(c.value for c in at.caption)
 
@@ -82,7 +83,7 @@ def test_a_backend_gone_since_it_was_picked_is_one_problem_with_its_fix_and_the_
 
 def test_a_played_scene_is_charged_to_the_call_budget() -> None:
     # Scenes spent the shared budget's calls without counting them: a demo server's cap did not hold.
-    from dashboard.registry import get_registry
+    from dashboard.widgets.registry import get_registry
 
     registry = get_registry()  # the process-wide one the pages use
     before = registry.calls.used()

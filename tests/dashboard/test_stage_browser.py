@@ -1,4 +1,4 @@
-"""The stage features in a real browser (issue 14): Debian's Chromium through Playwright against one
+"""The stage features in a real browser: Debian's Chromium through Playwright against one
 `python -m dashboard` shared by the module (the fixture of test_browser.py). Run alone: they are slow on a
 loaded machine. Skips, saying why, when /usr/bin/chromium or Playwright is missing.
 """

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from engine.explain.witness import Anomaly, Step, Witness, applied, before
-from engine.history import Outcome
 from engine.patterns import atomic_counters as counters
 from engine.patterns.conditional_writes import invariants as conditional
 from engine.patterns.distributed_locking import invariants as locking
@@ -18,6 +17,7 @@ from engine.patterns.idempotency_keys import invariants as idempotency
 from engine.patterns.optimistic_locking import invariants as optimistic
 from engine.patterns.transactions import invariants as transactions
 from engine.patterns.unique_constraints.invariants import NO_SHARED_EMAIL
+from engine.record.history import Outcome
 
 
 def _of(w: Witness, *actions: str) -> list[Step]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import linearizability
+from bench.engine import linearizability
 from engine.explain.linearizable import LINEARIZABLE
 
 

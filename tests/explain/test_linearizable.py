@@ -20,7 +20,7 @@ from engine.explain.linearizable import (
     _next_states,
     check_ops,
 )
-from engine.history import Outcome
+from engine.record.history import Outcome
 
 OK, FAIL, INFO = Outcome.OK, Outcome.FAIL, Outcome.INFO
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.demos import demo_files
 from engine.explain.linearizable import LINEARIZABLE, NOT_LINEARIZABLE, check
-from engine.history import read_jsonl
+from engine.record.history import read_jsonl
+from engine.run.demos import demo_files
 
 DEMOS = demo_files()
 

@@ -3,13 +3,13 @@ invariants disagree (an imported file whose carried verdicts contradict its own 
 
 from __future__ import annotations
 
-from engine.backend import Backend
-from engine.demos import DEFAULT_DIR
+from engine.backends.backend import Backend
 from engine.explain.linearizable import LINEARIZABLE, NOT_LINEARIZABLE
 from engine.explain.opinion import opinion_line, second_opinion
-from engine.history import read_jsonl
-from engine.runner import RunConfig, run_pattern
-from engine.summary import render_text, summary
+from engine.record.history import read_jsonl
+from engine.run.demos import DEFAULT_DIR
+from engine.run.runner import RunConfig, run_pattern
+from engine.run.summary import render_text, summary
 
 
 def test_a_run_summary_gives_the_second_opinion_and_the_text_prints_it(backend: Backend) -> None:

@@ -4,8 +4,8 @@ server refuses an acquire until the lease has run out), so the finder is shown o
 from __future__ import annotations
 
 from engine.explain import explain
-from engine.history import Call, History, Outcome
 from engine.patterns.distributed_locking.invariants import ONE_HOLDER
+from engine.record.history import Call, History, Outcome
 from tests.explain.proofs import PROOFS
 
 MS = 1_000_000

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.explain import explain
 from engine.explain.registry import has_finder
 from engine.patterns import get_pattern
@@ -25,7 +25,7 @@ from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, REUSE_REFUSE
 from engine.patterns.optimistic_locking.invariants import NO_LOST_UPDATE
 from engine.patterns.transactions.invariants import COUNTS_AGREE, NO_ORPHAN_ORDER, RESEND_APPLIES_ONCE
 from engine.patterns.unique_constraints.invariants import NO_SHARED_EMAIL
-from engine.runner import RunConfig, RunState, run_pattern
+from engine.run.runner import RunConfig, RunState, run_pattern
 from tests.explain.proofs import PROOFS
 
 LOCKSTEP_MS = 50.0  # simulated network time before each request: the clients' first reads all land first

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.demos import demo_files
 from engine.explain import explain
 from engine.explain.registry import has_finder
-from engine.history import read_jsonl
+from engine.record.history import read_jsonl
+from engine.run.demos import demo_files
 from tests.explain.proofs import PROOFS
 
 RACY = [path for path in demo_files() if any(i["holds"] is False for i in read_jsonl(path)[1]["summary"]["invariants"])]

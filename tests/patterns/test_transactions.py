@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.patterns import get_pattern
 from engine.patterns.transactions import MAX_ATTEMPTS
-from engine.runner import Run, RunConfig, RunState, run_pattern
-from engine.walkthrough import run_walkthrough
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
+from engine.run.walkthrough import run_walkthrough
 from tests.canned import Answering, error_answer
 
 STOCK = "stock never negative"
@@ -252,8 +252,8 @@ def test_with_stock_to_spare_the_stock_verdict_does_not_claim_a_refusal(backend:
 
 
 def test_orders_given_up_after_colliding_on_every_send_are_counted_in_the_summary(embedded: Backend) -> None:
+    from engine.run.summary import render_text, summary
     from engine.server.profile import AWS_LIKE
-    from engine.summary import render_text, summary
 
     # Under aws-like, 16 clients' transactions hold the one stock item 10 ms each: some orders collide on all
     # their sends and the client moves on (the seed's "gave up after retries"). The PASS must not hide them.

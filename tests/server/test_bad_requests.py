@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from engine.backend import Backend, RetryPolicy
-from engine.server import limits
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.server.control import TOKEN_HEADER
-from engine.tables import TableSpec, drop_table, open_table
+from engine.server.faithful import limits
 
 _AUTH = "AWS4-HMAC-SHA256 Credential=ddblab/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
 
@@ -274,7 +274,7 @@ def test_a_request_that_arrives_in_pieces_is_answered_once_whole_and_the_next_on
     _still_serving(table, server)
 
 
-# -- the control endpoint (issue 13) ---------------------------------------------------------------------------
+# -- the control endpoint ---------------------------------------------------------------------------------------
 
 
 def _control(server: Any, body: Any, **headers: str) -> int:

@@ -11,7 +11,6 @@ from engine.explain.calls import Calls
 from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, client_name, clients
-from engine.history import Call, Outcome
 from engine.patterns.conditional_writes.invariants import (
     BALANCE_NEVER_NEGATIVE,
     NO_GHOST,
@@ -21,6 +20,7 @@ from engine.patterns.conditional_writes.invariants import (
     SPENDS_ONLY_WHILE_ACTIVE,
 )
 from engine.patterns.conditional_writes.shared import ACTIVE
+from engine.record.history import Call, Outcome
 
 PATTERN = "conditional-writes"
 

@@ -12,7 +12,6 @@ from engine.explain.linearizable import Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.shapes import same_read
 from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, client_name
-from engine.history import Call, Outcome
 from engine.patterns.distributed_locking.invariants import COUNTER_MATCHES_WRITES, NO_STALE_WRITE, ONE_HOLDER
 from engine.patterns.distributed_locking.shared import (
     ACQUIRE,
@@ -23,6 +22,7 @@ from engine.patterns.distributed_locking.shared import (
     RELEASE,
     WRITE,
 )
+from engine.record.history import Call, Outcome
 
 PATTERN = "distributed-locking"
 

@@ -11,9 +11,9 @@ from engine.explain.calls import Calls
 from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds, key_of
 from engine.explain.witness import Anomaly, Step, Witness, applied, clients
-from engine.history import Call, Outcome
 from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, REUSE_REFUSED, SAME_REPLY
 from engine.patterns.idempotency_keys.shared import CHARGE_CARD, DETAIL_CHARGE, DETAIL_REQUEST, DETAIL_REUSE
+from engine.record.history import Call, Outcome
 
 PATTERN = "idempotency-keys"
 

@@ -11,13 +11,13 @@ from engine.explain.linearizable import Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds, key_of
 from engine.explain.shapes import same_read
 from engine.explain.witness import Witness
-from engine.history import Call
 from engine.patterns.optimistic_locking.invariants import (
     BALANCE_ADDS_UP,
     NO_LOST_UPDATE,
     VERSION_COUNTS_WRITES,
     account_pk,
 )
+from engine.record.history import Call
 
 PATTERN = "optimistic-locking"
 

@@ -11,8 +11,8 @@ from engine.explain.calls import Calls
 from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Step, Witness, applied, client_name
-from engine.history import Call, Outcome
 from engine.patterns.transactions.invariants import COUNTS_AGREE, RESEND_APPLIES_ONCE
+from engine.record.history import Call, Outcome
 
 PATTERN = "transactions"
 

@@ -11,9 +11,9 @@ from engine.explain.calls import Calls
 from engine.explain.linearizable import Kind, Op, Reading, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Step, Witness
-from engine.history import Call, Outcome
 from engine.patterns.unique_constraints import CHANGE_EMAIL, CHECK_EMAIL, SIGN_UP
 from engine.patterns.unique_constraints.invariants import NO_SHARED_EMAIL
+from engine.record.history import Call, Outcome
 
 PATTERN = "unique-constraints"
 

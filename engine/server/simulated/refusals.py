@@ -1,0 +1,26 @@
+"""How the aws-like model says no: DynamoDB's error for a throttled key or a cancelled transaction (its body is
+written by engine.server.wire, as every other refusal's)."""
+
+from __future__ import annotations
+
+from engine.server.wire import Refused
+
+CONFLICT_MESSAGE = "Transaction is ongoing for the item"
+
+
+def throttled() -> Refused:
+    """A request past its partition key's bucket (botocore retries it per the run's retry policy)."""
+    return Refused(
+        "ProvisionedThroughputExceededException",
+        "The level of throughput for one partition key was exceeded (simulated per-key ceiling)",
+    )
+
+
+def cancelled(reasons: list[dict[str, str]]) -> Refused:
+    """A transaction cancelled whole, one reason per item it names, in its order."""
+    codes = ", ".join(r["Code"] for r in reasons)
+    return Refused(
+        "TransactionCanceledException",
+        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
+        extra={"CancellationReasons": reasons},
+    )
