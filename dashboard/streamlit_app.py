@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `streamlit run dashboard/streamlit_app.py` from a checkout without an install
     sys.path.insert(0, str(ROOT))
 
-from dashboard.state.env_settings import check_settings  # noqa: E402
+from dashboard.settings.env import check_settings  # noqa: E402
 from dashboard.widgets.ui import show_error  # noqa: E402
 from engine.errors import LabError  # noqa: E402
 
@@ -34,7 +34,7 @@ st.html("<style>div[data-stale='true'] { opacity: 1 !important; transition: none
 
 # `streamlit run` on this file skips python -m dashboard's launch check: a bad DDBLAB_* setting is shown here, on
 # every page, and nothing else: not a traceback, nor the app quietly starting on the embedded server. Checked
-# before the modules that read the settings are imported (dashboard.state.limits reads the caps when imported).
+# before the modules that read the settings are imported (dashboard.settings.limits reads the caps when imported).
 try:
     check_settings()
 except LabError as e:

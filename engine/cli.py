@@ -309,13 +309,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             "--throttle-share needs the embedded server (it injects the throttling)",
             "leave out --endpoint-url/--aws, or leave out --throttle-share",
         )
+    if config.cluster is not None:
+        from engine.clients.cluster.home import check_cluster
+
+        # An unreachable cluster is one line, before the embedded server starts (seconds sooner) and any table.
+        check_cluster(config.cluster, backend)
     with backend:
         if args.throttle_share and backend.server is not None:
             backend.server.configure(throttle_share=args.throttle_share)
-        if config.cluster is not None:
-            from engine.clients.cluster.home import check_cluster
-
-            check_cluster(config.cluster, backend)  # an unreachable cluster is one line, before any table
         if backend.kind is BackendKind.AWS:
             info = backend.describe()  # before the first write: where this is going, never credentials
             print(

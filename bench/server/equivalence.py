@@ -281,6 +281,7 @@ def corpus() -> list[tuple[str, str, dict[str, str], bytes]]:
         ("no target", "/", "", b"{}"),
         ("CORS", "/", "ListTables", b"{}"),
         *odd_bodies(t),
+        *hostile_bodies(t),
         *other_account(),
     ]
     for label, path, target, body in odd:
@@ -569,6 +570,67 @@ def odd_bodies(t: str) -> list[tuple[str, str, str, bytes]]:
         ("UTF-16", "/", "GetItem", get.encode("utf-16-le")),
         ("a list", "/", "GetItem", b"[1]"),
         ("a null key value", "/", "GetItem", f'{{"TableName": "{t}", "Key": {{"pk": null}}}}'.encode()),
+    ]
+
+
+def hostile_bodies(t: str) -> list[tuple[str, str, str, bytes]]:
+    """Client mistakes that crashed moto or were taken where DynamoDB refuses them (tests/server/
+    test_hostile_requests.py has each kind): both paths must answer each with the same 400."""
+    key = {"pk": {"S": "h"}, "sk": {"S": "1"}}
+    big = {":v": {"N": "9.9E+125"}}
+
+    def body(**params: Any) -> bytes:
+        return json.dumps({"TableName": t, **params}).encode()
+
+    deep = b'{"L": [' * 500 + b'{"S": "x"}' + b"]}" * 500
+    return [
+        (
+            "hostile key condition",
+            "/",
+            "Query",
+            body(KeyConditionExpression="pk == :p", ExpressionAttributeValues={":p": {"S": "h"}}),
+        ),
+        ("hostile projection", "/", "GetItem", body(Key=key, ProjectionExpression="n,")),
+        ("hostile surrogate", "/", "PutItem", body(Item={**key, "v": {"S": "\ud800"}})),
+        (
+            "hostile deep filter",
+            "/",
+            "Scan",
+            f'{{"TableName": "{t}", "ScanFilter": {{"a": {{"ComparisonOperator": "EQ", "AttributeValueList": ['.encode()
+            + deep
+            + b"]}}}",
+        ),
+        (
+            "hostile put for overflow",
+            "/",
+            "PutItem",
+            body(Item={**key, "n": {"N": "9.9E+125"}, "i": {"N": "9" * 38 + "0" * 88}}),
+        ),
+        (
+            "hostile ADD overflow",
+            "/",
+            "UpdateItem",
+            body(Key=key, UpdateExpression="SET a = :v ADD n :v", ExpressionAttributeValues=big),
+        ),
+        (
+            "hostile integer ADD overflow",
+            "/",
+            "UpdateItem",
+            body(Key=key, UpdateExpression="ADD i :one", ExpressionAttributeValues={":one": {"N": "1" + "0" * 88}}),
+        ),
+        ("hostile after overflow", "/", "GetItem", body(Key=key)),
+        (
+            "hostile condition check",
+            "/",
+            "TransactWriteItems",
+            json.dumps({"TransactItems": [{"ConditionCheck": {"TableName": t, "Key": key}}]}).encode(),
+        ),
+        (
+            "hostile batch put and delete",
+            "/",
+            "BatchWriteItem",
+            json.dumps({"RequestItems": {t: [{"PutRequest": {"Item": key}, "DeleteRequest": {"Key": key}}]}}).encode(),
+        ),
     ]
 
 

@@ -1,5 +1,5 @@
 """The registry of single runs and Compare pairs, imports and the shared backends, with the caps and call budgets
-of `dashboard.state.limits` every run is admitted against (the oldest finished runs go first when too many are kept).
+of `dashboard.settings.limits` every run is admitted against (the oldest finished runs go first when too many are kept).
 Plain Python, tested directly; dashboard.widgets.registry adds sweeps and makes it the process-wide one.
 """
 
@@ -13,8 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
-from dashboard.state.import_judge import rejudged, repeated_calls, unfinished
-from dashboard.state.limits import (
+from dashboard.settings.limits import (
     MAX_AWS_CALLS,
     MAX_IMPORT_BYTES,
     MAX_IMPORTED_CALLS,
@@ -25,6 +24,7 @@ from dashboard.state.limits import (
     MAX_TOTAL_THREADS,
     CallBudget,
 )
+from dashboard.state.import_judge import rejudged, repeated_calls, unfinished
 from dashboard.state.records import RunRecord, Source
 from engine.backends.backend import Backend, BackendKind, BackendSpec
 from engine.errors import BadInput, HistoryFileError, LabError

@@ -15,8 +15,8 @@ from typing import Unpack
 
 import streamlit as st
 
-from dashboard.state.env_settings import env_int
-from dashboard.state.limits import CallBudget
+from dashboard.settings.env import env_int
+from dashboard.settings.limits import CallBudget
 from dashboard.state.records import RunRecord, Source, known_pattern
 from dashboard.state.runs import Caps, RunRegistry, in_page_words
 from dashboard.state.sweep_jobs import SweepJob, SweepState

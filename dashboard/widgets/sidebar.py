@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.state.endpoint_setting import ENDPOINT_ENV, check_endpoint_setting
+from dashboard.settings.endpoint import ENDPOINT_ENV, check_endpoint_setting
 from dashboard.widgets import links
 from dashboard.widgets.cluster_choice import CLUSTER_KEY, current_cluster
 from dashboard.widgets.registry import Registry

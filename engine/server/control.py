@@ -100,6 +100,8 @@ def parse_change(body: bytes) -> dict[str, Any]:
         change = json.loads(body or b"{}")
     except ValueError:
         raise ControlRefused(400, "the body is not JSON") from None
+    except RecursionError:  # e.g. 100,000 "[": no settings object nests at all
+        raise ControlRefused(400, "the body nests too deeply: send one flat JSON object of settings") from None
     if not isinstance(change, dict):
         raise ControlRefused(400, "the body must be a JSON object of settings")
     out: dict[str, Any] = {}

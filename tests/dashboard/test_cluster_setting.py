@@ -16,6 +16,7 @@ from engine.clients.cluster import check as cluster_check
 from engine.errors import BadInput, LabError
 from engine.run.runner import RunConfig, RunState
 from tests.dashboard.test_pages import app, text, until
+from tests.engine.test_cluster_addresses import SSH_BANNER, garbage, nothing, silent
 
 SPEC = BackendSpec()
 
@@ -46,6 +47,26 @@ def test_an_unreachable_or_malformed_cluster_address_is_one_line_with_the_fix(mo
     assert any("is not a scheduler address like tcp://127.0.0.1:8786" in e.value for e in at.sidebar.error)
     assert not any("Cluster" in s.value for s in at.sidebar.success)  # nothing set: runs stay in this process
     assert not at.number_input(key="run-atomic-counters-processes").disabled
+
+
+def test_an_address_where_no_dask_scheduler_answers_is_one_line_with_the_fix_in_time() -> None:
+    # A socket that accepts and never answers used to keep the setting's spinner up for good; a peer that answers
+    # garbage, tls:// without TLS settings and a malformed IPv6 address raised "This app has encountered an error".
+    at = app()
+    with silent() as quiet, garbage(SSH_BANNER)() as chatty, nothing() as (host, port):
+        cases = [
+            (f"tls://{host}:{port}", "needs Dask's TLS settings", "distributed.comm.tls.ca-file"),
+            ("tcp://[::1", "its IPv6 host's bracket is not closed", "e.g. tcp://scheduler:8786"),
+            (quiet.address, f"something listens at {quiet.address}, but no Dask scheduler", "Run here"),
+            (chatty.address, f"something listens at {chatty.address}, but no Dask scheduler", "Run here"),
+        ]
+        for address, problem, fix in cases:
+            started = time.monotonic()
+            use_cluster(at, address)
+            errors = [e.value for e in at.sidebar.error]
+            assert len(errors) == 1 and problem in errors[0] and fix in errors[0], errors
+            assert "--cluster" not in errors[0] and time.monotonic() - started < 15
+            assert not any("Cluster" in s.value for s in at.sidebar.success)
 
 
 def test_a_run_started_with_a_cluster_set_runs_on_its_workers_and_says_so(two_workers: Any) -> None:

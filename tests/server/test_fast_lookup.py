@@ -12,7 +12,7 @@ import pytest
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType
 
-from engine.server.faithful import app, limits
+from engine.server.faithful import app, limits, mistakes
 from engine.server.faithful.attribute_values import BadValue, _number, _number_size, value_size
 from engine.server.fast import lookup as fast_lookup
 from engine.server.moto_store import KeyValue, region_backend
@@ -87,7 +87,7 @@ def test_a_plain_integers_size_is_the_one_the_full_check_gives() -> None:
     [
         b'{"TableName": "t"}',
         '{"TableName": "\u00e9"}'.encode(),
-        b'{"a": "\xed\xa0\x80"}',  # a lone surrogate in UTF-8: json.loads takes it (surrogatepass)
+        b'{"a": "\xed\xa0\x80"}',  # a lone surrogate in UTF-8: json.loads takes it, DynamoDB does not
         b"\xef\xbb\xbf{}",
         '{"a": 1}'.encode("utf-16"),
         b"[1]",
@@ -102,6 +102,8 @@ def test_a_body_parses_as_json_loads_parses_it(body: bytes) -> None:
         expected: Any = json.loads(body) if body else {}
     except ValueError:
         expected = "refused"
+    if expected != "refused" and mistakes.lone_surrogate(expected):
+        expected = "refused"  # a string that is no valid Unicode: refused as DynamoDB refuses it
     try:
         got: Any = app._parse(body)
     except limits.Refused as refused:

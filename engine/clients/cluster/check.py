@@ -3,41 +3,23 @@ reach the run's backend, and where their clocks stand against ours. engine/clien
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
 from engine.backends.backend import Backend, BackendKind
+from engine.clients.cluster.connect import FIX_UNREACHABLE, client_of, normalize_address
 from engine.clients.contract import RunConfig
 from engine.errors import BadInput, LabError, one_line
 from engine.patterns.base import Pattern
 
-CONNECT_TIMEOUT_S = 5.0  # reaching the scheduler (Dask retries a refused connection until then)
+CONNECT_TIMEOUT_S = 3.0  # reaching the scheduler (Dask retries a refused connection until then; one starting answers)
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 FIX_INSTALL = "install the lab on every worker (pip install the same version as here), restart them, and run again"
-FIX_UNREACHABLE = (
-    "start a scheduler and its workers (`dask scheduler`, then `dask worker ADDRESS` on each machine, or "
-    "`docker compose --profile cluster up`), check the address, or leave out --cluster to run here"
-)
-
-
-def normalize_address(text: str) -> str:
-    """`host:port` or `tcp://host:port` (also tls://) as Dask wants it; BadInput with the fix otherwise."""
-    raw = text.strip()
-    url = urlparse(raw if "://" in raw else f"tcp://{raw}")
-    try:
-        port = url.port
-    except ValueError:
-        port = None
-    if url.scheme not in ("tcp", "tls") or not url.hostname or port is None or url.path not in ("", "/"):
-        raise BadInput(
-            f"cluster address {text!r} is not a scheduler address like tcp://127.0.0.1:8786",
-            "give the Dask scheduler's host and port, e.g. --cluster tcp://scheduler:8786",
-        )
-    host = f"[{url.hostname}]" if ":" in url.hostname else url.hostname
-    return f"{url.scheme}://{host}:{port}"
 
 
 def check_config(pattern: type[Pattern], config: RunConfig) -> None:
@@ -63,32 +45,21 @@ class WorkerInfo:
     clock_offset_ns: int
 
 
-def connect(address: str) -> Any:
-    """A Dask client of the scheduler at `address`; LabError with the fix when nobody answers there."""
-    import dask
-    from distributed import Client
-
-    address = normalize_address(address)
-    try:
-        # The lab never reads the scheduler's description the client refreshes every 2 s by default (a request and
-        # a reply each time, through the scheduler's event loop, for the whole run): once a minute is plenty.
-        with dask.config.set({"distributed.client.scheduler-info-interval": "60s"}):
-            return Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
-    except (OSError, TimeoutError) as e:
-        raise LabError(f"cannot reach the Dask scheduler at {address} ({one_line(e)})", FIX_UNREACHABLE) from None
+@contextlib.contextmanager
+def connected(address: str) -> Iterator[Any]:
+    """A Dask client of the scheduler at `address` for the `with` block; LabError with the fix, within
+    CONNECT_TIMEOUT_S and a few seconds, when no Dask scheduler answers there (engine/clients/cluster/connect.py)."""
+    with client_of(address, CONNECT_TIMEOUT_S) as client:
+        yield client
 
 
 def check_cluster(address: str, backend: Backend) -> int:
     """Before a run (CLI, dashboard): the scheduler answers, has workers, and they can reach `backend`'s
-    endpoint (check it after the backend is open: the embedded server's URL is known then). Returns how many
-    workers there are."""
-    client = connect(address)
-    try:
+    endpoint (open or not yet). Returns how many workers there are."""
+    with connected(address) as client:
         workers = workers_of(client)
         check_reach(backend, workers)
         return len(workers)
-    finally:
-        client.close(timeout=5)
 
 
 def workers_of(client: Any) -> list[WorkerInfo]:
@@ -157,10 +128,12 @@ def _probe_worker(dask_worker: Any) -> tuple[str, str, int, str]:
 def check_reach(backend: Backend, workers: list[WorkerInfo]) -> None:
     """A loopback endpoint (the embedded server, or a URL on 127.0.0.1) is reachable from this machine only."""
     far = [w.address for w in workers if not w.same_machine]
-    host = urlparse(backend.endpoint_url or "").hostname
+    # The embedded server always listens on 127.0.0.1: known before it starts, so the CLI checks the cluster first.
+    embedded = backend.kind is BackendKind.EMBEDDED
+    host = "127.0.0.1" if embedded else urlparse(backend.endpoint_url or "").hostname
     if not far or backend.kind is BackendKind.AWS or host not in LOOPBACK:
         return
-    what = "the embedded DynamoDB" if backend.kind is BackendKind.EMBEDDED else f"{backend.endpoint_url}"
+    what = "the embedded DynamoDB" if embedded else f"{backend.endpoint_url}"
     raise LabError(
         f"{what} listens on this machine's loopback, which the cluster's workers on other machines "
         f"({', '.join(far[:3])}) cannot reach",

@@ -36,7 +36,7 @@ from engine.clients.cluster.check import (
     check_cluster,
     check_config,
     check_reach,
-    connect,
+    connected,
     normalize_address,
     present,
     scheduler_lost,
@@ -68,13 +68,10 @@ def run_clients(run: Run, client: Any, base_seed: int) -> None:
     client, so `client`, this process's, goes unused); fills run.history."""
     cfg = run.config
     assert run.table is not None and cfg.cluster is not None
-    dask = connect(cfg.cluster)
-    try:
+    with connected(cfg.cluster) as dask:
         workers = workers_of(dask)
         check_reach(run.backend, workers)
         _Home(run, dask, workers, base_seed).drive()
-    finally:
-        dask.close(timeout=5)
     if run.error is not None:
         raise run.error
 

@@ -1,5 +1,6 @@
 """DynamoDB's rules that moto lacks or breaks, applied to every request in both profiles: `app` (the WSGI
 middleware that runs them, under one lock), request shapes and limits, key and attribute value checks, number
-arithmetic, transactions undone by item, UPDATED_NEW/OLD answers. May import fast/ and simulated/ (which it
-calls) and wire; fast/ and simulated/ never import app.
+arithmetic, transactions undone by item, UPDATED_NEW/OLD answers, expression grammar checked before moto reads
+it, an UpdateItem applied whole or not at all, and moto's crashes on a client's mistake answered as DynamoDB's
+400 (`mistakes`). May import fast/ and simulated/ (which it calls) and wire; fast/ and simulated/ never import app.
 """

@@ -26,7 +26,20 @@ from typing import Any
 
 from engine.server import control
 from engine.server import simulated as contention
-from engine.server.faithful import duplicates, key_types, limits, number_math, shapes, start_keys, undo, updated_values
+from engine.server.faithful import (
+    duplicates,
+    expression_syntax,
+    key_types,
+    limits,
+    mistakes,
+    number_math,
+    projections,
+    shapes,
+    start_keys,
+    undo,
+    updated_values,
+    whole_update,
+)
 from engine.server.profile import EXACT, ProfileSpec
 from engine.server.simulated.gsi_lag import GsiLag
 from engine.server.wire import JSON_TYPE, Refused, error_body, refusal_body
@@ -79,6 +92,8 @@ class FaithfulDynamoDB:
         limits.install()  # moto's item-size limit set to DynamoDB's
         number_math.install()  # sums of numbers written with an exponent
         updated_values.install()  # UpdateItem's UPDATED_NEW/UPDATED_OLD: the named paths, not what changed
+        whole_update.install()  # an UpdateItem one of whose actions is refused writes none of them
+        projections.install()  # a projected path through a number or a boolean matches nothing (moto crashed)
         self._moto = moto_app
         self.lab_token = lab_token  # /_lab/config takes changes only with it (control.py); "" takes none
         self._lock = threading.Lock()
@@ -111,10 +126,16 @@ class FaithfulDynamoDB:
         body = environ["wsgi.input"].read(length) if length else b""
         try:
             op = limits.operation(environ.get("HTTP_X_AMZ_TARGET", ""))
+            if mistakes.malformed_signature(environ.get("HTTP_AUTHORIZATION", "")):
+                raise limits.Refused(
+                    "IncompleteSignatureException",
+                    "The Authorization header's Credential must read KEY/DATE/REGION/dynamodb/aws4_request",
+                )
             params = _parse(body)
             if type(params) is dict:
                 shapes.check(op, params)  # every top-level member's JSON type and bounds, as the model has them
             limits.check(op, params)
+            expression_syntax.check(params)  # a projection's and a key condition's grammar (moto's is loose)
         except Refused as refused:
             return _respond(start_response, *_error(refused.code, refused.message, refused.status))
         faults = self.state.faults
@@ -328,12 +349,15 @@ class FaithfulDynamoDB:
 def _crashed(exc: Exception, environ: dict[str, Any], op: str, params: Any) -> tuple[str, list[tuple[str, str]], bytes]:
     from engine.server.fast.handler import crash_answer
 
+    if isinstance(exc, RecursionError) and mistakes.nests_deeply(params):  # moto walks some members recursively
+        status, out = _error("SerializationException", "The request body nests too deeply")
+        return f"{status} Bad Request", [("Content-Type", JSON_TYPE), ("Content-Length", str(len(out)))], out
     # A crash on a body that breaks the API's shapes deep down (the top level is checked first): that body's 400.
     problem = shapes.deep_problem(op, params)
     if problem is not None:
         status, out = _error(problem.code, problem.message, problem.status)
         return f"{status} Bad Request", [("Content-Type", JSON_TYPE), ("Content-Length", str(len(out)))], out
-    code, headers, text = crash_answer(exc, environ.get("HTTP_X_AMZ_TARGET", ""))
+    code, headers, text = crash_answer(exc, environ.get("HTTP_X_AMZ_TARGET", ""), params)
     out = text.encode()
     reason = "Bad Request" if code == 400 else "Internal Server Error"
     return f"{code} {reason}", [*headers.items(), ("Content-Length", str(len(out)))], out
@@ -355,8 +379,18 @@ def _parse(body: bytes) -> Any:
     try:
         if body[:1] == b"{" and 0 not in body[:4]:
             # What json.loads(bytes) does to a body of this start (detect_encoding: UTF-8), in 3 calls, not 16.
-            return _DECODE(body.decode("utf-8", "surrogatepass"))
-        return json.loads(body) if body else {}
+            params = _DECODE(body.decode("utf-8", "surrogatepass"))
+            suspect = mistakes.may_hold_surrogate(body)
+        else:  # e.g. UTF-16, whose surrogates the look at UTF-8 bytes would miss: always looked at
+            params = json.loads(body) if body else {}
+            suspect = bool(body)
+        if suspect and mistakes.lone_surrogate(params):
+            raise limits.Refused(
+                "SerializationException",
+                "The request body holds a string with a lone UTF-16 surrogate (e.g. \\ud800 without its pair), "
+                "which is no valid UTF-8: send each character whole",
+            )
+        return params
     except ValueError:  # UnicodeDecodeError and RecursionError's cousin too
         raise Refused("SerializationException", "The request body is not valid JSON") from None
     except RecursionError:

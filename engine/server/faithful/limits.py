@@ -342,7 +342,15 @@ def _check_transaction(params: Mapping[str, Any], op: str) -> None:
     for i, action in enumerate(actions):
         if not isinstance(action, dict) or len(action) != 1 or not isinstance(next(iter(action.values())), dict):
             raise Refused("SerializationException", f"TransactItems[{i}] must name exactly one action")
-        body = next(iter(action.values()))
+        kind, body = next(iter(action.items()))
+        for member in _ACTION_REQUIRED.get(kind, ()):
+            if body.get(member) is None:  # moto ran a ConditionCheck without a condition, and passed it
+                raise Refused(
+                    "ValidationException",
+                    f"1 validation error detected: Value null at 'transactItems.{i + 1}.member."
+                    f"{_lower_first(kind)}.{_lower_first(member)}' failed to satisfy constraint: "
+                    "Member must not be null",
+                )
         for name in ("TableName", *_EXPRESSIONS):
             if body.get(name) is not None and not isinstance(body.get(name), str):
                 raise Refused("SerializationException", f"TransactItems[{i}].{name} must be a string")
@@ -358,6 +366,20 @@ def _check_transaction(params: Mapping[str, Any], op: str) -> None:
             total += size
     if total > MAX_TRANSACT_BYTES:
         raise Refused("ValidationException", "Transaction request cannot exceed 4 MB of item data")
+
+
+# The members DynamoDB's model requires in each action of a transaction (botocore's TransactWriteItem, TransactGetItem).
+_ACTION_REQUIRED = {
+    "ConditionCheck": ("Key", "TableName", "ConditionExpression"),
+    "Put": ("Item", "TableName"),
+    "Delete": ("Key", "TableName"),
+    "Update": ("Key", "UpdateExpression", "TableName"),
+    "Get": ("Key", "TableName"),
+}
+
+
+def _lower_first(name: str) -> str:
+    return name[:1].lower() + name[1:]
 
 
 def _requests(params: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
@@ -378,9 +400,27 @@ def _check_batch_write(params: Mapping[str, Any]) -> None:
                 f"The batch write request list for a table cannot be null or empty: {table[:255]}",
             )
         for i, request in enumerate(requests):
-            body = (request.get("PutRequest") or request.get("DeleteRequest")) if isinstance(request, dict) else None
+            if not isinstance(request, dict):
+                raise Refused("SerializationException", f"RequestItems.{table[:100]}[{i}] must be a put or delete")
+            given = [kind for kind in ("PutRequest", "DeleteRequest") if request.get(kind) is not None]
+            if len(given) != 1:  # both: moto applied the put and dropped the delete; neither: nothing to do
+                raise Refused(
+                    "ValidationException",
+                    "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the "
+                    f"supported datatypes (RequestItems.{table[:100]}[{i}] must hold one PutRequest or one "
+                    "DeleteRequest)",
+                )
+            body = request[given[0]]
             if not isinstance(body, dict):
                 raise Refused("SerializationException", f"RequestItems.{table[:100]}[{i}] must be a put or delete")
+            member = "Item" if given[0] == "PutRequest" else "Key"
+            if body.get(member) is None:
+                raise Refused(
+                    "ValidationException",
+                    f"1 validation error detected: Value null at 'requestItems.{table[:100]}.member.{i + 1}."
+                    f"member.{_lower_first(given[0])}.{member.lower()}' failed to satisfy constraint: "
+                    "Member must not be null",
+                )
             if "Item" in body and _check_item(body["Item"], "Item") > MAX_ITEM_BYTES:
                 raise Refused("ValidationException", "Item size has exceeded the maximum allowed size")
             if "Key" in body:

@@ -31,6 +31,7 @@ from moto.dynamodb.responses import DynamoHandler
 from werkzeug.datastructures import CombinedMultiDict
 from werkzeug.http import HTTP_STATUS_CODES
 
+from engine.server.faithful import mistakes
 from engine.server.fast import add as fast_add
 from engine.server.fast import condition as fast_condition
 from engine.server.fast import direct_item, short_way
@@ -54,18 +55,20 @@ def verified() -> bool:
     return str(moto.__version__).startswith(VERIFIED_MOTO)
 
 
-def crash_answer(exc: Exception, target: str) -> tuple[int, dict[str, str], str]:
-    """moto crashed on a request. Where it crashed in its expression parser, the expression was malformed (moto
-    raises e.g. IndexError past the end of "a AND"): a client mistake, answered as DynamoDB does. Anything
-    else is ours: InternalServerError, and one line on stderr rather than a traceback."""
+def crash_answer(exc: Exception, target: str, params: Any = None) -> tuple[int, dict[str, str], str]:
+    """moto crashed on a request. Where it crashed inside its expression parsing, the expression was malformed
+    (moto asserts its way through `PK == :x`, and indexes past the end of "a AND"): a client mistake, answered as
+    DynamoDB does. Anything else, and any crash in the server's own code, is ours: InternalServerError, and one
+    line on stderr rather than a traceback (mistakes.py)."""
     import sys
-    import traceback
 
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = frames[-1].filename if frames else ""
-    if "/moto/dynamodb/comparisons" in where or "/moto/dynamodb/parsing/" in where:
+    kind = mistakes.expression_parsed(exc.__traceback__)
+    if kind is not None:
         code, status = "ValidationException", 400
-        message = f"Invalid expression: Syntax error ({type(exc).__name__} in the expression parser)"
+        message = (
+            f"Invalid {mistakes.expression_named(kind, params)}: Syntax error "
+            f"({type(exc).__name__} in the expression parser); check the expression's grammar"
+        )
     else:
         code, status = "InternalServerError", 500
         message = "Internal server error"

@@ -4,7 +4,7 @@ Caps keep one laptop (or one projector demo) from drowning: threads per run, cli
 run and sweep of every session, the number of runs kept, imported calls kept in memory, and the calls every
 session may make in total (`CallBudget`: one budget for all backends, a smaller one for AWS, where calls cost
 money). Each cap is read from the environment when this module is imported (BadInput, naming it, when bad); their
-defaults and ranges, and the check `python -m dashboard` and the app make first, are in dashboard.state.env_settings.
+defaults and ranges, and the check `python -m dashboard` and the app make first, are in dashboard.settings.env.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 import weakref
 from typing import TYPE_CHECKING
 
-from dashboard.state.env_settings import cap, per_run_threads
+from dashboard.settings.env import cap, per_run_threads
 from engine.errors import BadInput
 
 if TYPE_CHECKING:  # budgets watch runs; they never make one

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 
-from dashboard.state.endpoint_setting import ENDPOINT_ENV, check_endpoint_setting
+from dashboard.settings.endpoint import ENDPOINT_ENV, check_endpoint_setting
 from engine.digits import foreign_digits
 from engine.errors import BadInput
 from engine.run.config import MAX_THREADS_CAP
 from engine.server.control import PLAIN_MOTO_ENV, plain_moto_wanted
 
-# The caps (dashboard.state.limits says what each one bounds): name -> (default, lowest, highest).
+# The caps (dashboard.settings.limits says what each one bounds): name -> (default, lowest, highest).
 CAPS: dict[str, tuple[int, int, int]] = {
     "DDBLAB_MAX_THREADS_PER_RUN": (256, 1, MAX_THREADS_CAP),
     "DDBLAB_MAX_TOTAL_THREADS": (512, 1, 65_536),
