@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -418,12 +418,12 @@ def check(
 CONDITION_FAILED = "ConditionalCheckFailedException"
 
 
-def outcome_of(call: Any, refusals: Iterable[str] = (CONDITION_FAILED,)) -> Outcome | None:
+def outcome_of(call: Any, refusals: Sequence[str] = (CONDITION_FAILED,)) -> Outcome | None:
     """The call's outcome as an operation's, or None to leave it out: refused for a reason other than its own
     condition (throttled, invalid), it tells nothing about the object."""
-    if call.outcome is Outcome.FAIL and call.error not in set(refusals):
+    if call.outcome is Outcome.FAIL and call.error not in refusals:
         return None
-    return Outcome(call.outcome)
+    return call.outcome
 
 
 def op_of(
