@@ -65,3 +65,15 @@ def test_the_readme_serve_command_serves_until_ctrl_c() -> None:
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=30)
+
+
+def test_the_readme_links_open_without_a_refused_value() -> None:
+    from urllib.parse import parse_qsl, urlparse
+
+    from dashboard.widgets import links
+
+    shown = re.findall(r"http://127\.0\.0\.1:8501/(\w*)\?([^`\s)]+)", README)
+    assert shown
+    for page, query in shown:
+        restored = links.parse(dict(parse_qsl(query)), page or "run", max_threads=256, pick_variant=page != "compare")
+        assert restored.problems == [] and restored.values, query
