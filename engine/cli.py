@@ -26,6 +26,7 @@ from engine.commands.backend_args import backend_for as _backend
 from engine.commands.backend_args import knob_settings as _options
 from engine.commands.backend_args import profile_for as _profile
 from engine.commands.demos import cmd_demos
+from engine.commands.explain import cmd_explain
 from engine.commands.serve import cmd_serve
 from engine.commands.sweep import cmd_sweep
 from engine.commands.walkthrough import cmd_walkthrough
@@ -216,6 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
     demos.add_argument("--seed", type=_positive_int, default=7, help="random seed for the clients' choices (default 7)")
     _add_backend_args(demos)
     _add_profile_args(demos)
+
+    why = sub.add_parser("explain", help="why a recorded run broke its rules: witnesses and a linearizability check")
+    why.add_argument("file", type=_text, help="a .jsonl history exported by the lab")
+    why.add_argument("--budget", type=float, default=5.0, help="seconds the linearizability check may take (default 5)")
+    why.add_argument("--json", action="store_true", help="one object: the witnesses by invariant key, and the check")
     return parser
 
 
@@ -229,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "serve": cmd_serve,
             "sweep": cmd_sweep,
             "demos": cmd_demos,
+            "explain": cmd_explain,
         }[args.command](args)
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)
