@@ -25,6 +25,7 @@ from engine.backends.backend import RETRY_MODES, BackendKind, RetryPolicy
 from engine.commands.backend_args import backend_for as _backend
 from engine.commands.backend_args import knob_settings as _options
 from engine.commands.backend_args import profile_for as _profile
+from engine.commands.calibrate import cmd_calibrate
 from engine.commands.demos import cmd_demos
 from engine.commands.explain import cmd_explain
 from engine.commands.serve import cmd_serve
@@ -99,6 +100,12 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KNOB=VALUE",
         help=f"an aws-like knob: {', '.join(f'{k} ({v[0]:g})' for k, v in KNOBS.items())}",
+    )
+    p.add_argument(
+        "--profile-file",
+        type=_text,
+        metavar="FILE",
+        help="an aws-like profile `calibrate` wrote: its measured knobs, labelled 'calibrated from FILE'",
     )
 
 
@@ -218,6 +225,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_backend_args(demos)
     _add_profile_args(demos)
 
+    cal = sub.add_parser(
+        "calibrate", help="measure a DynamoDB with a bounded set of probes and write the aws-like profile it matches"
+    )
+    cal.add_argument(
+        "--out", type=_text, default="calibrated-profile.json", metavar="FILE", help="the profile file to write"
+    )
+    cal.add_argument("--yes", action="store_true", help="start without asking (the request count is still printed)")
+    _add_backend_args(cal)
+
     why = sub.add_parser("explain", help="why a recorded run broke its rules: witnesses and a linearizability check")
     why.add_argument("file", type=_text, help="a .jsonl history exported by the lab")
     why.add_argument("--budget", type=float, default=5.0, help="seconds the linearizability check may take (default 5)")
@@ -236,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "sweep": cmd_sweep,
             "demos": cmd_demos,
             "explain": cmd_explain,
+            "calibrate": cmd_calibrate,
         }[args.command](args)
     except LabError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -68,7 +68,7 @@ def test_the_readme_serve_command_serves_until_ctrl_c() -> None:
 
 
 def test_the_readme_links_open_without_a_refused_value() -> None:
-    from urllib.parse import parse_qsl, urlparse
+    from urllib.parse import parse_qsl
 
     from dashboard.widgets import links
 

@@ -30,9 +30,16 @@ def knob_settings(pairs: list[str], flag: str = "--set", example: str = "account
 
 
 def profile_for(args: argparse.Namespace) -> ProfileSpec:
-    return ProfileSpec.parse(
-        args.profile, knob_settings(args.profile_set, "--profile-set", "commit_ms=20") if args.profile_set else None
-    )
+    knobs = knob_settings(args.profile_set, "--profile-set", "commit_ms=20") if args.profile_set else None
+    if getattr(args, "profile_file", None):
+        from engine.run.calibrate import load_profile
+
+        calibrated = load_profile(args.profile_file)
+        if not knobs:
+            return calibrated
+        merged = {k: str(v) for k, v in calibrated.knobs().items()} | knobs  # --profile-set wins
+        return ProfileSpec.parse("aws-like", merged).calibrated_from(calibrated.source + ", with --profile-set")
+    return ProfileSpec.parse(args.profile, knobs)
 
 
 def backend_for(args: argparse.Namespace) -> Backend:

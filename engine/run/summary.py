@@ -13,6 +13,7 @@ from engine.run.state import RunState
 
 if TYPE_CHECKING:  # the summary reads a run; it never makes one
     from engine.run.runner import Run
+from engine.server.profile import knob_text
 
 THROTTLE_CODES = THROTTLED  # one list: the codes clients retry as throttling are the ones counted as such
 CAUSES = ("condition_refused", "transaction_conflict", "throttled")
@@ -188,8 +189,9 @@ def render_text(data: dict[str, Any]) -> str:
     ]
     profile = data.get("profile") or {}
     if profile.get("simulated"):
-        knobs = " ".join(f"{k}={v:g}" for k, v in profile.get("knobs", {}).items())
-        out.append(f"profile    aws-like, SIMULATED by the embedded server ({knobs})")
+        knobs = " ".join(f"{k}={knob_text(v)}" for k, v in profile.get("knobs", {}).items())
+        calibrated = f", calibrated from {profile['calibrated_from']}" if profile.get("calibrated_from") else ""
+        out.append(f"profile    aws-like, SIMULATED by the embedded server{calibrated} ({knobs})")
         stats = data.get("simulated") or {}
         if stats:
             out.append(

@@ -5,16 +5,21 @@ A profile belongs to a table: the lab tags the run's table with `ddblab:profile`
 one short string), so runs with different profiles can share one embedded server. A table without the tag
 gets the server's default profile (`python -m engine serve --profile aws-like`).
 
-Defaults, and where they come from:
-- commit_ms 10: a TransactWriteItems holds its items through DynamoDB's two phases (prepare, commit), each
-  about one in-region write of a few milliseconds. AWS publishes no figure; it is a knob.
-- stale_ms 100, stale_share 0.33: DynamoDB keeps three copies of an item and acknowledges a write once two
-  have it, so a read without ConsistentRead has about one chance in three of reaching the third copy, which
-  AWS says is "usually" consistent "within a second"; 100 ms is a guess under that bound.
-- write_units 1000, read_units 3000: DynamoDB's documented ceiling per partition per second; the model puts
-  one ceiling on each partition key, lower it to reach it on a laptop.
-- latency_ms 4, latency_p99_ms 12: DynamoDB's "single-digit millisecond" in-region calls; the median and 99th
-  percentile of a lognormal distribution.
+Every default, its source (an AWS page or paper, quoted briefly) or why it is assumed: docs/aws-like-model.md
+(a test keeps that table and KNOBS in step). In short:
+- commit_ms 10, abort_ms 10, write_ms 3, read_ms 4, window_spread 3: how long a TransactWriteItems holds its
+  items from prepare to commit, or to its release when cancelled; how long a single write and a
+  TransactGetItems are under way (when the two overlap on an item, the TransactGetItems is cancelled); each
+  drawn per request from a lognormal with that median and a 99th percentile of `window_spread` times it. AWS
+  publishes no figure: assumed, calibratable.
+- stale_ms 20, stale_spread 10, stale_cap_ms 1000, stale_share 0.33: DynamoDB keeps three copies and
+  acknowledges a write once two have it; the third lags for a time drawn per write (median, spread, capped
+  near AWS's "within a second"), and a read without ConsistentRead reaches it about one time in three.
+- write_units 1000, read_units 3000: DynamoDB's documented ceiling per partition per second.
+- latency_ms 4, latency_p99_ms 12: DynamoDB's "single-digit millisecond" in-region calls.
+- gsi_lag_ms 100: GSI propagation, "within 1 second" (AWS); a table's own ddblab:gsi-lag-ms tag wins.
+- table_mode on-demand: decides the throttling error (ThrottlingException, or
+  ProvisionedThroughputExceededException for provisioned) and its ThrottlingReasons.
 """
 
 from __future__ import annotations
@@ -34,16 +39,41 @@ class ServerProfile(StrEnum):
     AWS_LIKE = "aws-like"
 
 
-# Each knob of aws-like: (default, lowest, highest, what it sets).
+# Each numeric knob of aws-like: (default, lowest, highest, what it sets).
 KNOBS: dict[str, tuple[float, float, float, str]] = {
-    "commit_ms": (10.0, 0.0, 1000.0, "how long a committed TransactWriteItems holds its items"),
-    "stale_ms": (100.0, 0.0, 10_000.0, "how long a write may stay unseen by reads without ConsistentRead"),
+    "commit_ms": (10.0, 0.0, 10_000.0, "median time a committed TransactWriteItems holds its items"),
+    "abort_ms": (10.0, 0.0, 10_000.0, "median time a cancelled TransactWriteItems holds the items it prepared"),
+    "write_ms": (3.0, 0.0, 10_000.0, "median time a single write is under way (a TransactGetItems meanwhile fails)"),
+    "read_ms": (4.0, 0.0, 10_000.0, "median time a TransactGetItems is under way (a write meanwhile cancels it)"),
+    "window_spread": (3.0, 1.0, 100.0, "99th percentile / median of the commit, abort, write and read windows"),
+    "stale_ms": (20.0, 0.0, 10_000.0, "median time the lagging copy stays behind a write"),
+    "stale_spread": (10.0, 1.0, 1000.0, "99th percentile / median of the lagging copy's lag"),
+    "stale_cap_ms": (1000.0, 0.0, 60_000.0, "longest the lagging copy stays behind a write"),
     "stale_share": (0.33, 0.0, 1.0, "share of reads without ConsistentRead served by the lagging copy"),
-    "write_units": (1000.0, 1.0, 100_000.0, "write units per second per partition key"),
+    "write_units": (1000.0, 1.0, 100_000.0, "write units per second per partition key (index keys too)"),
     "read_units": (3000.0, 1.0, 100_000.0, "read units per second per partition key"),
     "latency_ms": (4.0, 0.0, 1000.0, "median network time per request"),
     "latency_p99_ms": (12.0, 0.0, 5000.0, "99th percentile of network time per request"),
+    "gsi_lag_ms": (100.0, 0.0, 10_000.0, "GSI propagation lag of a table without its own ddblab:gsi-lag-ms tag"),
 }
+# Knobs that name one of a few choices: (default, choices, what it sets).
+CHOICES: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "table_mode": ("on-demand", ("on-demand", "provisioned"), "capacity mode: which throttling error DynamoDB gives"),
+}
+
+
+def draw_ms(chance: Any, median: float, spread: float, cap: float = math.inf) -> float:
+    """A duration in seconds from a lognormal with that median (ms) and 99th percentile spread × median, at most
+    `cap` ms; the median itself when spread is 1 (no draw: tests that need an exact window get one)."""
+    if median <= 0:
+        return 0.0
+    if spread <= 1.0:
+        return min(median, cap) / 1000.0
+    sigma = math.log(spread) / Z99
+    return min(median * math.exp(sigma * chance.gauss(0.0, 1.0)), cap) / 1000.0
+
+
+Z99 = 2.3263478740408408  # the standard normal's 99th percentile
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +82,22 @@ class ProfileSpec:
 
     name: ServerProfile = ServerProfile.EXACT
     commit_ms: float = KNOBS["commit_ms"][0]
+    abort_ms: float = KNOBS["abort_ms"][0]
+    write_ms: float = KNOBS["write_ms"][0]
+    read_ms: float = KNOBS["read_ms"][0]
+    window_spread: float = KNOBS["window_spread"][0]
     stale_ms: float = KNOBS["stale_ms"][0]
+    stale_spread: float = KNOBS["stale_spread"][0]
+    stale_cap_ms: float = KNOBS["stale_cap_ms"][0]
     stale_share: float = KNOBS["stale_share"][0]
     write_units: float = KNOBS["write_units"][0]
     read_units: float = KNOBS["read_units"][0]
     latency_ms: float = KNOBS["latency_ms"][0]
     latency_p99_ms: float = KNOBS["latency_p99_ms"][0]
+    gsi_lag_ms: float = KNOBS["gsi_lag_ms"][0]
+    table_mode: str = CHOICES["table_mode"][0]
+    # Where the knobs come from, when a calibration measured them: "FILE (REGION, DATE)" (not a knob).
+    source: str = ""
 
     @property
     def simulated(self) -> bool:
@@ -75,10 +115,18 @@ class ProfileSpec:
             return spec
         if profile is ServerProfile.EXACT:
             raise BadInput("profile knobs were given with the exact profile", "add --profile aws-like, or drop them")
-        values: dict[str, float] = {}
+        values: dict[str, float | str] = {}
         for knob, raw in knobs.items():
+            if knob in CHOICES:
+                choices = CHOICES[knob][1]
+                if raw not in choices:
+                    raise BadInput(
+                        f"profile knob {knob}={raw!r} is not one of its choices", f"use {' or '.join(choices)}"
+                    )
+                values[knob] = str(raw)
+                continue
             if knob not in KNOBS:
-                raise BadInput(f"unknown profile knob {knob!r}", f"use one of {', '.join(KNOBS)}")
+                raise BadInput(f"unknown profile knob {knob!r}", f"use one of {', '.join([*KNOBS, *CHOICES])}")
             _, low, high, _ = KNOBS[knob]
             try:
                 value = float(raw)
@@ -89,7 +137,7 @@ class ProfileSpec:
             if not math.isfinite(value) or not low <= value <= high:
                 raise BadInput(f"profile knob {knob}={raw} is out of range", f"use {low:g} to {high:g}")
             values[knob] = value
-        spec = replace(spec, **values)  # type: ignore[arg-type]  # every key is a float knob (checked above)
+        spec = replace(spec, **values)  # type: ignore[arg-type]  # every key is a knob of its type (checked above)
         if spec.latency_p99_ms < spec.latency_ms:
             raise BadInput(
                 f"latency_p99_ms {spec.latency_p99_ms:g} is below latency_ms {spec.latency_ms:g}",
@@ -97,21 +145,33 @@ class ProfileSpec:
             )
         return spec
 
-    def knobs(self) -> dict[str, float]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "name"}
+    def knobs(self) -> dict[str, float | str]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("name", "source")}
+
+    def calibrated_from(self, label: str) -> ProfileSpec:
+        """The same knobs, labelled as measured: "calibrated from FILE (REGION, DATE)" wherever it is shown."""
+        return replace(self, source=label)
 
     def as_dict(self) -> dict[str, Any]:
         """For summaries and exports: the profile, whether it is simulated, and its knobs when they apply."""
         out: dict[str, Any] = {"name": self.name.value, "simulated": self.simulated}
         if self.simulated:
             out["knobs"] = self.knobs()
+        if self.source:
+            out["calibrated_from"] = self.source
         return out
 
     def tag_value(self) -> str:
         """The `ddblab:profile` tag: 'aws-like commit_ms=10 ...' (under DynamoDB's 256 characters)."""
         if not self.simulated:
             return self.name.value
-        return " ".join([self.name.value, *(f"{k}={v:g}" for k, v in self.knobs().items())])
+        full = " ".join([self.name.value, *(f"{k}={knob_text(v)}" for k, v in self.knobs().items())])
+        if len(full) <= 256:
+            return full
+        # Past DynamoDB's tag limit: only the knobs off their defaults (from_tag gives the rest their defaults).
+        default = ProfileSpec(self.name).knobs()
+        changed = (f"{k}={knob_text(v)}" for k, v in self.knobs().items() if v != default[k])
+        return " ".join([self.name.value, *changed])
 
     @staticmethod
     def from_tag(value: str) -> ProfileSpec:
@@ -127,19 +187,29 @@ class ProfileSpec:
             return None
         knobs = value.get("knobs") if isinstance(value.get("knobs"), dict) else None
         try:
-            return ProfileSpec.parse(value["name"], knobs)
+            spec = ProfileSpec.parse(value["name"], knobs)
         except BadInput:
             return None
+        source = value.get("calibrated_from")
+        return spec.calibrated_from(source) if isinstance(source, str) and spec.simulated else spec
 
     def describe(self) -> str:
         """One line for headers and captions; says "simulated" whenever anything is."""
         if not self.simulated:
             return "exact (every request atomic and instant)"
+        label = f"SIMULATED, calibrated from {self.source}" if self.source else "SIMULATED"
         return (
-            f"aws-like (SIMULATED: transaction commit window {self.commit_ms:g} ms, stale reads {self.stale_share:g}"
-            f" of reads within {self.stale_ms:g} ms of a write, {self.write_units:g} WCU / {self.read_units:g} RCU"
-            f" per key per s, network {self.latency_ms:g} ms median, {self.latency_p99_ms:g} ms p99)"
+            f"aws-like ({label}: transaction commit / abort windows {self.commit_ms:g} / {self.abort_ms:g} ms median,"
+            f" single writes {self.write_ms:g} ms, stale reads {self.stale_share:g} of reads within a lag of"
+            f" {self.stale_ms:g} ms median (at most {self.stale_cap_ms:g} ms) of a write, {self.write_units:g} WCU /"
+            f" {self.read_units:g} RCU per key per s, {self.table_mode} throttling, GSI lag {self.gsi_lag_ms:g} ms,"
+            f" network {self.latency_ms:g} ms median, {self.latency_p99_ms:g} ms p99)"
         )
+
+
+def knob_text(value: float | str) -> str:
+    """A knob's value as the tag and summaries write it: 10, 0.33, on-demand."""
+    return value if isinstance(value, str) else f"{value:g}"
 
 
 EXACT = ProfileSpec()

@@ -221,6 +221,7 @@ def test_a_throttled_pydynox_call_is_sent_again_after_a_backoff_not_left_half_do
     )
     assert run.state is RunState.DONE, run.error
     assert run.worker_errors == []  # no client stopped half-way on ProvisionedThroughputExceededException
+    # pydynox names every throttling error, ThrottlingException included, ProvisionedThroughputExceededException.
     throttled = run.history.counts()["errors"].get("ProvisionedThroughputExceededException", 0)
     assert throttled > 0  # it was throttled, and every throttled call was sent again
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]

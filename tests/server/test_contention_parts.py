@@ -26,7 +26,7 @@ def test_a_hot_key_is_throttled_until_its_bucket_refills_and_other_keys_are_not(
     buckets.admit("PutItem", {}, REF, write("HOT"), SLOW, 0.0, counts)
     with pytest.raises(Refused) as refused:
         buckets.admit("PutItem", {}, REF, write("HOT"), SLOW, 0.1, counts)  # 0.5 of a unit back: not enough
-    assert refused.value.code == "ProvisionedThroughputExceededException"
+    assert refused.value.code == "ThrottlingException"
     buckets.admit("PutItem", {}, REF, write("COLD"), SLOW, 0.1, counts)  # another partition key, its own bucket
     buckets.admit("PutItem", {}, REF, write("HOT"), SLOW, 0.2, counts)  # a whole unit back after 1/5 s
     assert counts["throttled"] == 1

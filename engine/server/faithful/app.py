@@ -14,6 +14,7 @@ What it adds, and why:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -98,6 +99,7 @@ class FaithfulDynamoDB:
         self.lab_token = lab_token  # /_lab/config takes changes only with it (control.py); "" takes none
         self._lock = threading.Lock()
         self._tokens: dict[str, _TokenRecord] = {}
+        self._in_flight: dict[str, float] = {}  # aws-like: a token's transaction until its answer leaves
         self._random = random.Random(seed)
         self.state = ServerState()
         self.gsi = GsiLag(self._lock)
@@ -169,8 +171,10 @@ class FaithfulDynamoDB:
                     limits.request_sized = False
             else:
                 status, headers, out = self._apply(op, environ, body, params, region, table)
-        if table is not None and table.delays:  # aws-like: the answer waits, outside the lock (serve.py sends it later)
-            environ["ddblab.delay_s"] = self.model.delay_s(op, table, status.startswith("200"))
+            if table is not None and table.delays:  # aws-like: the answer waits, outside the lock (serve.py)
+                delay = environ["ddblab.delay_s"] = self.model.delay_s(table)
+                if op == "TransactWriteItems" and params.get("ClientRequestToken"):
+                    self._in_flight[str(params["ClientRequestToken"])] = time.monotonic() + delay
         start_response(status, headers)
         return [out]
 
@@ -203,11 +207,25 @@ class FaithfulDynamoDB:
                 else:  # a BatchWriteItem the model left some writes of out
                     status, headers, out = modelled.send(lambda sent: self._call_moto(op, environ, sent, None), body)
                 modelled.ok = status.startswith("200")
+                if not modelled.ok:
+                    modelled.answer = out  # a transaction moto cancelled: its reasons say what it had prepared
+                elif modelled.watch is not None:  # a TransactGetItems: cancelled if a write lands while under way
+                    environ["ddblab.recheck"] = functools.partial(self._cancelled_late, modelled)
             finally:
                 gsi.after(state, modelled.ok)
         finally:
             self.model.end(modelled)
         return status, headers, out
+
+    def _cancelled_late(self, modelled: Any) -> tuple[str, list[tuple[str, str]], bytes] | None:
+        """When a TransactGetItems' answer is due (serve.py): its cancellation, if a write landed on one of its
+        items meanwhile; None to send the answer as it is."""
+        with self._lock:
+            refused = self.model.cancelled_late(modelled)
+        if refused is None:
+            return None
+        out = refusal_body(refused)
+        return "400 Bad Request", [("Content-Type", JSON_TYPE), ("Content-Length", str(len(out)))], out
 
     def _call_moto(
         self, op: str, environ: dict[str, Any], body: bytes, params: Any
@@ -250,6 +268,14 @@ class FaithfulDynamoDB:
         token = params["ClientRequestToken"]
         digest = _digest({k: v for k, v in params.items() if k not in ("ClientRequestToken", "ReturnConsumedCapacity")})
         now = time.monotonic()
+        in_flight = self._in_flight.get(token)
+        if in_flight is not None and in_flight > now:  # its first transaction's answer has not left yet
+            _, refusal = _error(
+                "TransactionInProgressException", "The transaction with the given request token is already in progress."
+            )
+            return "400 Bad Request", [("Content-Type", JSON_TYPE), ("Content-Length", str(len(refusal)))], refusal
+        if len(self._in_flight) > 10_000:
+            self._in_flight = {t: until for t, until in self._in_flight.items() if until > now}
         record = self._tokens.get(token)
         if record and record.expires > now:
             if record.digest != digest:

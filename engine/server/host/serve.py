@@ -179,6 +179,7 @@ class LoopServer:
         payload, close, delay = self._answer(request, conn.peer, multithread=True)
         if delay > 0:
             time.sleep(delay)
+            payload = _due(payload)
         self._answered.append((conn, payload, close))
         try:
             self._wake_w.send(b"x")
@@ -201,6 +202,7 @@ class LoopServer:
         now = time.monotonic()
         while self._later and self._later[0][0] <= now:
             _, _, conn, payload, close = heapq.heappop(self._later)
+            payload = _due(payload)
             conn.busy = False
             if conn in self._conns:
                 self._queue(conn, payload, close)
@@ -291,6 +293,16 @@ def _call(
         if hasattr(chunks, "close"):
             chunks.close()
     status, headers = box
+    delay = float(environ.get("ddblab.delay_s", 0.0))  # the aws-like profile's network time (contention/model.py)
+    answer = _http(status, headers, payload, close)
+    recheck = environ.get("ddblab.recheck")
+    if recheck is not None:  # a TransactGetItems under way: decided again when its answer is due (holds.Watch)
+        answer = _Rechecked(answer)
+        answer.final = lambda: _final(answer, recheck, close)
+    return answer, close, delay
+
+
+def _http(status: str, headers: list[tuple[str, str]], payload: bytes, close: bool) -> bytes:
     head = [f"HTTP/1.1 {status}"]
     for k, v in headers:  # a loop, not a generator: a Python call less per header
         if k not in _PASSED_NAMES:
@@ -302,8 +314,26 @@ def _call(
     head.append(f"Content-Length: {len(payload)}")
     if close:
         head.append("Connection: close")
-    delay = float(environ.get("ddblab.delay_s", 0.0))  # the aws-like profile's network time (contention/model.py)
-    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload, close, delay
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
+
+
+class _Rechecked(bytes):
+    """An answer held back whose content is decided again when it is due: `final()` gives what is sent."""
+
+    final: Callable[[], bytes]
+
+
+def _final(answer: bytes, recheck: Callable[[], Any], close: bool) -> bytes:
+    instead = recheck()
+    if instead is None:
+        return bytes(answer)
+    status, headers, body = instead
+    return _http(status, headers, body, close)
+
+
+def _due(payload: bytes) -> bytes:
+    """What to send of an answer whose time has come."""
+    return payload.final() if type(payload) is _Rechecked else payload
 
 
 def build_app(

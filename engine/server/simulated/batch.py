@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.server.profile import ProfileSpec
-from engine.server.simulated.buckets import Buckets, slot
-from engine.server.simulated.holds import Holds
+from engine.server.simulated.buckets import Buckets, reason, slot
+from engine.server.simulated.holds import Holds, Watch
 from engine.server.simulated.item_keys import Named, Ref, batch_attrs, item_key
 from engine.server.simulated.refusals import throttled
 from engine.server.wire import JSON_TYPE
@@ -40,6 +40,8 @@ class Modelled:
         "counts",
         "restore",
         "captured",
+        "answer",
+        "watch",
     )
 
     def __init__(self, target: Any, op: str, ref: Ref, keys: Named, now: float, counts: Counter[str]) -> None:
@@ -59,6 +61,8 @@ class Modelled:
         self.counts = counts
         self.restore: list[tuple[Any, Any]] | None = None
         self.captured: list[tuple[Any, Any]] = []
+        self.answer = b""  # the body of a refused moto call (a cancelled transaction's reasons)
+        self.watch: Watch | None = None  # a TransactGetItems under way (holds.py)
 
     def send(self, call_moto: Callable[[bytes], Answer], body: bytes) -> Answer:
         if self.kept is None:
@@ -118,6 +122,6 @@ def split_batch(
         return params
     others = len(params.get("RequestItems") or {}) > 1
     if not kept and not others and not conflicted:
-        raise throttled()
+        raise throttled(spec.table_mode, [reason(ref, slot(ref, keys[0][0], "w"))])
     result.table, result.kept, result.params = table.name, kept, params
     return {**params, "RequestItems": {**params["RequestItems"], table.name: kept}}

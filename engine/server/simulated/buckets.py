@@ -14,12 +14,11 @@ from moto.dynamodb.models.dynamo_type import DynamoType
 from engine.server.moto_store import KeyValue
 from engine.server.profile import ProfileSpec
 from engine.server.simulated.item_keys import Named, Ref, consistent_read
-from engine.server.simulated.refusals import cancelled, throttled
+from engine.server.simulated.refusals import THROTTLED_REASON, cancelled, key_range_reason, throttled
 
 _BURST_S = 0.1  # a bucket holds a tenth of a second of its rate
 
 Slot = tuple[Ref, Any, str]  # (table, partition key as _plain gives it, "w" or "r")
-_THROTTLED = {"Code": "ThrottlingError", "Message": "Throughput exceeds the current capacity for this key"}
 
 
 def _plain(partition: Any) -> Any:
@@ -71,12 +70,15 @@ class Buckets:
         short = []
         for at, units in wanted.items():
             if not self.has(at, units, spec, now):
-                short.append(at[1])
+                short.append(at)
         if short:
             counts["throttled"] += 1
             if op.startswith("Transact"):
-                raise cancelled([dict(_THROTTLED) if _plain(key[0]) in short else {"Code": "None"} for _, key in keys])
-            raise throttled()
+                hot = {at[1] for at in short}
+                raise cancelled(
+                    [dict(THROTTLED_REASON) if _plain(key[0]) in hot else {"Code": "None"} for _, key in keys]
+                )
+            raise throttled(spec.table_mode, [reason(ref, at) for at in short])
         buckets = self._buckets
         for at, units in wanted.items():
             buckets[at][0] -= units  # take(), written out
@@ -117,3 +119,11 @@ class Buckets:
     def take(self, slot: Slot, units: float) -> None:
         """Spend `units` of a bucket `has` just refilled (it may go into debt)."""
         self._buckets[slot][0] -= units
+
+
+def reason(ref: Ref, at: Slot) -> dict[str, str]:
+    """The ThrottlingReason of a throttled bucket: its table's or, for a global index's key ((index, value), the
+    one slot whose partition keeps its DynamoType), its index's."""
+    partition = at[1]
+    gsi = type(partition) is tuple and len(partition) == 2 and isinstance(partition[1], DynamoType)
+    return key_range_reason(ref[0], ref[1], str(partition[0]) if gsi else "", at[2])

@@ -17,6 +17,7 @@ All methods are called with the server's request lock held, except `close`.
 from __future__ import annotations
 
 import copy
+import functools
 import threading
 import time
 from collections import deque
@@ -35,6 +36,7 @@ from engine.server.moto_store import (
     put_item,
     written_keys,
 )
+from engine.server.profile import PROFILE_TAG, ProfileSpec
 
 LAG_TAG = "ddblab:gsi-lag-ms"
 _WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
@@ -104,6 +106,7 @@ class GsiLag:
         table = moto_table(region, name)
         if table is None or not table.global_indexes:
             return None
+        profile = ""
         for tag in table.tags or []:
             if tag.get("Key") == LAG_TAG:
                 try:
@@ -111,7 +114,10 @@ class GsiLag:
                 except ValueError:
                     return None
                 return (table, lag_ms / 1000.0) if lag_ms > 0 else None
-        return None
+            if tag.get("Key") == PROFILE_TAG:
+                profile = str(tag.get("Value", ""))
+        lag_ms = _profile_lag_ms(profile) if profile else 0.0  # aws-like tables lag by default (its gsi_lag_ms)
+        return (table, lag_ms / 1000.0) if lag_ms > 0 else None
 
     def _capture(self, op: str, params: dict[str, Any], region: str) -> dict[tuple[_TableRef, ItemKey, float], Any]:
         """Before a write: a copy of every item it may change, on tables that lag (moto updates in place)."""
@@ -152,3 +158,13 @@ class GsiLag:
             restore.append((key, get_item(table, key)))
             put_item(table, key, queue[0][1])  # the image before the oldest write the index has not seen yet
         return table, restore
+
+
+@functools.lru_cache(maxsize=64)
+def _profile_lag_ms(tag_value: str) -> float:
+    """The GSI lag an aws-like profile tag gives its table's indexes (0 for exact, or a tag that does not parse)."""
+    try:
+        spec = ProfileSpec.from_tag(tag_value)
+    except Exception:
+        return 0.0
+    return spec.gsi_lag_ms if spec.simulated else 0.0

@@ -4,6 +4,7 @@ writes (batch.py), stale reads (stale_reads.py), then the answer's network time.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import time
@@ -12,17 +13,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.server.moto_store import moto_table
-from engine.server.profile import PROFILE_TAG, ProfileSpec
+from engine.server.profile import PROFILE_TAG, Z99, ProfileSpec, draw_ms
 from engine.server.simulated.batch import Modelled, split_batch
 from engine.server.simulated.buckets import Buckets
 from engine.server.simulated.holds import Holds
-from engine.server.simulated.item_keys import Ref, consistent_read, request_keys, table_name
+from engine.server.simulated.index_capacity import charge, index_partitions
+from engine.server.simulated.item_keys import (
+    Ref,
+    batch_attrs,
+    consistent_read,
+    item_key,
+    request_keys,
+    table_name,
+)
+from engine.server.simulated.refusals import cancelled
 from engine.server.simulated.single_item import SINGLE_ITEM, begin_single, single_key
 from engine.server.simulated.stale_reads import StaleReads
+from engine.server.wire import Refused
 
 _READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
 _TABLE_CHANGES = frozenset({"CreateTable", "DeleteTable", "TagResource", "UntagResource"})
-_Z99 = 2.3263478740408408  # the standard normal's 99th percentile
+_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
+_INDEXED_WRITES = _WRITES | {"TransactWriteItems", "BatchWriteItem"}
 
 
 @dataclass
@@ -35,7 +47,8 @@ class _Table:
     hash_attr: str
     range_attr: str | None
     stale: bool  # stale reads are simulated (stale_ms and stale_share above 0)
-    delays: bool  # answers wait (network time, or a transaction's commit window): delay_s has work to do
+    delays: bool  # answers wait (network time, a commit, abort or read window): delay_s has work to do
+    indexes: tuple[tuple[str, str], ...] = ()  # (name, partition key attribute) of each GSI: index_capacity.py
 
 
 class AwsLike:
@@ -84,8 +97,18 @@ class AwsLike:
             return None
         counts = self.stats.setdefault(name, Counter())
         stale = spec.stale_ms > 0 and spec.stale_share > 0
-        delays = spec.latency_ms > 0 or spec.commit_ms > 0
-        return _Table(table, spec, (region, name), counts, table.hash_key_attr, table.range_key_attr, stale, delays)
+        delays = spec.latency_ms > 0 or max(spec.commit_ms, spec.abort_ms, spec.write_ms, spec.read_ms) > 0
+        return _Table(
+            table,
+            spec,
+            (region, name),
+            counts,
+            table.hash_key_attr,
+            table.range_key_attr,
+            stale,
+            delays,
+            index_partitions(table),
+        )
 
     # -- one request ----------------------------------------------------------------------------------------
 
@@ -95,10 +118,12 @@ class AwsLike:
         moto (through `send` when `kept` is not None: a BatchWriteItem may lose some of its writes to
         UnprocessedItems), then calls `end`, also when the call raised. None: the request passed and `end` would
         have nothing to do (single_item.py), so the caller calls moto as for an exact table."""
+        holds = self._holds
+        holds.window = 0.0
         if op in SINGLE_ITEM:
             key = single_key(params, table)
             if key is not None:
-                return begin_single(op, params, key, table, self._buckets, self._holds, self._stale)
+                return begin_single(op, params, key, table, self._buckets, holds, self._stale)
         now = time.monotonic()
         spec = table.profile
         ref = table.ref
@@ -106,11 +131,29 @@ class AwsLike:
         counts["requests"] += 1
         keys = request_keys(op, params, table.moto)
         eventual = not consistent_read(op, params, ref[1])
-        self._buckets.admit(op, params, ref, keys, spec, now, counts, eventual)
-        self._holds.check(op, ref, keys, now, counts)
+        try:
+            self._buckets.admit(op, params, ref, keys, spec, now, counts, eventual)
+            holds.check(op, ref, keys, now, counts)
+            if table.indexes and op in _INDEXED_WRITES:
+                charge(op, params, table, table.indexes, self._buckets, spec, now, counts)
+        except Refused as refused:
+            if op == "TransactWriteItems":
+                self._release_later(ref, keys, refused.extra.get("CancellationReasons"), spec, now, counts)
+            raise
         result = Modelled(table, op, ref, keys, now, counts)
         if op == "BatchWriteItem":
-            params = split_batch(params, ref, table.moto, spec, now, counts, result, self._holds, self._buckets)
+            params = split_batch(params, ref, table.moto, spec, now, counts, result, holds, self._buckets)
+        if holds.watched and (op in _WRITES or op == "BatchWriteItem"):
+            for _, key in keys if op in _WRITES else _kept_keys(result, params, table):
+                holds.landed(ref, key, now)
+        elif op == "TransactGetItems":
+            # Under way for its own window, and a single write for its window before it applies (holds.py).
+            window = draw_ms(self._random, spec.read_ms, spec.window_spread) + draw_ms(
+                self._random, spec.write_ms, spec.window_spread
+            )
+            if window > 0:
+                holds.window = window
+                result.watch = holds.watch(ref, keys, now + window)
         if op in _READS and eventual and not params.get("IndexName"):
             counts["eventual_reads"] += 1
             result.restore = self._stale.swap_in(op, ref, keys, table.moto, spec, now, counts)
@@ -118,32 +161,79 @@ class AwsLike:
             result.captured = self._stale.capture(op, params, table.moto, spec, keys)
         return result
 
+    def _release_later(
+        self, ref: Ref, keys: Any, reasons: Any, spec: ProfileSpec, now: float, counts: Counter[str]
+    ) -> None:
+        """A cancelled TransactWriteItems: the items it had prepared (reason None: every item but those that
+        cancelled it) stay marked until its release, its abort window; its answer waits that window too."""
+        window = draw_ms(self._random, spec.abort_ms, spec.window_spread)
+        if window <= 0 or not isinstance(reasons, list) or len(reasons) != len(keys):
+            return
+        prepared = [named for named, why in zip(keys, reasons) if isinstance(why, dict) and why.get("Code") == "None"]
+        self._holds.hold(ref, prepared, now + window)
+        self._holds.window = window
+        counts["transactions_released"] += 1
+
     def end(self, result: Modelled) -> None:
-        """After the moto call `begin` started: a read's swapped images put back; a write that succeeded leaves
-        its holds (a transaction) and its images for stale reads."""
+        """After the moto call `begin` started: a read's swapped images put back; a transaction holds its items
+        (committed: its commit window; cancelled by moto, e.g. a condition: its abort window); a write that
+        succeeded leaves its images for stale reads."""
         if result.restore is not None:
             if result.restore:
                 self._stale.swap_back(result.target.moto, result.restore)
             return
-        if not result.ok:
-            return
         spec = result.target.profile
-        if result.op == "TransactWriteItems" and spec.commit_ms > 0:
-            self._holds.hold(result.ref, result.keys, result.now + spec.commit_ms / 1000.0)
-            result.counts["transactions_held"] += 1
+        if not result.ok:
+            if result.op == "TransactWriteItems" and result.answer:
+                try:
+                    reasons = json.loads(result.answer).get("CancellationReasons")
+                except (ValueError, AttributeError):
+                    reasons = None
+                self._release_later(result.ref, result.keys, reasons, spec, result.now, result.counts)
+            return
+        if result.op == "TransactWriteItems":
+            if self._holds.watched:
+                for _, key in result.keys:
+                    self._holds.landed(result.ref, key, result.now)
+            window = draw_ms(self._random, spec.commit_ms, spec.window_spread)
+            if window > 0:
+                self._holds.hold(result.ref, result.keys, result.now + window)
+                self._holds.window = window
+                result.counts["transactions_held"] += 1
         self._stale.remember(result.ref, result.captured, spec, result.now)
 
-    def delay_s(self, op: str, table: _Table, ok: bool) -> float:
-        """How long the answer waits before it leaves: network time, plus the commit window of a committed
-        transaction."""
+    def delay_s(self, table: _Table) -> float:
+        """How long the answer of the request just modelled waits before it leaves: network time, plus the
+        window it holds its items for (a transaction's commit or abort window, a single write's window), so
+        its client never meets its own marks. Called under the request lock, right after the request."""
         spec = table.profile
-        delay = 0.0
+        delay = self._holds.window
+        self._holds.window = 0.0
         if spec.latency_ms > 0:
-            sigma = math.log(max(spec.latency_p99_ms, spec.latency_ms) / spec.latency_ms) / _Z99
-            delay = spec.latency_ms * math.exp(sigma * self._random.gauss(0.0, 1.0)) / 1000.0
-        if op == "TransactWriteItems" and ok:
-            delay += spec.commit_ms / 1000.0
+            sigma = math.log(max(spec.latency_p99_ms, spec.latency_ms) / spec.latency_ms) / Z99
+            delay += spec.latency_ms * math.exp(sigma * self._random.gauss(0.0, 1.0)) / 1000.0
         return min(delay, 10.0)
+
+    def cancelled_late(self, result: Modelled) -> Refused | None:
+        """When a TransactGetItems' answer is due: its cancellation, if a write landed on one of its items while
+        it was under way (its answer leaves in place of the items it read); None otherwise."""
+        reasons = result.watch.reasons() if result.watch is not None else None
+        if reasons is None:
+            return None
+        result.counts["transaction_conflicts"] += 1
+        return cancelled(reasons)
 
     def table_stats(self, name: str) -> dict[str, int]:
         return dict(self.stats.get(name, Counter()))
+
+
+def _kept_keys(result: Modelled, params: dict[str, Any], table: _Table) -> list[tuple[str, Any]]:
+    """The items of a BatchWriteItem's writes on this table that go on to moto (those the model left out for
+    UnprocessedItems are not being written)."""
+    requests = result.kept if result.kept is not None else (params.get("RequestItems") or {}).get(table.moto.name)
+    out = []
+    for request in requests or []:
+        key = item_key(table.moto, batch_attrs(request))
+        if key is not None:
+            out.append(("write", key))
+    return out

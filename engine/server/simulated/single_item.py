@@ -11,8 +11,9 @@ from typing import Any
 
 from engine.server.moto_store import INTERNED, KeyValue, get_item, key_value
 from engine.server.simulated.batch import Modelled
-from engine.server.simulated.buckets import Buckets
+from engine.server.simulated.buckets import Buckets, reason
 from engine.server.simulated.holds import Holds
+from engine.server.simulated.index_capacity import charge
 from engine.server.simulated.refusals import throttled
 from engine.server.simulated.stale_reads import StaleReads, _snapshot
 
@@ -60,7 +61,7 @@ def begin_single(
         eventual = not params.get("ConsistentRead")
         if not buckets.admit_one(ref, partition, "r", 0.5 if eventual else 1.0, spec.read_units, now):
             counts["throttled"] += 1
-            raise throttled()
+            raise throttled(spec.table_mode, [reason(ref, (ref, partition, "r"))])
         if not eventual:
             return None
         counts["eventual_reads"] += 1
@@ -73,10 +74,14 @@ def begin_single(
         return result
     if not buckets.admit_one(ref, partition, "w", 1.0, spec.write_units, now):
         counts["throttled"] += 1
-        raise throttled()
+        raise throttled(spec.table_mode, [reason(ref, (ref, partition, "w"))])
     keys = [("write", key)]
     if holds.holding():
         holds.check(op, ref, keys, now, counts)
+    if table.indexes:  # its indexes' write capacity too (index_capacity.py)
+        charge(op, params, table, table.indexes, buckets, spec, now, counts)
+    if holds.watched:  # a TransactGetItems under way on the item is cancelled (holds.py), condition or not
+        holds.landed(ref, key, now)
     if not table.stale:
         return None
     result = Modelled(table, op, ref, keys, now, counts)

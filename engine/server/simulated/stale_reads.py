@@ -11,7 +11,7 @@ from collections import Counter, deque
 from typing import Any
 
 from engine.server.moto_store import Pending, expire, get_item, put_item, written_keys
-from engine.server.profile import ProfileSpec
+from engine.server.profile import ProfileSpec, draw_ms
 from engine.server.simulated.item_keys import SINGLE_WRITES, Named, Ref, item_key
 
 _WRITES = SINGLE_WRITES | {"TransactWriteItems", "BatchWriteItem"}
@@ -52,13 +52,15 @@ class StaleReads:
         pending = self._pending.get(ref)
         if pending is None:
             pending = self._pending[ref] = {}
+        until = now + draw_ms(self._random, spec.stale_ms, spec.stale_spread, spec.stale_cap_ms)
         for key, image in captured:
             queue = pending.get(key)
             if queue is None:
                 queue = pending[key] = deque()
             elif queue:
                 expire(queue, now)
-            queue.append((now + spec.stale_ms / 1000.0, image))
+            # The lagging copy applies writes in order: a later write never shows before an earlier one.
+            queue.append((until if not queue or queue[-1][0] <= until else queue[-1][0], image))
 
     def swap_in(
         self, op: str, ref: Ref, keys: Named, table: Any, spec: ProfileSpec, now: float, counts: Counter[str]
