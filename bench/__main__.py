@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile", "cluster", "workload")
+SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile", "cluster", "workload", "linearizability")
 
 
 def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
@@ -27,13 +27,14 @@ def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
         "profile": "server.aws_like",
         "cluster": "cluster.scaling",
         "workload": "engine.workload_open_loop",
+        "linearizability": "engine.linearizability",
     }
     mod: Any = importlib.import_module(f"bench.{modules[name]}")
     if name == "server":
         result = mod.compare(rounds=1 if quick else 3, seconds=2.0 if quick else 3.0)
     elif name == "engine":
         result = mod.measure(passes=4 if quick else 8)
-    elif name in ("history", "dashboard"):
+    elif name in ("history", "dashboard", "linearizability"):
         result = mod.measure()
     elif name in ("profile", "workload"):
         result = mod.measure(quick=quick)

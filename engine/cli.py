@@ -27,6 +27,7 @@ from engine.commands.backend_args import knob_settings as _options
 from engine.commands.backend_args import profile_for as _profile
 from engine.commands.calibrate import cmd_calibrate
 from engine.commands.demos import cmd_demos
+from engine.commands.explain import cmd_explain
 from engine.commands.serve import cmd_serve
 from engine.commands.sweep import cmd_sweep
 from engine.commands.walkthrough import cmd_walkthrough
@@ -234,6 +235,11 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--yes", action="store_true", help="start without asking (the request count is still printed)")
     _add_backend_args(cal)
     add_workload_parser(sub, _add_backend_args, _add_profile_args)
+
+    why = sub.add_parser("explain", help="why a recorded run broke its rules: witnesses and a linearizability check")
+    why.add_argument("file", type=_text, help="a .jsonl history exported by the lab")
+    why.add_argument("--budget", type=float, default=5.0, help="seconds the linearizability check may take (default 5)")
+    why.add_argument("--json", action="store_true", help="one object: the witnesses by invariant key, and the check")
     return parser
 
 
@@ -247,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "serve": cmd_serve,
             "sweep": cmd_sweep,
             "demos": cmd_demos,
+            "explain": cmd_explain,
             "calibrate": cmd_calibrate,
             "workload": cmd_workload,
         }[args.command](args)

@@ -15,6 +15,7 @@ from dashboard.state.calltext import call_log, last_calls
 from dashboard.state.frames import outcome_labels
 from dashboard.state.records import RunRecord, known_pattern
 from dashboard.state.verdicts import flagged_calls
+from dashboard.widgets import explain_panel
 from dashboard.widgets.ui import plain, show_error
 from engine.patterns.base import evidence_caption
 from engine.run.summary import SATURATED, client_cpu_text, gave_up_text, live_causes
@@ -171,6 +172,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
         return _invariants_so_far(invariants, key, columns)
     holds = sum(1 for inv in invariants if inv.get("holds") is True)
     st.markdown(f"**{holds} of {len(invariants)} hold**")
+    explain_panel.second_opinion(record)
     given_up = gave_up_text((record.summary() or {}).get("gave_up"))
     if given_up:  # a PASS judges the work done: say what the clients abandoned, next to it
         st.warning(plain(given_up), icon=":material/block:")
@@ -190,6 +192,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
             expected, observed = plain(_short(inv.get("expected"))), plain(_short(inv.get("observed")))
             st.markdown(f"expected **{expected}** · observed **{observed}**{extra}")
             st.caption(plain(inv.get("explanation", "")))
+            explain_panel.why(record, inv, f"{key}-inv-{i}")  # the witness: the few calls that prove it
             calls = [int(s) for s in inv.get("calls") or ()]
             if calls:
                 what = "The calls that broke it" if inv.get("holds") is False else "The calls it names"
@@ -198,6 +201,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
                     with record.view() as view:
                         rows = view.rows_at(calls)
                     st.code(call_log(rows) or "(calls not in this history)", language=None)
+    explain_panel.diagrams(record, invariants, key)
 
 
 def _invariants_so_far(invariants: Sequence[dict[str, Any]], key: str, columns: int) -> None:

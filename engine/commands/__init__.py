@@ -1,2 +1,2 @@
-"""The bodies of `python -m engine walkthrough | serve | sweep | demos`, one module each; engine/cli.py parses
-the arguments and dispatches here."""
+"""The bodies of `python -m engine walkthrough | serve | sweep | demos | calibrate | explain`, one module each;
+engine/cli.py parses the arguments and dispatches here."""

@@ -161,7 +161,18 @@ def summary(run: Run) -> dict[str, Any]:
         # operations a safe client abandoned after its retries (None: the pattern's clients never give up)
         "gave_up": gave_up(run.history, run.pattern_cls.gives_up, dict(run.options.values)),
         "invariants": [inv.as_dict() for inv in run.invariants],
+        # a second opinion that knows no pattern's rules (engine/explain/opinion.py); None before the verdicts
+        "linearizability": _second_opinion(run),
     }
+
+
+def _second_opinion(run: Run) -> dict[str, Any] | None:
+    if run.state not in (RunState.DONE, RunState.STOPPED) or not run.invariants:
+        return None
+    from engine.explain.opinion import second_opinion
+
+    invariants = [inv.as_dict() for inv in run.invariants]
+    return second_opinion(run.config.pattern, run.history, dict(run.options.values), invariants)
 
 
 def render_text(data: dict[str, Any]) -> str:
@@ -239,6 +250,11 @@ def render_text(data: dict[str, Any]) -> str:
                 + (f"  ({inv['violations']} violations)" if inv["violations"] else "")
             )
             out.append(f"        {inv['explanation']}")
+    from engine.explain.opinion import opinion_line
+
+    second = opinion_line(data.get("linearizability"))
+    if second:
+        out.append(f"linearizability  {second}")
     return "\n".join(out)
 
 
