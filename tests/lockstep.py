@@ -32,20 +32,14 @@ class Lockstep:
     def __init__(
         self,
         backend: Any,
-        clients: int,
+        clients: int | None = None,
         rounds: int = 2,
         order: Mapping[Step, Step] | None = None,
         wait_s: float = 30.0,
     ) -> None:
+        """`clients` None: each run's own thread count (a sweep's runs of 1 and 8 threads, one after another)."""
         self._backend = backend
-        self._order = dict(order or {})
-        self._ordered = {client for client, _ in self._order}
-        parties = clients - len(self._ordered)
-        self._rounds = [threading.Barrier(parties, timeout=wait_s) for _ in range(rounds if parties else 0)]
-        self._wait_s = wait_s
-        self._seen = threading.local()  # calls made so far by the calling client thread
-        self._answered: Counter[int] = Counter()  # calls answered so far, per client
-        self._changed = threading.Condition()
+        self._clients, self._rounds, self._order, self._wait_s = clients, rounds, dict(order or {}), wait_s
         self.missed: list[str] = []  # what did not meet in time (a client made fewer calls than the schedule)
 
     def __getattr__(self, name: str) -> Any:
@@ -53,20 +47,41 @@ class Lockstep:
 
     def client(self, **kwargs: Any) -> Any:
         client = self._backend.client(**kwargs)
+        clients = self._clients or kwargs.get("threads") or 1
+        schedule = _Schedule(clients, self._rounds, self._order, self._wait_s, self.missed)
         # before-call fires once per API call, in the caller's thread, before any attempt (retries do not wait);
         # after-call once it is answered (an error answer included), after-call-error when no answer came.
         events = client.meta.events
-        events.register("before-call.dynamodb", self._wait_turn)
-        events.register("after-call.dynamodb", self._answer)
-        events.register("after-call-error.dynamodb", self._answer)
+        events.register("before-call.dynamodb", schedule.wait_turn)
+        events.register("after-call.dynamodb", schedule.answer)
+        events.register("after-call-error.dynamodb", schedule.answer)
         return client
+
+    def check(self) -> None:
+        """Fail loudly when the schedule was not the forced one (the race was then left to chance)."""
+        assert not self.missed, f"the forced schedule did not meet: {sorted(set(self.missed))}"
+
+
+class _Schedule:
+    """One run's rounds and order (the runner makes one client per run, shared by its threads)."""
+
+    def __init__(self, clients: int, rounds: int, order: dict[Step, Step], wait_s: float, missed: list[str]) -> None:
+        self._order = order
+        self._ordered = {client for client, _ in order}
+        parties = clients - len(self._ordered)
+        self._rounds = [threading.Barrier(parties, timeout=wait_s) for _ in range(rounds if parties else 0)]
+        self._wait_s = wait_s
+        self._seen = threading.local()  # calls made so far by the calling client thread
+        self._answered: Counter[int] = Counter()  # calls answered so far, per client
+        self._changed = threading.Condition()
+        self._missed = missed
 
     @staticmethod
     def _client_id() -> int | None:
         name = threading.current_thread().name
         return int(name.removeprefix(CLIENT_THREAD)) if name.startswith(CLIENT_THREAD) else None
 
-    def _wait_turn(self, **_: Any) -> None:
+    def wait_turn(self, **_: Any) -> None:
         me = self._client_id()
         if me is None:
             return
@@ -77,20 +92,16 @@ class Lockstep:
             other, answered = after
             with self._changed:
                 if not self._changed.wait_for(lambda: self._answered[other] >= answered, self._wait_s):
-                    self.missed.append(f"client {me}'s call {made + 1} after client {other}'s {answered} answers")
+                    self._missed.append(f"client {me}'s call {made + 1} after client {other}'s {answered} answers")
         elif me not in self._ordered and made < len(self._rounds):
             try:
                 self._rounds[made].wait()
             except threading.BrokenBarrierError:
-                self.missed.append(f"round {made + 1}")
+                self._missed.append(f"round {made + 1}")
 
-    def _answer(self, **_: Any) -> None:
+    def answer(self, **_: Any) -> None:
         me = self._client_id()
         if me is not None:
             with self._changed:
                 self._answered[me] += 1
                 self._changed.notify_all()
-
-    def check(self) -> None:
-        """Fail loudly when the schedule was not the forced one (the race was then left to chance)."""
-        assert not self.missed, f"the forced schedule did not meet: {sorted(set(self.missed))}"

@@ -16,6 +16,7 @@ from engine.runner import Run, RunConfig, RunState, client_failure, run_pattern
 from engine.summary import client_cpu_text, render_text, summary
 from engine.tables import PREFIX
 from tests.engine.test_pool import pool_children
+from tests.lockstep import Lockstep
 
 
 def test_every_client_makes_its_ops_and_the_table_is_dropped(backend: Backend, client) -> None:
@@ -127,7 +128,9 @@ def test_sold_out_refusals_are_outcomes_not_conflicts(backend: Backend) -> None:
     counts = run.history.counts()
     assert counts["refusals"] == {("buy-ticket", "ConditionalCheckFailedException"): 60}
     assert run.progress()["conflicts"] == 0
-    raced = run_pattern(RunConfig(pattern="optimistic-locking", threads=8, ops_per_client=5), backend)
+    lockstep = Lockstep(backend, clients=8, rounds=2)  # all 8 read the one account before any writes: 7 refused
+    raced = run_pattern(RunConfig(pattern="optimistic-locking", threads=8, ops_per_client=5), lockstep)
+    lockstep.check()
     refused = raced.history.counts()["errors"].get("ConditionalCheckFailedException", 0)
     assert refused > 0 and raced.progress()["conflicts"] == refused
 
