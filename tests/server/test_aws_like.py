@@ -347,12 +347,25 @@ def test_transactions_conflict_under_aws_like_and_keep_their_invariants(embedded
     from engine.runner import RunConfig, run_pattern
     from engine.summary import summary
     from engine.sweep import sweep_row
+    from tests.lockstep import Lockstep
 
-    profile = ProfileSpec.parse("aws-like", {"latency_ms": 1, "latency_p99_ms": 3, "stale_share": 1})
+    # The 4 first orders are sent together (lockstep) and the one committed first holds the stock 500 ms: the
+    # other three meet it unless each is delayed half a second past the same moment.
+    profile = ProfileSpec.parse("aws-like", {"latency_ms": 1, "latency_p99_ms": 3, "stale_share": 1, "commit_ms": 500})
+    lockstep = Lockstep(embedded, clients=4, rounds=1)
     run = run_pattern(
-        RunConfig(pattern="transactions", variant="transact", threads=16, ops_per_client=6, profile=profile, seed=7),
-        embedded,
+        RunConfig(
+            pattern="transactions",
+            variant="transact",
+            threads=4,
+            ops_per_client=2,
+            options={"resend_share": 1.0},  # every placed order resent: that rule is judged too, never left open
+            profile=profile,
+            seed=7,
+        ),
+        lockstep,
     )
+    lockstep.check()
     data = summary(run)
     row = sweep_row(run)
     assert row["profile"] == "aws-like" and float(str(row["transaction_conflict_share"])) > 0
