@@ -100,7 +100,7 @@ def test_every_pattern_names_its_harm_after_invariants_it_has() -> None:
 def test_harm_per_1000_ops_is_zero_for_add_and_for_one_client_and_positive_for_racy_clients(backend: Backend) -> None:
     # Each run's first op in lockstep (its own thread count): the 8 racy clients read before any writes back.
     lockstep = Lockstep(backend, rounds=6)
-    rows = sweep(lockstep, "atomic-counters", [1, 8], ops_per_client=10)  # type: ignore[arg-type]
+    rows = sweep(lockstep, "atomic-counters", [1, 8], ops_per_client=10)
     lockstep.check()
     assert len(rows) == 4 and set(rows["state"]) == {"done"}
     assert (rows["ops"] == rows["threads"] * 10).all()
