@@ -19,13 +19,13 @@ SECTIONS = ("server", "engine", "history", "dashboard", "latency", "profile", "c
 
 def _section(name: str, quick: bool) -> tuple[Any, list[dict[str, Any]]]:
     modules = {
-        "server": "server_profile",
-        "engine": "engine_overhead",
-        "history": "history_scale",
-        "dashboard": "dashboard_refresh",
-        "latency": "latency_scaling",
-        "profile": "aws_like",
-        "cluster": "cluster_scaling",
+        "server": "server.throughput",
+        "engine": "engine.overhead",
+        "history": "engine.history_scale",
+        "dashboard": "dashboard.refresh",
+        "latency": "engine.latency_scaling",
+        "profile": "server.aws_like",
+        "cluster": "cluster.scaling",
     }
     mod: Any = importlib.import_module(f"bench.{modules[name]}")
     if name == "server":

@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
-from dashboard.env_settings import check_settings
+from dashboard.state.env_settings import check_settings
 from engine.errors import LabError
 
 HERE = Path(__file__).resolve().parent

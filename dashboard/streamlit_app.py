@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `streamlit run dashboard/streamlit_app.py` from a checkout without an install
     sys.path.insert(0, str(ROOT))
 
-from dashboard.env_settings import check_settings  # noqa: E402
-from dashboard.ui import show_error  # noqa: E402
+from dashboard.state.env_settings import check_settings  # noqa: E402
+from dashboard.widgets.ui import show_error  # noqa: E402
 from engine.errors import LabError  # noqa: E402
 
 st.set_page_config(
@@ -34,15 +34,15 @@ st.html("<style>div[data-stale='true'] { opacity: 1 !important; transition: none
 
 # `streamlit run` on this file skips python -m dashboard's launch check: a bad DDBLAB_* setting is shown here, on
 # every page, and nothing else: not a traceback, nor the app quietly starting on the embedded server. Checked
-# before the modules that read the settings are imported (dashboard.limits reads the caps when imported).
+# before the modules that read the settings are imported (dashboard.state.limits reads the caps when imported).
 try:
     check_settings()
 except LabError as e:
     show_error(e)
     st.stop()
 
-from dashboard import sidebar  # noqa: E402
-from dashboard.registry import get_registry  # noqa: E402
+from dashboard.widgets import sidebar  # noqa: E402
+from dashboard.widgets.registry import get_registry  # noqa: E402
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
 page = st.navigation(

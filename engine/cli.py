@@ -10,7 +10,6 @@ away (`| head`; a --history file is written first). Errors are one line naming t
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import math
 import os
@@ -20,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from engine import interrupts
-from engine.backend import RETRY_MODES, BackendKind, RetryPolicy
+from engine.backends.backend import RETRY_MODES, BackendKind, RetryPolicy
 
 # Under their old names, so the run command's code reads as it did before the other commands moved out.
 from engine.commands.backend_args import backend_for as _backend
@@ -33,8 +32,8 @@ from engine.commands.walkthrough import cmd_walkthrough
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput, LabError, clip
 from engine.patterns import all_patterns
-from engine.run_config import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS
-from engine.runner import Run, RunConfig, RunState
+from engine.run.config import AWS_DEFAULT_MAX_CALLS, DEFAULT_MAX_THREADS, ValidRun
+from engine.run.runner import Run, RunConfig, RunState
 from engine.server.profile import KNOBS, ServerProfile
 from engine.stdout_guard import OutputLost
 
@@ -260,7 +259,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 # -- run -------------------------------------------------------------------------------------------------------
 
 
-def config_from_args(args: argparse.Namespace) -> RunConfig:
+def config_from_args(args: argparse.Namespace) -> ValidRun:
     options: dict[str, Any] = _options(args.set)
     if args.gsi_lag_ms is not None:
         if "gsi_lag_ms" in options:  # two ways to set one knob: neither may silently win
@@ -289,21 +288,21 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
         cluster=args.cluster,
         profile=_profile(args),
     )
-    config.validated()  # bad input fails here, before any server starts
-    return config
+    return config.validated()  # bad input fails here, before any server starts
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from engine.summary import render_text, summary
+    from engine.run.summary import render_text, summary
 
-    config = config_from_args(args)
+    valid = config_from_args(args)
     if not 0.0 <= args.throttle_share <= 1.0:
         raise BadInput(f"--throttle-share must be from 0 to 1, got {args.throttle_share}", "e.g. --throttle-share 0.2")
     if args.history is not None:
         _check_history_path(args.history)
     backend = _backend(args)
-    if backend.kind is BackendKind.AWS and config.max_calls is None:
-        config = dataclasses.replace(config, max_calls=AWS_DEFAULT_MAX_CALLS)
+    if backend.kind is BackendKind.AWS and valid.config.max_calls is None:
+        valid = valid.with_max_calls(AWS_DEFAULT_MAX_CALLS)
+    config = valid.config
     if args.throttle_share and backend.kind is not BackendKind.EMBEDDED:
         raise BadInput(
             "--throttle-share needs the embedded server (it injects the throttling)",
@@ -313,7 +312,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.throttle_share and backend.server is not None:
             backend.server.configure(throttle_share=args.throttle_share)
         if config.cluster is not None:
-            from engine.cluster import check_cluster
+            from engine.clients.cluster.home import check_cluster
 
             check_cluster(config.cluster, backend)  # an unreachable cluster is one line, before any table
         if backend.kind is BackendKind.AWS:
@@ -323,7 +322,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"pay-per-request table; no operation starts after {config.max_calls} calls",
                 file=sys.stderr,
             )
-        run = Run(config, backend)
+        run = Run(valid, backend)
         _start_and_wait(run, quiet=args.json)
         data = summary(run)
     # The file first: a reader that goes away while the summary prints (`| head`, quitting `less`) ends the CLI

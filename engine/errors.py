@@ -152,3 +152,9 @@ def server_died() -> ServerDied:
     return ServerDied(
         "the embedded DynamoDB stopped during the run", "the calls recorded so far are kept; start a new run"
     )
+
+
+def one_line(e: BaseException | None, limit: int | None = 200) -> str:
+    """An exception as one line (of at most `limit` characters), for the one-line messages the lab shows."""
+    text = " ".join(str(e).split()) if e is not None else ""
+    return (text[:limit] if limit else text) or type(e).__name__

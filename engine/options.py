@@ -1,6 +1,6 @@
 """The validated knobs of one run: what a pattern's client threads and its setup/verify read.
 
-Its own module because both sides need it: `engine.calls` hands it to each client, and the patterns define
+Its own module because both sides need it: `engine.record.calls` hands it to each client, and the patterns define
 what goes in it; either importing the other would make an import cycle."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.backend import Backend, BackendSpec, RetryPolicy
+from engine.backends.backend import Backend, BackendSpec, RetryPolicy
 
 ENDPOINT = os.environ.get("DDBLAB_TEST_ENDPOINT")
 

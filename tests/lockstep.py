@@ -24,11 +24,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # a Lockstep stands in for the Backend it wraps wherever a run takes one
-    from engine.backend import Backend as _Wrapped
+    from engine.backends.backend import Backend as _Wrapped
 else:
     _Wrapped = object
 
-CLIENT_THREAD = "client-"  # engine.runner names each client's thread client-<id>
+CLIENT_THREAD = "client-"  # engine.clients.threads names each client's thread client-<id>
 
 Step = tuple[int, int]  # (client id, its k-th call counting from 1) or (client id, calls answered)
 

@@ -4,7 +4,9 @@ the figures come out, well formed, and that each verdict says what its figure sa
 
 from __future__ import annotations
 
-from bench import dashboard_refresh, engine_overhead, latency_scaling
+from bench.dashboard import refresh as dashboard_refresh
+from bench.engine import latency_scaling
+from bench.engine import overhead as engine_overhead
 
 
 def test_engine_overhead_is_measured_in_pairs_of_passes() -> None:
@@ -31,7 +33,7 @@ def test_the_dashboard_figures_come_from_a_recorded_run_drawn_as_the_page_draws_
 
 
 def test_the_cluster_quieting_bench_reports_each_figure_as_the_median_pair_with_its_range() -> None:
-    from bench import cluster_quiet
+    from bench.cluster import quiet as cluster_quiet
 
     ratios = {field: [0.8, 0.9, 1.1] for field in cluster_quiet.FIELDS}
     modes = {mode: dict.fromkeys(cluster_quiet.FIELDS, 100.0) for mode in cluster_quiet.MODES}
@@ -42,7 +44,7 @@ def test_the_cluster_quieting_bench_reports_each_figure_as_the_median_pair_with_
 
 
 def test_the_server_ratio_pairs_each_round_so_a_drifting_load_does_not_pick_the_figure() -> None:
-    from bench import server_profile
+    from bench.server import throughput as server_profile
 
     # The machine was quiet in round 1 and busy in round 2 (1.2x dynalite in both); in round 3 the load rose
     # between the two servers' turns. Each server's median rate alone comes from another round: 360 / 900 = 0.4x.

@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from engine.calllog import NO_RESULT, CallLog, format_request, format_result, format_value, inline_expression
+from engine.record.calllog import NO_RESULT, CallLog, format_request, format_result, format_value, inline_expression
 
 T22, T23, T24 = "p22-conditional-writes", "p23-optimistic-locking", "p24-atomic-counters"
 T25, T26, T27 = "p25-transactions", "p26-unique-constraints", "p27-idempotency-keys"

@@ -53,9 +53,9 @@ def test_the_cluster_profile_adds_a_scheduler_and_two_lab_workers_beside_the_das
         assert worker["profiles"] == ["cluster"] and worker["build"] == "."  # the lab's image: it imports engine
         assert worker["command"][:3] == ["dask", "worker", "tcp://scheduler:8786"]
         assert {"scheduler", "dynamodb-local"} <= set(worker["depends_on"])
-        assert _option(worker["command"], "--preload-nanny") == "engine.cluster_calm"
-    assert _option(scheduler["command"], "--preload") == "engine.cluster_calm"  # a module the image has
-    assert (ROOT / "engine" / "cluster_calm.py").exists()
+        assert _option(worker["command"], "--preload-nanny") == "engine.clients.cluster.calm"
+    assert _option(scheduler["command"], "--preload") == "engine.clients.cluster.calm"  # a module the image has
+    assert (ROOT / "engine" / "clients" / "cluster" / "calm.py").exists()
     # The plain `docker compose up` is unchanged: the dashboard and DynamoDB Local carry no profile.
     assert "profiles" not in services["dashboard"] and "profiles" not in services["dynamodb-local"]
 

@@ -18,8 +18,8 @@ import time
 
 import pytest
 
-from engine.backend import Backend
-from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.backends.backend import Backend
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
 
 MIX = [
     RunConfig(pattern="atomic-counters", variant="add", threads=64, duration_s=5),

@@ -1,12 +1,10 @@
 """Compare: the safe and the racy variant of one pattern, same clients and ops, at the same time, side by side."""
 
-from dataclasses import replace
-
 import streamlit as st
 
-from dashboard import controls, links, live, presenter, sidebar, ui
-from dashboard.registry import get_registry
-from dashboard.settings import build_config
+from dashboard.state.run_settings import build_config
+from dashboard.widgets import controls, links, live, presenter, sidebar, ui
+from dashboard.widgets.registry import get_registry
 
 registry = get_registry()
 presenting = presenter.enabled()
@@ -35,7 +33,7 @@ spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget sh
 
 
 def start_pair() -> str:
-    config = replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=profile)
+    config = build_config(settings, max_threads=registry.max_threads_per_run, profile=profile)
     return registry.start_pair(config, sidebar.current_spec())[0].group or ""
 
 

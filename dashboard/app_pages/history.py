@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from dashboard import live, panels, ui
-from dashboard.demo_picker import demo_picker
-from dashboard.registry import get_registry
+from dashboard.widgets import live, panels, ui
+from dashboard.widgets.demo_picker import demo_picker
+from dashboard.widgets.registry import get_registry
 from engine.errors import LabError
 
 registry = get_registry()

@@ -1,13 +1,11 @@
 """Run: pick a pattern and its knobs, start N clients, watch the race live, read the verdicts."""
 
-from dataclasses import replace
-
 import streamlit as st
 
-from dashboard import controls, links, live, presenter, sidebar, ui
-from dashboard.registry import get_registry
-from dashboard.settings import build_config
-from engine.runner import RunConfig
+from dashboard.state.run_settings import build_config
+from dashboard.widgets import controls, links, live, presenter, sidebar, ui
+from dashboard.widgets.registry import get_registry
+from engine.run.config import ValidRun
 
 registry = get_registry()
 presenting = presenter.enabled()
@@ -26,8 +24,8 @@ with presenter.tucked(presenting):
 spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget shared by every session
 
 
-def config() -> RunConfig:
-    return replace(build_config(settings, max_threads=registry.max_threads_per_run), profile=profile)
+def config() -> ValidRun:
+    return build_config(settings, max_threads=registry.max_threads_per_run, profile=profile)
 
 
 if autostart and not spent:

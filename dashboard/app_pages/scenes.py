@@ -3,9 +3,12 @@ server profile, its call log printed in large type as it happens, and its record
 
 import streamlit as st
 
-from dashboard import charts, links, scene_links, scenes, sidebar, ui
-from dashboard.registry import get_registry
-from dashboard.run_registry import backend_label
+from dashboard.figures import charts
+from dashboard.state import scene_link as scene_links
+from dashboard.state import scene_play as scenes
+from dashboard.state.runs import backend_label
+from dashboard.widgets import links, sidebar, ui
+from dashboard.widgets.registry import get_registry
 from engine.errors import LabError
 
 PLAYED = "scenes-played"  # (pattern, variant) -> SceneResult: this session's last play of each scene

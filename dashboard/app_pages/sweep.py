@@ -3,8 +3,8 @@ with throughput and p95 latency; several runs per point, their spread drawn."""
 
 import streamlit as st
 
-from dashboard import controls, links, live, sidebar, ui
-from dashboard.registry import get_registry
+from dashboard.widgets import controls, links, live, sidebar, ui
+from dashboard.widgets.registry import get_registry
 
 THREAD_CHOICES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 

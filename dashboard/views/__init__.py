@@ -12,12 +12,12 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from dashboard.actions import ActionOutcomes, action_outcomes
-from dashboard.aggregates import Aggregate
-from dashboard.figure import Calls
-from dashboard.timebins import TimeBins
-from dashboard.timeline_sample import TimelineSample
-from dashboard.verdicts import Invariants
+from dashboard.figures.actions import ActionOutcomes, action_outcomes
+from dashboard.figures.figure import Calls
+from dashboard.figures.timebins import TimeBins
+from dashboard.figures.timeline_sample import TimelineSample
+from dashboard.state.aggregates import Aggregate
+from dashboard.state.verdicts import Invariants
 from dashboard.views.base import Ask, View
 
 __all__ = ["Ask", "View", "aggregates_for", "all_views", "detail_fields", "pattern_views", "view_for"]

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.aggregates import Aggregate, Rows, SortedTail
-from dashboard.figure import MAX_POINTS, Calls, agg, empty, figure, scatter, style
-from dashboard.frames import detail_values, where
-from dashboard.palette import COLOURS, OK, RACY_COLOUR, SAFE_COLOUR
-from dashboard.sampling import thin_index
-from dashboard.verdicts import Invariants, observed
+from dashboard.figures.figure import MAX_POINTS, Calls, agg, empty, figure, scatter, style
+from dashboard.figures.palette import COLOURS, OK, RACY_COLOUR, SAFE_COLOUR
+from dashboard.figures.sampling import thin_index
+from dashboard.state.aggregates import Aggregate, Rows, SortedTail
+from dashboard.state.frames import detail_values, where
+from dashboard.state.verdicts import Invariants, observed
 from dashboard.views.base import Ask, View
 from engine.patterns.atomic_counters import DETAIL_READ, FINAL_COUNT, INCREMENT, AtomicCounters
 

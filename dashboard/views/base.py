@@ -8,9 +8,9 @@ from typing import Any, Protocol
 
 import plotly.graph_objects as go
 
-from dashboard.aggregates import Aggregate
-from dashboard.figure import Calls
-from dashboard.verdicts import Invariants
+from dashboard.figures.figure import Calls
+from dashboard.state.aggregates import Aggregate
+from dashboard.state.verdicts import Invariants
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from dashboard.actions import ActionOutcomes, action_outcomes
+from dashboard.figures.actions import ActionOutcomes, action_outcomes
 from dashboard.views.base import Ask, View
 from engine.patterns.conditional_writes import ConditionalWrites
 

@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.aggregates import Aggregate, Rows
-from dashboard.figure import Calls, agg, count, empty, figure, style
-from dashboard.figure import lanes as count_lanes
-from dashboard.frames import detail_fields, strings, where
-from dashboard.palette import CCF, COLOURS, FLAG_COLOUR, INFO, SAFE_COLOUR
-from dashboard.verdicts import Invariants, flagged_calls
+from dashboard.figures.figure import Calls, agg, count, empty, figure, style
+from dashboard.figures.figure import lanes as count_lanes
+from dashboard.figures.palette import CCF, COLOURS, FLAG_COLOUR, INFO, SAFE_COLOUR
+from dashboard.state.aggregates import Aggregate, Rows
+from dashboard.state.frames import detail_fields, strings, where
+from dashboard.state.verdicts import Invariants, flagged_calls
 from dashboard.views.base import Ask, View
 from engine.patterns.distributed_locking import (
     ACQUIRE,

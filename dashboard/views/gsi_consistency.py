@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.aggregates import Aggregate, Grow, Rows
-from dashboard.figure import MAX_POINTS, Calls, agg, empty, figure, style
-from dashboard.frames import detail_fields, detail_values, where
-from dashboard.palette import CCF, COLOURS, RACY_COLOUR, SAFE_COLOUR
-from dashboard.sampling import thin_index
-from dashboard.verdicts import Invariants
+from dashboard.figures.figure import MAX_POINTS, Calls, agg, empty, figure, style
+from dashboard.figures.palette import CCF, COLOURS, RACY_COLOUR, SAFE_COLOUR
+from dashboard.figures.sampling import thin_index
+from dashboard.state.aggregates import Aggregate, Grow, Rows
+from dashboard.state.frames import detail_fields, detail_values, where
+from dashboard.state.verdicts import Invariants
 from dashboard.views.base import Ask, View
 from engine.patterns.gsi_consistency import DETAIL_OP, DETAIL_STALE, READ_BACK, WRITE, GsiConsistency
 

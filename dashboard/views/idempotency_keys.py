@@ -7,11 +7,11 @@ from collections import defaultdict
 
 import plotly.graph_objects as go
 
-from dashboard.aggregates import Aggregate, Rows
-from dashboard.figure import Calls, agg, empty, figure, style
-from dashboard.frames import details, strings, where
-from dashboard.palette import COLOURS, INFO, RACY_COLOUR, SAFE_COLOUR
-from dashboard.verdicts import Invariants
+from dashboard.figures.figure import Calls, agg, empty, figure, style
+from dashboard.figures.palette import COLOURS, INFO, RACY_COLOUR, SAFE_COLOUR
+from dashboard.state.aggregates import Aggregate, Rows
+from dashboard.state.frames import details, strings, where
+from dashboard.state.verdicts import Invariants
 from dashboard.views.base import Ask, View
 from engine.patterns.idempotency_keys import (
     CHARGE_CARD,

@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from dashboard.aggregates import Aggregate, Grow, Rows, SortedTail, done_ns
-from dashboard.figure import MAX_POINTS, Calls, Texts, agg, empty, figure, scatter, style
-from dashboard.frames import WRITE_OPS, as_object, categories, detail_fields, where
-from dashboard.palette import CCF, COLOURS, FLAG_COLOUR, INFO, OK
-from dashboard.sampling import Reservoir, Sampling, choose, stable_hash, thin_index
+from dashboard.figures.figure import MAX_POINTS, Calls, Texts, agg, empty, figure, scatter, style
+from dashboard.figures.palette import CCF, COLOURS, FLAG_COLOUR, INFO, OK
+from dashboard.figures.sampling import Reservoir, Sampling, choose, stable_hash, thin_index
+from dashboard.state.aggregates import Aggregate, Grow, Rows, SortedTail, done_ns
+from dashboard.state.frames import WRITE_OPS, as_object, categories, detail_fields, where
 from dashboard.views.base import Ask, View
 from engine.patterns.optimistic_locking import DETAIL_READ_VERSION, DETAIL_VERSION, OptimisticLocking
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from dashboard.actions import ActionOutcomes, action_outcomes
-from dashboard.cancellations import Cancellations, cancellation_heatmap, transactional
+from dashboard.figures.actions import ActionOutcomes, action_outcomes
+from dashboard.figures.cancellations import Cancellations, cancellation_heatmap, transactional
 from dashboard.views.base import Ask, View
 from engine.patterns.transactions import Transactions
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from dashboard.aggregates import Aggregate, Rows
-from dashboard.cancellations import Cancellations, cancellation_heatmap, transactional
-from dashboard.figure import Calls, agg, count, empty, figure, style
-from dashboard.frames import details, strings, where
-from dashboard.palette import CCF, COLOURS, INFO, RACY_COLOUR, SAFE_COLOUR
-from dashboard.verdicts import Invariants, invariant, observed
+from dashboard.figures.cancellations import Cancellations, cancellation_heatmap, transactional
+from dashboard.figures.figure import Calls, agg, count, empty, figure, style
+from dashboard.figures.palette import CCF, COLOURS, INFO, RACY_COLOUR, SAFE_COLOUR
+from dashboard.state.aggregates import Aggregate, Rows
+from dashboard.state.frames import details, strings, where
+from dashboard.state.verdicts import Invariants, invariant, observed
 from dashboard.views.base import Ask, View
 from engine.patterns.unique_constraints import (
     CHANGE_EMAIL,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from engine.backend import Backend, BackendKind, BackendSpec
+from engine.backends.backend import Backend, BackendKind, BackendSpec
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput
 from engine.server.profile import ProfileSpec

@@ -11,7 +11,7 @@ from engine.commands.backend_args import backend_for
 def cmd_demos(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from engine.demos import DEFAULT_DIR, check_demos, record_demos
+    from engine.run.demos import DEFAULT_DIR, check_demos, record_demos
 
     out = DEFAULT_DIR if args.out is None else Path(args.out)
     check_demos(out, threads=args.threads, ops_per_client=args.ops, seed=args.seed)  # before the server starts

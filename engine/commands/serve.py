@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 
-from engine.aws_files import check_aws_files
+from engine.backends.aws_files import check_aws_files
 from engine.commands.backend_args import profile_for
 from engine.errors import BadInput
 
@@ -16,7 +16,7 @@ MAX_TTL_INTERVAL_S = 86_400.0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from engine.server.serve import build_app, make_http_server
+    from engine.server.host.serve import build_app, make_http_server
 
     if not 1 <= args.port <= 65535:
         raise BadInput(f"port {args.port} is out of range", "use 1 to 65535")

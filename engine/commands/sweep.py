@@ -14,8 +14,8 @@ from engine.commands.backend_args import backend_for
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput
 from engine.patterns import get_pattern
-from engine.run_config import DEFAULT_MAX_THREADS
-from engine.runner import RunConfig, RunState
+from engine.run.config import DEFAULT_MAX_THREADS
+from engine.run.runner import RunConfig, RunState
 
 MAX_SWEEP_OPS = 100_000
 
@@ -38,7 +38,7 @@ def thread_counts(text: str) -> list[int]:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from engine.sweep import json_records, plan, render_sweep, sweep
+    from engine.run.sweep import json_records, plan, render_sweep, sweep
 
     counts = thread_counts(args.threads)
     pattern = get_pattern(args.pattern)

@@ -7,19 +7,19 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from engine.backend import Backend
-from engine.calllog import NO_RESULT
+from engine.backends.backend import Backend
 from engine.commands.backend_args import backend_for
 from engine.errors import BadInput
-from engine.history import call_to_dict, dumps
 from engine.patterns import all_patterns, get_pattern
+from engine.record.calllog import NO_RESULT
+from engine.record.history import call_to_dict, dumps
 
 if TYPE_CHECKING:
-    from engine.walkthrough import Scene
+    from engine.run.walkthrough import Scene
 
 
 def cmd_walkthrough(args: argparse.Namespace) -> int:
-    from engine.walkthrough import check_variant, run_walkthrough
+    from engine.run.walkthrough import check_variant, run_walkthrough
 
     refs = list(all_patterns()) if args.pattern == "all" else [get_pattern(args.pattern).name]
     if args.variant is not None:
@@ -42,7 +42,7 @@ def cmd_walkthrough(args: argparse.Namespace) -> int:
 def _json_scenes(refs: list[str], backend: Backend, variant: str | None) -> int:
     """One line of JSON per scene, printed as it ends; a scene that stops ends the command as in the text mode
     (its document says so, the error goes to stderr), after its own document."""
-    from engine.walkthrough import play_scene
+    from engine.run.walkthrough import play_scene
 
     for ref in refs:
         scene = play_scene(ref, backend, variant=variant)

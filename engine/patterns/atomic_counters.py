@@ -9,10 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
-from engine.history import History
+from engine.backends.tables import Table
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
-from engine.tables import Table
+from engine.record.calls import Ambiguous, CallError, ClientContext, ConditionFailed
+from engine.record.history import History
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 FINAL_COUNT = "final-count-acknowledged-increments"

@@ -16,11 +16,11 @@ from typing import Any, ClassVar, NamedTuple
 
 import pandas as pd
 
-from engine.calls import CallError, ClientContext, ConditionFailed
+from engine.backends.tables import Table, TableSpec
 from engine.errors import BadInput
-from engine.history import History
 from engine.options import RunOptions
-from engine.tables import Table, TableSpec
+from engine.record.calls import CallError, ClientContext, ConditionFailed
+from engine.record.history import History
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +214,7 @@ class Pattern:
     # error it comes back with. A sweep leaves them out of the conflict rate: they grow with the ops, not the
     # threads, and one client alone meets them too.
     business_refusals: ClassVar[Mapping[str, str]] = {}
-    # Whether the clients may run in several processes (engine/pool.py); False when they meet in memory
+    # Whether the clients may run in several processes (engine/clients/processes.py); False when they meet in memory
     # through ctx.shared, which is per process.
     process_pool: ClassVar[bool] = True
     lost_response_default: ClassVar[float] = 0.0  # share of writes whose response is lost, by default
@@ -263,7 +263,7 @@ class Pattern:
     def verify(self, table: Table, history: History, options: RunOptions) -> list[Invariant]:
         raise NotImplementedError
 
-    def walkthrough(self, walk: Any) -> None:  # walk: engine.walkthrough.Walk
+    def walkthrough(self, walk: Any) -> None:  # walk: engine.run.walkthrough.Walk
         raise NotImplementedError
 
     def walkthrough_for(self, variant: str | None) -> Callable[[Any], None]:

@@ -1,6 +1,6 @@
 """28 · GSIs are eventually consistent: read your own write from the base table, not from the index.
 
-On the embedded server the index lag is SIMULATED (engine/server/gsi_lag.py): every write reaches GSI1
+On the embedded server the index lag is SIMULATED (engine/server/simulated/gsi_lag.py): every write reaches GSI1
 exactly `gsi_lag_ms` later. On AWS the lag is real (typically well under a second) and the option is only
 the bound the invariants expect.
 """
@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.calls import Ambiguous, CallError, ClientContext
-from engine.history import History
+from engine.backends.tables import GSI_LAG_TAG, Table, TableSpec
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
-from engine.server.process import is_embedded
-from engine.tables import GSI_LAG_TAG, Table, TableSpec
+from engine.record.calls import Ambiguous, CallError, ClientContext
+from engine.record.history import History
+from engine.server.host.process import is_embedded
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 READ_YOUR_WRITES = "read-your-writes-every-read-after-an-acknowledged-write-sees-it"

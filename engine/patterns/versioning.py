@@ -17,7 +17,7 @@ VERSION = "version"
 
 
 class Recorder(Protocol):
-    """What the store calls through: engine.calls.Caller (and a run's ClientContext), or a walkthrough's printer."""
+    """What the store calls through: engine.record.calls.Caller (and a run's ClientContext), or a walkthrough's printer."""
 
     def call(
         self, action: str, op: str, *, key: str, detail: Mapping[str, Any] | None = None, **params: Any

@@ -13,9 +13,9 @@ import signal
 import sys
 
 from engine.server.control import TOKEN_ENV
-from engine.server.orphan import die_with_parent
+from engine.server.host.orphan import die_with_parent
+from engine.server.host.serve import build_app, make_http_server
 from engine.server.profile import ProfileSpec
-from engine.server.serve import build_app, make_http_server
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,8 +7,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from bench.recorded import Repeated
-from engine.history import Call, History, Outcome, read_jsonl
+from bench.dashboard.recorded import Repeated
+from engine.record.history import Call, History, Outcome, read_jsonl
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
@@ -65,8 +65,8 @@ def growing(history: History, pattern: str, rng: Any, max_batch: int, each: Any 
     """The calls of `history` arriving in random batches of 1..max_batch into a new History, and the run's view
     brought up to date after each batch (as a live page refreshes), then `each(view)` (a page drawing it).
     `view_of(view)` may first change the new view (e.g. smaller samples)."""
-    from dashboard.records import _Frames
-    from dashboard.runview import RunView
+    from dashboard.state.records import _Frames
+    from dashboard.state.runview import RunView
     from dashboard.views import aggregates_for
 
     calls = history.calls()

@@ -1,4 +1,4 @@
-"""The aggregates the live pages draw from (dashboard.aggregates and each view's): fed the new calls only, they draw what the whole
+"""The aggregates the live pages draw from (dashboard.state.aggregates and each view's): fed the new calls only, they draw what the whole
 frame draws, whatever the batches the calls arrived in; a refresh reads only the calls that arrived since the last
 one; the live latency percentiles are within a percent and exact once the run has ended."""
 
@@ -13,17 +13,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dashboard import charts, live
-from dashboard.actions import action_outcomes
-from dashboard.aggregates import Rows, SortedTail
-from dashboard.records import RunRecord, Source, _Frames
-from dashboard.runview import RunView
-from dashboard.sampling import Reservoir, choose, stable_hash
-from dashboard.timebins import TimeBins
-from dashboard.timeline_sample import TimelineSample
-from dashboard.verdicts import flagged_calls
+from dashboard.figures import charts
+from dashboard.figures.actions import action_outcomes
+from dashboard.figures.sampling import Reservoir, choose, stable_hash
+from dashboard.figures.timebins import TimeBins
+from dashboard.figures.timeline_sample import TimelineSample
+from dashboard.state.aggregates import Rows, SortedTail
+from dashboard.state.records import RunRecord, Source, _Frames
+from dashboard.state.runview import RunView
+from dashboard.state.verdicts import flagged_calls
 from dashboard.views import aggregates_for
-from engine.history import History
+from dashboard.widgets import live
+from engine.record.history import History
 from tests.dashboard.helpers import DATA, growing, load, scaled
 
 RECORDED = sorted(p.stem for p in DATA.glob("*.jsonl"))

@@ -1,4 +1,4 @@
-"""Cancellation reasons (dashboard/cancellations.py), which every transactional pattern's view draws: which item of
+"""Cancellation reasons (dashboard/figures/cancellations.py), which every transactional pattern's view draws: which item of
 which transaction failed and why, the same as the whole-history oracle below."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from dashboard.cancellations import Cancellations, cancellation_heatmap, tx_item_kinds
-from dashboard.frames import details, strings, where
-from dashboard.palette import short_code
+from dashboard.figures.cancellations import Cancellations, cancellation_heatmap, tx_item_kinds
+from dashboard.figures.palette import short_code
+from dashboard.state.frames import details, strings, where
 from tests.dashboard.helpers import call, frame, history_of, valid
 
 # -- the oracle -----------------------------------------------------------------------------------------------------

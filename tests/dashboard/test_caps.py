@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from dashboard.registry import Registry, env_int
-from engine.backend import Backend, BackendSpec
+from dashboard.widgets.registry import Registry, env_int
+from engine.backends.backend import Backend, BackendSpec
 from engine.errors import BadInput
-from engine.runner import RunConfig
+from engine.run.runner import RunConfig
 from tests.dashboard.helpers import DATA
 
 

@@ -1,4 +1,4 @@
-"""The generic charts (dashboard/charts.py) on recorded histories (tests/data): figure types, traces, sampling and
+"""The generic charts (dashboard/figures/charts.py) on recorded histories (tests/data): figure types, traces, sampling and
 its label, outcome labels and colours, the call log; every pattern's views are valid figures. What each pattern's
 view finds is tested beside it, in tests/dashboard/views/."""
 
@@ -13,13 +13,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from dashboard import charts, sweep_charts
-from dashboard.calltext import call_log
-from dashboard.frames import outcome_labels
-from dashboard.palette import COLOURS, RACY_COLOUR, colour, ordered
-from dashboard.records import RunRecord, Source
-from dashboard.sampling import Sampling, choose
-from dashboard.verdicts import flagged_calls
+from dashboard.figures import charts
+from dashboard.figures import sweep as sweep_charts
+from dashboard.figures.palette import COLOURS, RACY_COLOUR, colour, ordered
+from dashboard.figures.sampling import Sampling, choose
+from dashboard.state.calltext import call_log
+from dashboard.state.frames import outcome_labels
+from dashboard.state.records import RunRecord, Source
+from dashboard.state.verdicts import flagged_calls
 from tests.dashboard.helpers import frame, history_of, names, scaled, valid
 
 
@@ -224,7 +225,7 @@ def test_call_log_is_the_seed_format(locking_safe) -> None:
 def test_a_refresh_at_100k_calls_samples_and_says_so() -> None:
     """Every chart of the Run page from a 100k-call run, as a live refresh draws them (from the run's aggregates):
     the timeline and the version history are sampled and say so. How long it takes is measured by
-    bench/dashboard_refresh.py, not here."""
+    bench/dashboard/refresh.py, not here."""
     history, summary = scaled("optimistic-locking-safe", 100_000)
     record = RunRecord(
         id="big",
@@ -255,7 +256,7 @@ def test_a_refresh_at_100k_calls_samples_and_says_so() -> None:
 
 def test_a_presenter_chart_too_short_for_every_clients_label_labels_every_other(counters_racy) -> None:
     # A Compare pair's timelines on a 720 px projector: 8 clients' labels printed over each other in 60 px.
-    from dashboard.presenter import LABEL_PX, _sized
+    from dashboard.widgets.presenter import LABEL_PX, _sized
 
     def labelled(height: int, lanes: int) -> float:
         fig = _sized(charts.timeline(counters_racy[0], lanes=lanes), height)
@@ -270,7 +271,7 @@ def test_a_presenter_chart_too_short_for_every_clients_label_labels_every_other(
 
 def test_a_long_subtitle_wraps_between_its_parts_never_inside_one() -> None:
     # Half a 1280-px projector shows about 90 characters of a subtitle: the rest was cut off, counts included.
-    from dashboard.figure import SUBTITLE_CHARS, wrapped
+    from dashboard.figures.figure import SUBTITLE_CHARS, wrapped
 
     parts = ["1,015 calls", "hover a bar for the call as the seed logs it", "✕ all 10 calls that broke an invariant"]
     text, lines = wrapped(" · ".join(parts))
@@ -283,8 +284,8 @@ def test_a_long_subtitle_wraps_between_its_parts_never_inside_one() -> None:
 
 def test_a_presenter_chart_with_a_long_legend_keeps_it_beside_the_plot_within_the_screen() -> None:
     # The lease Gantt's eight legend entries under its plot pushed the page past 720 px and the legend off screen.
-    from dashboard.presenter import CHART_HEIGHT, LEGEND_BESIDE_EXTRA, _sized
     from dashboard.views.distributed_locking import lease_gantt
+    from dashboard.widgets.presenter import CHART_HEIGHT, LEGEND_BESIDE_EXTRA, _sized
 
     f, summary = frame("distributed-locking-racy")
     gantt = lease_gantt(f, summary["invariants"], lanes=4)
@@ -296,8 +297,8 @@ def test_a_presenter_chart_with_a_long_legend_keeps_it_beside_the_plot_within_th
 
 def test_charts_for_a_compare_column_wrap_their_subtitles_and_put_a_long_legend_under_the_plot() -> None:
     # A Compare side is ~360 px beside the sidebar at 1280 px: subtitles ran off its edge, legends over them.
-    from dashboard.figure import narrow
-    from dashboard.live import PAIR_COLUMN_CHARS
+    from dashboard.figures.figure import narrow
+    from dashboard.widgets.live import PAIR_COLUMN_CHARS
 
     f, summary = frame("idempotency-keys-racy")
     wide = charts.timeline(f, flagged=flagged_calls(summary["invariants"]))
@@ -306,7 +307,7 @@ def test_charts_for_a_compare_column_wrap_their_subtitles_and_put_a_long_legend_
     lines = slim.layout.title.subtitle.text.split("<br>")
     assert len(lines) > len(wide.layout.title.subtitle.text.split("<br>"))
     assert all(len(html.unescape(line)) <= PAIR_COLUMN_CHARS + 2 for line in lines)  # + the " ·" that ends a part
-    from dashboard.figure import figure, style
+    from dashboard.figures.figure import figure, style
 
     def legend_of(chars: int | None) -> go.Figure:
         spec = figure()
@@ -323,10 +324,10 @@ def test_charts_for_a_compare_column_wrap_their_subtitles_and_put_a_long_legend_
 
 def test_a_presenter_bar_chart_labels_every_action_when_they_fit() -> None:
     # Conditional writes' eight actions at 300 px on a projector: plotly printed every other label.
-    from dashboard.actions import action_outcomes
-    from dashboard.presenter import LABEL_PX, _sized
-    from engine.demos import DEFAULT_DIR
-    from engine.history import read_jsonl
+    from dashboard.figures.actions import action_outcomes
+    from dashboard.widgets.presenter import LABEL_PX, _sized
+    from engine.record.history import read_jsonl
+    from engine.run.demos import DEFAULT_DIR
 
     history, _ = read_jsonl(DEFAULT_DIR / "conditional-writes--unguarded.jsonl")
     f = history.snapshot(detail=True, requests=True)
@@ -339,9 +340,9 @@ def test_a_presenter_bar_chart_labels_every_action_when_they_fit() -> None:
 
 def test_a_compare_column_breaks_a_long_bar_label_between_words() -> None:
     # Idempotency's "sends (retries and duplicates included)" was cut off at a Compare column's left edge.
-    from dashboard.figure import narrow
-    from dashboard.live import PAIR_COLUMN_CHARS
+    from dashboard.figures.figure import narrow
     from dashboard.views.idempotency_keys import idempotency_view
+    from dashboard.widgets.live import PAIR_COLUMN_CHARS
 
     f, summary = frame("idempotency-keys-racy")
     wide = valid(idempotency_view(f, summary["invariants"]))

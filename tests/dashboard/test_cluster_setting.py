@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.registry import Registry, SweepState
-from engine import cluster_check
-from engine.backend import Backend, BackendSpec
+from dashboard.widgets.registry import Registry, SweepState
+from engine.backends.backend import Backend, BackendSpec
+from engine.clients.cluster import check as cluster_check
 from engine.errors import BadInput, LabError
-from engine.runner import RunConfig, RunState
+from engine.run.runner import RunConfig, RunState
 from tests.dashboard.test_pages import app, text, until
 
 SPEC = BackendSpec()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.registry import get_registry
-from dashboard.settings import RunSettings, build_config, in_dashboard_words
+from dashboard.state.run_settings import RunSettings, build_config, in_dashboard_words
+from dashboard.widgets.registry import get_registry
 from engine.errors import BadInput
 from tests.dashboard.test_pages import app
 

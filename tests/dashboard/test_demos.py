@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.demo_picker import demo_label, open_demo
-from dashboard.registry import Registry
+from dashboard.widgets.demo_picker import demo_label, open_demo
+from dashboard.widgets.registry import Registry
 from engine.cli import main
-from engine.demos import DEFAULT_DIR, demo_files, demo_name
 from engine.patterns import all_patterns
+from engine.run.demos import DEFAULT_DIR, demo_files, demo_name
 
 
 def every_demo() -> set[str]:

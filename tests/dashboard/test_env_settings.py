@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.env_settings import CAPS, CHECKED, NOT_SETTINGS
+from dashboard.state.env_settings import CAPS, CHECKED, NOT_SETTINGS
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "dashboard" / "streamlit_app.py")

@@ -3,7 +3,7 @@ them, or n of N sampled evenly over the run."""
 
 from __future__ import annotations
 
-from dashboard import charts
+from dashboard.figures import charts
 from tests.dashboard.helpers import frame
 
 

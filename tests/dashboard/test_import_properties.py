@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard.registry import Registry, get_registry
-from engine import schema
+from dashboard.widgets.registry import Registry, get_registry
 from engine.errors import HistoryFileError
+from engine.record import schema
 from tests.dashboard.helpers import DATA
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.env_settings import check_settings, per_run_threads
-from dashboard.links import parse, parse_sweep
-from dashboard.registry import Registry
+from dashboard.state.env_settings import check_settings, per_run_threads
+from dashboard.widgets.links import parse, parse_sweep
+from dashboard.widgets.registry import Registry
 from engine.errors import BadInput, HistoryFileError
 from tests.dashboard.helpers import DATA
 

@@ -3,8 +3,8 @@ and the controls' values make the link again."""
 
 from __future__ import annotations
 
-from dashboard.links import encode, parse
-from dashboard.settings import LIMIT_DURATION, RunSettings
+from dashboard.state.run_settings import LIMIT_DURATION, RunSettings
+from dashboard.widgets.links import encode, parse
 
 
 def test_a_link_sets_every_control_it_names() -> None:
@@ -60,7 +60,7 @@ def test_the_controls_make_a_link_that_restores_them() -> None:
 
 
 def test_a_sweep_link_sets_its_controls_and_refuses_a_count_it_does_not_offer() -> None:
-    from dashboard.links import parse_sweep
+    from dashboard.widgets.links import parse_sweep
 
     ok = parse_sweep({"pattern": "24", "threads": "1,4,16", "ops": "5", "repeats": "3"}, thread_choices=[1, 2, 4, 16])
     assert ok.problems == []
@@ -87,7 +87,7 @@ def test_the_server_profile_is_in_the_link_only_when_it_is_not_exact() -> None:
 
 
 def test_a_bad_server_profile_is_refused_naming_the_control() -> None:
-    from dashboard.links import parse_sweep
+    from dashboard.widgets.links import parse_sweep
 
     for restored in (
         parse({"pattern": "atomic-counters", "profile": "aws"}, "run", max_threads=8),

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.__main__ import APP, streamlit_args
-from dashboard.endpoint_setting import check_endpoint_setting
+from dashboard.state.endpoint_setting import check_endpoint_setting
 
 
 def flags(args: list[str]) -> dict[str, str]:

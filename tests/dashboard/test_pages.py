@@ -160,7 +160,7 @@ def test_every_page_renders_without_errors(page: str) -> None:
 
 
 def test_a_spent_call_budget_is_shown_with_its_fix_and_start_is_disabled(monkeypatch: pytest.MonkeyPatch) -> None:
-    from dashboard.registry import get_registry
+    from dashboard.widgets.registry import get_registry
 
     registry = get_registry()  # the process-wide one the pages use (a Streamlit resource)
     used = registry.calls.used()

@@ -11,13 +11,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dashboard.calltext import call_log
-from dashboard.records import RunRecord
-from dashboard.registry import Registry, SweepState
-from dashboard.settings import LIMIT_DURATION, RunSettings, build_config
-from engine.backend import Backend, BackendSpec
+from dashboard.state.calltext import call_log
+from dashboard.state.records import RunRecord
+from dashboard.state.run_settings import LIMIT_DURATION, RunSettings, build_config
+from dashboard.widgets.registry import Registry, SweepState
+from engine.backends.backend import Backend, BackendSpec
 from engine.errors import AwsNotConfirmed, BackendUnavailable, BadCredentials, BadInput, HistoryFileError, LabError
-from engine.runner import Run, RunConfig
+from engine.run.runner import Run, RunConfig
 from tests.dashboard.helpers import DATA
 
 SPEC = BackendSpec()
@@ -181,13 +181,13 @@ def test_bad_settings_are_refused_with_a_fix() -> None:
         ),
         max_threads=256,
     )
-    assert config.options["accounts"] == 3 and config.variant == "blind-write"
+    assert config.config.options["accounts"] == 3 and config.config.variant == "blind-write"
     with pytest.raises(BadInput, match="must share one process"):
         build_config(RunSettings(pattern="idempotency-keys", threads=8, ops_per_client=1, processes=2), max_threads=256)
     spread = build_config(
         RunSettings(pattern="atomic-counters", threads=8, ops_per_client=1, processes=2), max_threads=256
     )
-    assert spread.processes == 2
+    assert spread.config.processes == 2
 
 
 def test_an_unreachable_endpoint_fails_fast_and_keeps_the_runs(registry: Registry) -> None:
@@ -249,8 +249,8 @@ def test_when_the_server_dies_mid_run_the_run_says_so_keeps_its_calls_and_a_new_
 def test_runs_on_aws_get_a_call_budget(registry: Registry) -> None:
     aws = BackendSpec.parse(aws=True, confirm_aws=True)
     config = registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws)
-    assert config.max_calls == 20_000
-    assert registry._validated(RunConfig(pattern="atomic-counters", threads=2), SPEC).max_calls is None
+    assert config.config.max_calls == 20_000
+    assert registry._validated(RunConfig(pattern="atomic-counters", threads=2), SPEC).config.max_calls is None
 
 
 # -- the call budget shared by every session ------------------------------------------------------------------------
@@ -308,11 +308,11 @@ def test_a_run_gets_max_calls_clamped_to_what_is_left(backend: Backend) -> None:
     config, cap = budgeted(backend, 10_000_000, aws_calls=500)._budgeted(
         registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws), aws
     )
-    assert config.max_calls == cap == 500
+    assert config.config.max_calls == cap == 500
     config, cap = budgeted(backend, 10_000_000)._budgeted(
         registry._validated(RunConfig(pattern="atomic-counters", threads=2), aws), aws
     )
-    assert config.max_calls == 20_000 and cap is None
+    assert config.config.max_calls == 20_000 and cap is None
 
 
 def test_a_run_whose_thread_cannot_start_ends_failed_and_frees_its_threads_and_budget(
@@ -382,8 +382,8 @@ def test_client_processes_are_capped_across_sessions() -> None:
 
 
 def test_the_runs_table_marks_every_aws_like_run_simulated() -> None:
-    from dashboard.panels import runs_table
-    from engine.demos import DEFAULT_DIR
+    from dashboard.widgets.panels import runs_table
+    from engine.run.demos import DEFAULT_DIR
 
     exact = (DEFAULT_DIR / "atomic-counters--add.jsonl").read_bytes()
     header, _, rest = exact.partition(b"\n")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dashboard.records import RunRecord, Source
-from dashboard.replay import as_of, completion_front, prefix_history, prefix_length, replay_record
+from dashboard.state.records import RunRecord, Source
+from dashboard.widgets.replay import as_of, completion_front, prefix_history, prefix_length, replay_record
 from tests.dashboard.helpers import load
 
 
@@ -58,7 +58,7 @@ def test_before_the_end_the_verdicts_wait_and_only_the_evidence_so_far_shows() -
 
 
 def test_a_cut_counts_its_calls_as_the_history_does() -> None:
-    from dashboard.replay import HistoryPrefix
+    from dashboard.widgets.replay import HistoryPrefix
 
     for name in ("atomic-counters-racy", "optimistic-locking-racy"):
         history, _ = load(name)
@@ -70,8 +70,8 @@ def test_a_cut_counts_its_calls_as_the_history_does() -> None:
 
 
 def test_a_replay_grown_forward_or_moved_back_shows_what_a_fresh_cut_shows() -> None:
-    from dashboard import live
-    from dashboard.replay import Replayer
+    from dashboard.widgets import live
+    from dashboard.widgets.replay import Replayer
 
     full = record("optimistic-locking-racy")
     replayer = Replayer(full)

@@ -3,8 +3,9 @@ play on its backend refused before any call, in the page's words."""
 
 from __future__ import annotations
 
-from dashboard import scene_links, scenes
-from engine.backend import Backend, BackendSpec
+from dashboard.state import scene_link as scene_links
+from dashboard.state import scene_play as scenes
+from engine.backends.backend import Backend, BackendSpec
 from engine.server.profile import ProfileSpec
 
 

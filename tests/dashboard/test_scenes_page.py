@@ -3,7 +3,7 @@ profile it played under, and a backend that went away shown as one problem with 
 
 from __future__ import annotations
 
-from engine.server.process import EmbeddedServer
+from engine.server.host.process import EmbeddedServer
 from tests.dashboard.test_pages import app, text
 
 PAGE = "app_pages/scenes.py"
@@ -82,7 +82,7 @@ def test_a_backend_gone_since_it_was_picked_is_one_problem_with_its_fix_and_the_
 
 def test_a_played_scene_is_charged_to_the_call_budget() -> None:
     # Scenes spent the shared budget's calls without counting them: a demo server's cap did not hold.
-    from dashboard.registry import get_registry
+    from dashboard.widgets.registry import get_registry
 
     registry = get_registry()  # the process-wide one the pages use
     before = registry.calls.used()

@@ -120,7 +120,7 @@ def test_a_compare_pair_replays_in_presenter_view_too() -> None:
 
 def test_a_long_verdict_in_a_presenter_pair_is_cut_at_a_word_never_clipped_mid_line() -> None:
     # A pair's verdict boxes have one fixed height so both sides line up: 26's long verdict was clipped mid-line.
-    from dashboard.presenter import PAIR_VERDICT_CHARS
+    from dashboard.widgets.presenter import PAIR_VERDICT_CHARS
 
     at = app("app_pages/compare.py")
     at.toggle(key="presenter").set_value(True)
@@ -147,7 +147,7 @@ def test_a_long_verdict_in_a_presenter_pair_is_cut_at_a_word_never_clipped_mid_l
 
 def test_a_run_whose_verdicts_cannot_be_judged_is_never_shown_in_a_green_box() -> None:
     # "0 of 1 invariants hold; 1 cannot be judged" sat in a green success box, as a pass would.
-    from dashboard.live import verdict_box
+    from dashboard.widgets.live import verdict_box
 
     class Judged:
         def __init__(self, *holds: bool | None) -> None:

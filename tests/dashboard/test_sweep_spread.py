@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dashboard import sweep_charts
-from engine.sweep import summarize
+from dashboard.figures import sweep as sweep_charts
+from engine.run.sweep import summarize
 
 
 def rows() -> pd.DataFrame:

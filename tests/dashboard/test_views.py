@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.verdicts import invariant, key_of
+from dashboard.state.verdicts import invariant, key_of
 from dashboard.views import UNKNOWN, aggregates_for, all_views, detail_fields, view_for
 from engine.patterns import all_patterns
 from engine.patterns.base import Invariant, invariant_key

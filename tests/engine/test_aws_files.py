@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.registry import Registry
-from engine.aws_files import check_aws_files
-from engine.backend import BackendSpec
+from dashboard.widgets.registry import Registry
+from engine.backends.aws_files import check_aws_files
+from engine.backends.backend import BackendSpec
 from engine.cli import main
 from engine.errors import BadInput
 from tests.dashboard.test_pages import app

@@ -16,7 +16,8 @@ import botocore.httpsession
 import pytest
 from botocore.stub import Stubber
 
-from engine.backend import Backend, BackendKind, BackendSpec, RetryPolicy, mask_account
+from engine.backends.backend import Backend, BackendKind, BackendSpec, RetryPolicy, mask_account
+from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.errors import (
     AwsNotConfirmed,
     BackendUnavailable,
@@ -25,8 +26,7 @@ from engine.errors import (
     ForeignTable,
     PermissionDenied,
 )
-from engine.runner import RunConfig, RunState, run_pattern
-from engine.tables import TableSpec, drop_table, open_table
+from engine.run.runner import RunConfig, RunState, run_pattern
 from tests.canned import Answering, error_answer
 
 

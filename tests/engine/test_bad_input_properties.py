@@ -9,10 +9,10 @@ from botocore.stub import Stubber
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import backend as backend_module
+from engine.backends import backend as backend_module
 from engine.cli import build_parser, config_from_args, main
 from engine.errors import HistoryFileError, LabError
-from engine.history import read_jsonl
+from engine.record.history import read_jsonl
 
 FLAGS = [
     "--variant",

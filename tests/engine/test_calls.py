@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from engine.backend import Backend, RetryPolicy
-from engine.calls import Ambiguous, Caller, ConditionFailed, TransactionCanceled
-from engine.faults import FaultInjector, FaultPlan
-from engine.history import History, Outcome
-from engine.tables import Table, TableSpec, drop_table, open_table
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.faults import FaultInjector, FaultPlan
+from engine.backends.tables import Table, TableSpec, drop_table, open_table
+from engine.record.calls import Ambiguous, Caller, ConditionFailed, TransactionCanceled
+from engine.record.history import History, Outcome
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import threading
 import boto3
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.cli import main
 from tests.engine.test_backend import (  # noqa: F401 - no_network and no_dynamodb are fixtures
     DENIED,

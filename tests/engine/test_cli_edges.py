@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.backend import BackendSpec
+from engine.backends.backend import BackendSpec
+from engine.backends.tables import validate_table_name
 from engine.cli import EXIT_STOPPED, main
 from engine.errors import BadInput
-from engine.history import Call, History, Outcome
-from engine.runner import RunConfig
-from engine.tables import validate_table_name
+from engine.record.history import Call, History, Outcome
+from engine.run.runner import RunConfig
 
 
 def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:

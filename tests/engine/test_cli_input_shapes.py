@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.backend import BackendKind, BackendSpec
+from engine.backends.backend import BackendKind, BackendSpec
 from engine.cli import main
 from engine.errors import BadInput, HistoryFileError, clip
-from engine.history import read_jsonl
+from engine.record.history import read_jsonl
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SAMPLE = DATA / "atomic-counters-racy.jsonl"

@@ -20,12 +20,14 @@ from typing import Any
 
 import pytest
 
-from engine import cluster, cluster_check, cluster_share
-from engine.backend import Backend, BackendKind, BackendSpec
+from engine.backends.backend import Backend, BackendKind, BackendSpec
 from engine.cli import build_parser, config_from_args
-from engine.cluster import WorkerInfo, check_reach, normalize_address
+from engine.clients.cluster import check as cluster_check
+from engine.clients.cluster import home as cluster
+from engine.clients.cluster import share as cluster_share
+from engine.clients.cluster.home import WorkerInfo, check_reach, normalize_address
 from engine.errors import BadInput, LabError
-from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
 
 distributed = pytest.importorskip("distributed")
 
@@ -176,7 +178,7 @@ def test_workers_on_another_machine_cannot_reach_a_loopback_endpoint() -> None:
 
 def test_the_cli_flag_reaches_the_run_config() -> None:
     args = build_parser().parse_args(["run", "atomic-counters", "--cluster", "tcp://127.0.0.1:8786"])
-    assert config_from_args(args).cluster == "tcp://127.0.0.1:8786"
+    assert config_from_args(args).config.cluster == "tcp://127.0.0.1:8786"
 
 
 def test_the_cli_runs_on_the_cluster_and_says_so_in_its_summary(
@@ -193,7 +195,7 @@ def test_the_cli_runs_on_the_cluster_and_says_so_in_its_summary(
 
 
 def test_the_cluster_bench_measures_a_run_on_the_workers(backend: Backend, two_workers: Any) -> None:
-    from bench import cluster_scaling
+    from bench.cluster import scaling as cluster_scaling
 
     row = cluster_scaling.one_run(backend, "2 cluster workers", 1.0, two_workers.scheduler_address)
     assert row["calls_per_s"] > 0 and row["cpu_us_per_call"] > 0 and row["staleness_ms"] >= 0

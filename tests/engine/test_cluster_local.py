@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from engine.cluster_local import LAB_DASK_CONFIG, dask_env
+from engine.clients.cluster.local import LAB_DASK_CONFIG, dask_env
 
 dask = pytest.importorskip("dask")
 pytest.importorskip("distributed")  # its defaults hold the distributed.* keys
@@ -52,7 +52,7 @@ def test_a_worker_of_the_labs_own_cluster_runs_in_a_session_of_its_own() -> None
     import subprocess
     import sys
 
-    from engine.cluster_local import WORKER_PRELOAD
+    from engine.clients.cluster.local import WORKER_PRELOAD
 
     for name in WORKER_PRELOAD:
         assert callable(importlib.import_module(name).dask_setup), name
@@ -73,8 +73,8 @@ def test_the_labs_own_cluster_does_not_wake_for_what_nothing_reads() -> None:
     import time
     from collections import Counter
 
-    from engine.cluster_calm import CALM_CALLBACKS
-    from engine.cluster_local import start_local_cluster
+    from engine.clients.cluster.calm import CALM_CALLBACKS
+    from engine.clients.cluster.local import start_local_cluster
 
     with start_local_cluster(1) as local:
         scheduler, seen = local.scheduler, Counter[str]()
@@ -96,16 +96,18 @@ def test_the_labs_own_cluster_does_not_wake_for_what_nothing_reads() -> None:
 
 
 def test_a_scheduler_that_preloads_the_calm_module_never_starts_what_nothing_reads() -> None:
-    """The docker-compose cluster's scheduler loads engine.cluster_calm as a preload (the nannies too): the
+    """The docker-compose cluster's scheduler loads engine.clients.cluster.calm as a preload (the nannies too): the
     diagnostics callbacks and the checks of timeouts that are off never start; what keeps the cluster whole does."""
     import asyncio
 
     from distributed import Scheduler
 
-    from engine.cluster_calm import CALM_CALLBACKS
+    from engine.clients.cluster.calm import CALM_CALLBACKS
 
     async def started() -> tuple[set[str], set[str]]:
-        async with Scheduler(host="127.0.0.1", port=0, dashboard_address=":0", preload=["engine.cluster_calm"]) as s:
+        async with Scheduler(
+            host="127.0.0.1", port=0, dashboard_address=":0", preload=["engine.clients.cluster.calm"]
+        ) as s:
             running = {name for name, pc in s.periodic_callbacks.items() if pc.is_running()}
             return set(s.periodic_callbacks), running
 

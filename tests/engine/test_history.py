@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from engine.errors import HistoryFileError
-from engine.history import Call, History, Outcome, read_jsonl
+from engine.record.history import Call, History, Outcome, read_jsonl
 
 
 def _call(i: int, **kw) -> Call:

@@ -8,15 +8,15 @@ from collections.abc import Iterator
 import pytest
 from botocore.exceptions import ClientError
 
-from engine.backend import Backend, BackendSpec, RetryPolicy
-from engine.history import Call, History, Outcome
-from engine.patient_client import PatientClient
+from engine.backends.backend import Backend, BackendSpec, RetryPolicy
+from engine.backends.patient_client import PatientClient
+from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.patterns import RunOptions
 from engine.patterns.base import Invariant
 from engine.patterns.gsi_consistency import GsiConsistency
-from engine.runner import RunConfig, RunState, run_pattern
-from engine.summary import render_text
-from engine.tables import TableSpec, drop_table, open_table
+from engine.record.history import Call, History, Outcome
+from engine.run.runner import RunConfig, RunState, run_pattern
+from engine.run.summary import render_text
 from tests.conftest import ENDPOINT
 
 WITHIN_LAG = "every write is visible within lag + margin"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from engine.history import Call, History, Outcome
-from engine.summary import cancellation_reasons, live_causes
+from engine.record.history import Call, History, Outcome
+from engine.run.summary import cancellation_reasons, live_causes
 
 
 def test_refusals_are_split_by_code_and_business_refusals_left_out() -> None:

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-import engine.runner
-from engine.backend import Backend
+import engine.clients.threads
+from engine.backends.backend import Backend
 from engine.errors import ClientsLost
-from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
 from tests.engine.test_pool import pool_children
 
 
@@ -51,9 +51,9 @@ def test_a_client_process_killed_mid_run_fails_the_run_with_exit_1_and_names_the
     )
     try:
         deadline = time.monotonic() + 90
-        while len(children_of(cli.pid, b"engine.pool")) < 2 and time.monotonic() < deadline:
+        while len(children_of(cli.pid, b"engine.clients.processes")) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
-        victim = children_of(cli.pid, b"engine.pool")[0]
+        victim = children_of(cli.pid, b"engine.clients.processes")[0]
         while threads_of(victim) < 4 + 2 and time.monotonic() < deadline:
             time.sleep(0.1)  # until its 4 client threads (and its listener) are up: then they are soon released
         time.sleep(3)  # the clients are calling
@@ -87,14 +87,14 @@ def test_a_killed_client_process_ends_the_run_at_once_and_leaves_no_child(backen
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
 def test_a_client_thread_that_dies_unreported_fails_the_run(backend: Backend, monkeypatch) -> None:
-    real = engine.runner.client_failure
+    real = engine.clients.threads.client_failure
 
     def dies_silently(pattern: Any, ctx: Any) -> Any:
         if ctx.client_id == 2:
             raise SystemExit  # ends the thread with no record, as a thread killed from outside would
         return real(pattern, ctx)
 
-    monkeypatch.setattr(engine.runner, "client_failure", dies_silently)
+    monkeypatch.setattr(engine.clients.threads, "client_failure", dies_silently)
     run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=4, ops_per_client=5), backend)
     assert run.state is RunState.FAILED and isinstance(run.error, ClientsLost)
     assert "client thread(s) 2 ended without finishing" in run.error.problem
@@ -102,7 +102,7 @@ def test_a_client_thread_that_dies_unreported_fails_the_run(backend: Backend, mo
 
 
 def test_a_client_stopped_half_way_by_an_unexpected_error_fails_the_run(backend: Backend, monkeypatch) -> None:
-    real = engine.runner.client_failure
+    real = engine.clients.threads.client_failure
 
     def errs(pattern: Any, ctx: Any) -> Any:
         failure = real(pattern, ctx)
@@ -110,7 +110,7 @@ def test_a_client_stopped_half_way_by_an_unexpected_error_fails_the_run(backend:
             return {"kind": "error", "message": "UpdateItem ValidationException", "trace": None}
         return failure
 
-    monkeypatch.setattr(engine.runner, "client_failure", errs)
+    monkeypatch.setattr(engine.clients.threads, "client_failure", errs)
     run = run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=3, ops_per_client=2), backend)
     assert run.state is RunState.FAILED and run.invariants == []
     assert str(run.error).startswith("client 1 stopped half-way on an unexpected error: UpdateItem Validation")

@@ -7,14 +7,14 @@ import time
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
+from engine.clients.processes import split
 from engine.errors import BadInput
-from engine.pool import split
-from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
 
 
 def pool_children() -> set[int]:
-    """Pids of this process's `python -m engine.pool` children still alive."""
+    """Pids of this process's `python -m engine.clients.processes` children still alive."""
     found = set()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -24,7 +24,7 @@ def pool_children() -> set[int]:
                 command = f.read()
         except OSError:
             continue
-        if parent == os.getpid() and b"engine.pool" in command:
+        if parent == os.getpid() and b"engine.clients.processes" in command:
             found.add(int(pid))
     return found
 
@@ -171,7 +171,7 @@ def test_ctrl_c_stops_a_run_in_processes_in_order_and_the_safe_variant_still_hol
 
 
 def _pool_children(parent: int) -> list[int]:
-    """The client processes (python -m engine.pool) that `parent` started (each in a session of its own)."""
+    """The client processes (python -m engine.clients.processes) that `parent` started (each in a session of its own)."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -183,7 +183,7 @@ def _pool_children(parent: int) -> list[int]:
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue  # gone meanwhile
-        if b"engine.pool" in cmd and ppid == parent:
+        if b"engine.clients.processes" in cmd and ppid == parent:
             found.append(int(entry))
     return found
 

@@ -8,13 +8,14 @@ import time
 
 import pytest
 
-from engine.backend import Backend, BackendSpec
-from engine.calls import ClientContext, ClientCrash
+from engine.backends.backend import Backend, BackendSpec
+from engine.backends.tables import PREFIX
+from engine.clients.work import client_failure
 from engine.errors import BadInput
-from engine.history import History
-from engine.runner import Run, RunConfig, RunState, client_failure, run_pattern
-from engine.summary import client_cpu_text, render_text, summary
-from engine.tables import PREFIX
+from engine.record.calls import ClientContext, ClientCrash
+from engine.record.history import History
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
+from engine.run.summary import client_cpu_text, render_text, summary
 from tests.engine.test_pool import pool_children
 from tests.lockstep import Lockstep
 

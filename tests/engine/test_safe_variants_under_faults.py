@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.backend import Backend, BackendSpec, RetryPolicy
+from engine.backends.backend import Backend, BackendSpec, RetryPolicy
 from engine.patterns import all_patterns
-from engine.runner import RunConfig, RunState, run_pattern
+from engine.run.runner import RunConfig, RunState, run_pattern
 from tests.conftest import ENDPOINT
 
 

@@ -8,12 +8,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.errors import HistoryFileError
-from engine.history import read_jsonl
 from engine.patterns import all_patterns
-from engine.runner import RunConfig, run_pattern
-from engine.summary import summary
+from engine.record.history import read_jsonl
+from engine.run.runner import RunConfig, run_pattern
+from engine.run.summary import summary
 
 HEADER = {"format": "ddblab-history", "version": 1, "meta": {}}
 CALL = {"client": 0, "action": "a", "op": "PutItem", "key": "k", "invoke_ns": 10, "complete_ns": 20, "outcome": "ok"}

@@ -6,10 +6,10 @@ import time
 
 import pandas as pd
 
-from engine.backend import Backend
-from engine.history import Call, History, Outcome
-from engine.runner import RunConfig, run_pattern
-from engine.sweep import business_refusals, json_records, sweep_row
+from engine.backends.backend import Backend
+from engine.record.history import Call, History, Outcome
+from engine.run.runner import RunConfig, run_pattern
+from engine.run.sweep import business_refusals, json_records, sweep_row
 from tests.lockstep import Lockstep
 
 CCF = "ConditionalCheckFailedException"

@@ -8,12 +8,12 @@ import math
 import pandas as pd
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.cli import main
 from engine.errors import BadInput
 from engine.patterns import all_patterns
 from engine.patterns.base import Harm, Invariant
-from engine.sweep import plan, render_sweep, spread_series, summarize, sweep
+from engine.run.sweep import plan, render_sweep, spread_series, summarize, sweep
 from tests.lockstep import Lockstep
 
 

@@ -9,11 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from engine.backend import Backend, BackendSpec
+from engine.backends.backend import Backend, BackendSpec
+from engine.backends.tables import PREFIX
 from engine.errors import LabError
+from engine.run.walkthrough import Walk, run_walkthrough
 from engine.server.profile import ProfileSpec
-from engine.tables import PREFIX
-from engine.walkthrough import Walk, run_walkthrough
 
 PLAIN = f"{PREFIX}p23-optimistic-locking"
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.cli import main
-from engine.walkthrough import Walk
+from engine.run.walkthrough import Walk
 
 
 def text_results(text: str) -> list[dict[str, Any]]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.cli import main
-from engine.runner import RunConfig, RunState, run_pattern
-from engine.walkthrough import run_walkthrough
+from engine.run.runner import RunConfig, RunState, run_pattern
+from engine.run.walkthrough import run_walkthrough
 from tests.lockstep import Lockstep
 from tests.patterns.printed import printed_result
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from engine.backend import Backend
-from engine.calls import Caller, ConditionFailed
-from engine.history import History
-from engine.runner import Run, RunConfig, RunState, run_pattern
+from engine.backends.backend import Backend
+from engine.backends.tables import TableSpec, drop_table, open_table
+from engine.record.calls import Caller, ConditionFailed
+from engine.record.history import History
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
+from engine.run.walkthrough import run_walkthrough
 from engine.server.profile import ProfileSpec
-from engine.tables import TableSpec, drop_table, open_table
-from engine.walkthrough import run_walkthrough
 from tests.lockstep import Lockstep
 
 ALL = (

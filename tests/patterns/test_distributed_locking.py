@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.patterns.distributed_locking import _every
 from engine.patterns.distributed_locking.invariants import _overlaps, held_and_late
-from engine.runner import RunConfig, RunState, run_pattern
-from engine.walkthrough import run_walkthrough
+from engine.run.runner import RunConfig, RunState, run_pattern
+from engine.run.walkthrough import run_walkthrough
 from tests.lockstep import Lockstep
 
 ONE_HOLDER = "at most one lock holder at a time"
@@ -214,10 +214,10 @@ def test_walkthrough_c_takes_over_after_b_crashes_and_b_cannot_release_it(walkth
 
 
 def test_a_scene_reads_only_a_refused_condition_as_false_any_other_error_as_its_code(backend: Backend) -> None:
-    from engine.calls import Caller, CallError
-    from engine.history import History
+    from engine.backends.tables import TableSpec, drop_table, open_table
     from engine.patterns.base import succeeded
-    from engine.tables import TableSpec, drop_table, open_table
+    from engine.record.calls import Caller, CallError
+    from engine.record.history import History
 
     # The lock scene prints acquire/release as true/false: false must mean the owner check said no. A call that
     # failed otherwise (throttled on AWS, here a request DynamoDB rejects) is neither, and prints its code.

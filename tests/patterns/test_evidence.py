@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.patterns.base import EVIDENCE_LIMIT, Invariant, even_sample, evidence_caption
-from engine.runner import RunConfig, run_pattern
+from engine.run.runner import RunConfig, run_pattern
 from tests.lockstep import Lockstep
 
 

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.cli import build_parser, config_from_args
 from engine.patterns.gsi_consistency import query_gsi_until_found
-from engine.runner import RunConfig, RunState, run_pattern
-from engine.walkthrough import run_walkthrough
+from engine.run.runner import RunConfig, RunState, run_pattern
+from engine.run.walkthrough import run_walkthrough
 from tests.patterns.printed import printed_result
 
 READ_YOUR_WRITES = "read-your-writes: every read after an acknowledged write sees it"
@@ -93,7 +93,7 @@ def test_a_write_whose_reads_all_came_before_lag_plus_margin_cannot_be_judged_no
 
 def test_the_cli_flag_sets_the_simulated_lag() -> None:
     args = build_parser().parse_args(["run", "28", "--variant", "gsi-read", "--gsi-lag-ms", "150"])
-    assert config_from_args(args).options["gsi_lag_ms"] == 150
+    assert config_from_args(args).config.options["gsi_lag_ms"] == 150
 
 
 def test_query_gsi_until_found_backs_off_like_the_seed() -> None:

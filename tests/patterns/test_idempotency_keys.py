@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
+from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.patterns.idempotency_keys import (
     CLAIM_CONDITION,
     COMPLETED,
@@ -19,9 +20,8 @@ from engine.patterns.idempotency_keys import (
     payload_hash,
     record_key,
 )
-from engine.runner import Run, RunConfig, RunState, run_pattern
-from engine.tables import TableSpec, drop_table, open_table
-from engine.walkthrough import run_walkthrough
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
+from engine.run.walkthrough import run_walkthrough
 
 ONCE = "exactly one charge per logical request"
 SAME = "every reply to a key is the same"

@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from engine.backend import Backend, RetryPolicy
-from engine.calls import Caller, ConditionFailed
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.cli import main
-from engine.history import History
 from engine.patterns.versioning import VersionedStore
-from engine.runner import RunConfig, RunState, run_pattern
+from engine.record.calls import Caller, ConditionFailed
+from engine.record.history import History
+from engine.run.runner import RunConfig, RunState, run_pattern
+from engine.run.walkthrough import run_walkthrough
 from engine.server.profile import ProfileSpec, ServerProfile
-from engine.tables import TableSpec, drop_table, open_table
-from engine.walkthrough import run_walkthrough
 from tests.lockstep import Lockstep
 from tests.patterns.printed import printed_result
 
@@ -331,7 +331,7 @@ def test_pydynox_refuses_injected_latency_it_could_not_add() -> None:
 
 
 def test_changes_given_up_after_max_attempts_are_counted_next_to_the_verdicts(backend: Backend) -> None:
-    from engine.summary import render_text, summary
+    from engine.run.summary import render_text, summary
 
     # One attempt per change: every change that meets a newer version is dropped, as the seed's loop raises
     # "gave up after retries". The verdicts still hold (nothing acknowledged was lost); the summary says how
@@ -361,7 +361,7 @@ def test_changes_given_up_after_max_attempts_are_counted_next_to_the_verdicts(ba
 
 
 def test_with_nothing_given_up_the_summary_says_zero_and_prints_no_line(backend: Backend) -> None:
-    from engine.summary import render_text, summary
+    from engine.run.summary import render_text, summary
 
     run = run_pattern(
         RunConfig(pattern="optimistic-locking", variant="version-check", threads=1, ops_per_client=3), backend

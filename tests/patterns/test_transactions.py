@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.patterns import get_pattern
 from engine.patterns.transactions import MAX_ATTEMPTS
-from engine.runner import Run, RunConfig, RunState, run_pattern
-from engine.walkthrough import run_walkthrough
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
+from engine.run.walkthrough import run_walkthrough
 from tests.canned import Answering, error_answer
 from tests.lockstep import Lockstep
 
@@ -263,7 +263,7 @@ class _OrdersCollide(_SnapshotsCollide):
 
 
 def test_orders_given_up_after_colliding_on_every_send_are_counted_in_the_summary(backend: Backend) -> None:
-    from engine.summary import render_text, summary
+    from engine.run.summary import render_text, summary
 
     # Every client's first order collides on all its sends and the client moves on (the seed's "gave up after
     # retries"); the PASS must not hide them. Under aws-like, 16 busy clients met this only now and then: here

@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from engine.backend import Backend
-from engine.history import Call, History, Outcome
+from engine.backends.backend import Backend
+from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.patterns.base import RunOptions
 from engine.patterns.unique_constraints import UniqueConstraints
-from engine.runner import Run, RunConfig, RunState, run_pattern
-from engine.tables import TableSpec, drop_table, open_table
-from engine.walkthrough import run_walkthrough
+from engine.record.history import Call, History, Outcome
+from engine.run.runner import Run, RunConfig, RunState, run_pattern
+from engine.run.walkthrough import run_walkthrough
 from tests.lockstep import Lockstep
 
 SHARED = "no two users share an email"

@@ -22,8 +22,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from engine.server.app import FaithfulDynamoDB
-from engine.server.serve import make_http_server
+from engine.server.faithful.app import FaithfulDynamoDB
+from engine.server.host.serve import make_http_server
 
 _names = itertools.count()
 

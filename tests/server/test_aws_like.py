@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from engine.backend import Backend, RetryPolicy
-from engine.server.process import table_stats
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
+from engine.server.host.process import table_stats
 from engine.server.profile import ProfileSpec
-from engine.tables import TableSpec, drop_table, open_table
 
 NO_NETWORK = {"latency_ms": 0, "latency_p99_ms": 0}
 
@@ -344,8 +344,8 @@ def test_a_key_of_the_wrong_type_is_refused_as_dynamodb_refuses_it_not_a_server_
 
 
 def _run(backend: Backend, profile: ProfileSpec, pattern: str = "transactions", variant: str = "transact") -> Any:
-    from engine.runner import RunConfig, run_pattern
-    from engine.summary import summary
+    from engine.run.runner import RunConfig, run_pattern
+    from engine.run.summary import summary
 
     run = run_pattern(
         RunConfig(pattern=pattern, variant=variant, threads=16, ops_per_client=6, profile=profile, seed=7), backend
@@ -354,9 +354,9 @@ def _run(backend: Backend, profile: ProfileSpec, pattern: str = "transactions", 
 
 
 def test_transactions_conflict_under_aws_like_and_keep_their_invariants(embedded: Backend) -> None:
-    from engine.runner import RunConfig, run_pattern
-    from engine.summary import summary
-    from engine.sweep import sweep_row
+    from engine.run.runner import RunConfig, run_pattern
+    from engine.run.summary import summary
+    from engine.run.sweep import sweep_row
     from tests.lockstep import Lockstep
 
     # The 4 first orders are sent together (lockstep) and the one committed first holds the stock 500 ms: the

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from engine.backend import Backend
-from engine.runner import RunConfig, run_pattern
+from engine.backends.backend import Backend
+from engine.run.runner import RunConfig, run_pattern
+from engine.run.summary import render_text, summary
+from engine.run.sweep import render_sweep, sweep_row
 from engine.server.profile import AWS_LIKE, EXACT, ProfileSpec
-from engine.summary import render_text, summary
-from engine.sweep import render_sweep, sweep_row
 
 QUICK = ProfileSpec.parse("aws-like", {"latency_ms": 0, "latency_p99_ms": 0})
 

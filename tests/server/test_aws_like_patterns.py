@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.backend import Backend
+from engine.backends.backend import Backend
 from engine.patterns import all_patterns
-from engine.runner import RunConfig, run_pattern
+from engine.run.runner import RunConfig, run_pattern
 from engine.server.profile import AWS_LIKE
 from tests.lockstep import Lockstep
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from engine.backend import Backend, RetryPolicy
-from engine.server import limits
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.server.control import TOKEN_HEADER
-from engine.tables import TableSpec, drop_table, open_table
+from engine.server.faithful import limits
 
 _AUTH = "AWS4-HMAC-SHA256 Credential=ddblab/20260101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0"
 

@@ -7,11 +7,11 @@ from collections import Counter
 
 import pytest
 
-from engine.server.contention.buckets import Buckets
-from engine.server.contention.holds import Holds
-from engine.server.contention.refusals import encode_error
-from engine.server.limits import Refused
+from engine.server.faithful.limits import Refused
 from engine.server.profile import ProfileSpec
+from engine.server.simulated.buckets import Buckets
+from engine.server.simulated.holds import Holds
+from engine.server.simulated.refusals import encode_error
 
 REF = ("us-east-1", "orders")
 SLOW = ProfileSpec.parse("aws-like", {"write_units": 5, "read_units": 5})  # a bucket of one unit, 5 a second
@@ -73,16 +73,16 @@ def test_an_item_key_finds_moto_s_own_keys_and_is_one_object_per_value() -> None
     they find moto's items), one object per value (a later request's lookup is by identity), a number by value."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
-    from engine.server import gsi_lag
+    from engine.server import moto_store
 
     for raw in ({"S": "order-1"}, {"B": "AAE="}, {"N": "1.0"}):
-        key, moto_key = gsi_lag.key_value(raw), DynamoType(raw)
+        key, moto_key = moto_store.key_value(raw), DynamoType(raw)
         assert key == moto_key and moto_key == key and hash(key) == hash(moto_key)
-        assert gsi_lag.key_value(dict(raw)) is key
+        assert moto_store.key_value(dict(raw)) is key
         assert {moto_key: "item"}.get(key) == "item"
-    assert gsi_lag.key_value({"N": "1"}) == DynamoType({"N": "1.00"})
-    assert gsi_lag.key_value({"S": "1"}) != DynamoType({"N": "1"}) and gsi_lag.key_value({"S": "a"}) != DynamoType(
-        {"S": "b"}
-    )
-    gsi_lag._INTERNED.clear()  # past its bound the table starts afresh: a new object, still equal
-    assert gsi_lag.key_value({"S": "order-1"}) == gsi_lag.key_value({"S": "order-1"})
+    assert moto_store.key_value({"N": "1"}) == DynamoType({"N": "1.00"})
+    assert moto_store.key_value({"S": "1"}) != DynamoType({"N": "1"}) and moto_store.key_value(
+        {"S": "a"}
+    ) != DynamoType({"S": "b"})
+    moto_store.INTERNED.clear()  # past its bound the table starts afresh: a new object, still equal
+    assert moto_store.key_value({"S": "order-1"}) == moto_store.key_value({"S": "order-1"})

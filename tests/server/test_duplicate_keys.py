@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from engine.backend import Backend, RetryPolicy
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.server.profile import ProfileSpec
-from engine.tables import TableSpec, drop_table, open_table
 
 BATCH = "Provided list of item keys contains duplicates"
 TRANSACTION = "Transaction request cannot include multiple operations on one item"

@@ -12,9 +12,10 @@ import pytest
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType
 
-from engine.server import app, fast_lookup, limits
-from engine.server.attribute_values import BadValue, _number, _number_size, value_size
-from engine.server.gsi_lag import KeyValue, region_backend
+from engine.server.faithful import app, limits
+from engine.server.faithful.attribute_values import BadValue, _number, _number_size, value_size
+from engine.server.fast import lookup as fast_lookup
+from engine.server.moto_store import KeyValue, region_backend
 
 
 def _moto_hash(value: DynamoType) -> int:

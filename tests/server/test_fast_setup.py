@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.server import fastpath
+from engine.server.fast import handler as fastpath
 
 pytestmark = pytest.mark.skipif(not fastpath.verified(), reason="the fast path is off with this moto release")
 
@@ -76,7 +76,7 @@ def _outcome(setup: Any) -> Any:
 def test_the_short_setup_leaves_the_handler_as_motos_own(body: bytes, extra: dict[str, str]) -> None:
     from moto.core.responses import BaseResponse
 
-    from engine.server import fast_setup
+    from engine.server.fast import setup as fast_setup
 
     fastpath.tune_moto()
     short = fast_setup.setup_class_for_plain(BaseResponse.setup_class)
@@ -97,7 +97,7 @@ def test_the_short_setup_leaves_the_handler_as_motos_own(body: bytes, extra: dic
 def test_an_access_keys_account_is_the_one_moto_finds_and_its_use_is_recorded() -> None:
     from moto.iam.models import get_account_id_from, iam_backends
 
-    from engine.server import fast_setup
+    from engine.server.fast import setup as fast_setup
 
     account = "000000000042"
     key = iam_backends[account]["aws"].create_temp_access_key()  # as STS makes one

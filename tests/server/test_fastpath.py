@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from bench.server_equivalence import equivalence
-from engine.backend import Backend, RetryPolicy
-from engine.server import fastpath
-from engine.tables import TableSpec, drop_table, open_table
+from bench.server.equivalence import equivalence
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
+from engine.server.fast import handler as fastpath
 
 
 @pytest.mark.skipif(not fastpath.verified(), reason="the fast path is off with this moto release")
@@ -93,7 +93,7 @@ def test_the_access_key_shortcut_finds_what_motos_regex_finds() -> None:
 def test_the_fast_headers_read_the_environ_as_motos_headers_do() -> None:
     from moto.core.request import EnvironHeaders
 
-    from engine.server.fast_request import FastEnvironHeaders
+    from engine.server.fast.request import FastEnvironHeaders
 
     environs: list[dict[str, Any]] = [
         {
@@ -127,7 +127,7 @@ def test_request_ids_are_52_letters_or_digits_from_motos_seeded_source() -> None
     import random
     import string
 
-    from engine.server.fast_request import request_id_maker
+    from engine.server.fast.request import request_id_maker
 
     ids = [request_id_maker(random.Random(7))() for _ in range(2)]
     assert ids[0] == ids[1]  # seeded: the same ids again

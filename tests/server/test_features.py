@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from engine.backend import Backend, RetryPolicy
-from engine.server.process import EmbeddedServer, is_embedded
-from engine.tables import TableSpec, drop_table, open_table
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
+from engine.server.host.process import EmbeddedServer, is_embedded
 
 
 @pytest.fixture
@@ -131,7 +131,7 @@ def test_start_and_stop_leave_no_process() -> None:
 def test_the_server_dies_with_its_parent(tmp_path) -> None:
     script = textwrap.dedent("""
         import sys, time
-        from engine.server.process import EmbeddedServer
+        from engine.server.host.process import EmbeddedServer
         s = EmbeddedServer().start()
         print(s.pid, flush=True)
         time.sleep(60)

@@ -1,4 +1,4 @@
-"""The embedded server's simulated GSI lag (engine/server/gsi_lag.py), on a clock the test moves by hand.
+"""The embedded server's simulated GSI lag (engine/server/simulated/gsi_lag.py), on a clock the test moves by hand.
 
 The server runs in this process behind the same HTTP server as in production, so the test can stop time:
 `clock.now` is what the lag code reads as time.monotonic(). One end-to-end test at the bottom uses the real
@@ -19,11 +19,11 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from engine.backend import Backend, RetryPolicy
-from engine.server import gsi_lag
-from engine.server.app import FaithfulDynamoDB
-from engine.server.serve import make_http_server
-from engine.tables import GSI_LAG_TAG, TableSpec, drop_table, open_table
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import GSI_LAG_TAG, TableSpec, drop_table, open_table
+from engine.server.faithful.app import FaithfulDynamoDB
+from engine.server.host.serve import make_http_server
+from engine.server.simulated import gsi_lag
 
 LAG_S = 0.5
 _names = itertools.count()

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from bench import bench_client
-from engine.backend import Backend
+from bench import shared as bench_client
+from engine.backends.backend import Backend
 from engine.server import profile as profiles
 
 WRONG = {

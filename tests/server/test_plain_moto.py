@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from engine.errors import BadInput
-from engine.server import fastpath, serve
 from engine.server.control import PLAIN_MOTO_ENV
-from engine.server.process import EmbeddedServer
+from engine.server.fast import handler as fastpath
+from engine.server.host import serve
+from engine.server.host.process import EmbeddedServer
 
 
 def fast_path_on(monkeypatch: pytest.MonkeyPatch, value: str) -> bool:

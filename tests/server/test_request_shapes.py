@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from engine.backend import Backend, RetryPolicy
-from engine.server import limits, shapes
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
+from engine.server.faithful import limits, shapes
 from engine.server.profile import ProfileSpec
-from engine.tables import TableSpec, drop_table, open_table
 from tests.server.test_bad_requests import _AUTH, _code, _send, _still_serving, server  # noqa: F401 (fixture)
 
 KEY = {"PK": {"S": "probe"}, "SK": {"S": "x"}}

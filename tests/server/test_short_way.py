@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from bench.bench_client import capturing_client
-from engine.server import fastpath, http_in, serve, short_way
+from bench.shared import capturing_client
+from engine.server.fast import handler as fastpath
+from engine.server.fast import short_way
+from engine.server.host import http_in, serve
 
 pytestmark = pytest.mark.skipif(not fastpath.verified(), reason="the fast path is off with this moto release")
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from engine.backend import Backend, RetryPolicy
-from engine.tables import TableSpec, drop_table, open_table
+from engine.backends.backend import Backend, RetryPolicy
+from engine.backends.tables import TableSpec, drop_table, open_table
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ make for moto's own state dashboard and never let go (74 MB after 60,000 overwri
 
 from __future__ import annotations
 
-from engine.server.serve import build_app
+from engine.server.host.serve import build_app
 
 
 def test_items_written_and_overwritten_are_not_kept_by_the_server_after_it_is_built() -> None:

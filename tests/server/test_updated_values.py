@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from bench import bench_client
-from engine.backend import Backend
-from engine.server.updated_values import project
+from bench import shared as bench_client
+from engine.backends.backend import Backend
+from engine.server.faithful.updated_values import project
 
 
 @pytest.fixture

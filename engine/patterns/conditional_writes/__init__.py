@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.calls import Ambiguous, ClientContext, ConditionFailed
-from engine.history import History
+from engine.backends.tables import Table
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.patterns.conditional_writes.invariants import (
     BALANCE_NEVER_NEGATIVE,
@@ -21,7 +20,8 @@ from engine.patterns.conditional_writes.invariants import (
 )
 from engine.patterns.conditional_writes.shared import ACTIVE, PROFILE, SUSPENDED
 from engine.patterns.conditional_writes.walkthrough import in_practice
-from engine.tables import Table
+from engine.record.calls import Ambiguous, ClientContext, ConditionFailed
+from engine.record.history import History
 
 # What the dashboard's view and the tests read: the invariant keys.
 __all__ = [

@@ -8,10 +8,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from engine.history import History
+from engine.backends.tables import Table
 from engine.patterns.base import Invariant, RunCalls, RunOptions, call_rows
 from engine.patterns.conditional_writes.shared import ACTIVE
-from engine.tables import Table
+from engine.record.history import History
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 ONE_WINNER = "one-winner-per-new-user"

@@ -9,7 +9,7 @@ from engine.patterns.conditional_writes.shared import ACTIVE, PROFILE
 
 
 def in_practice(walk: Any) -> None:
-    from engine.calls import outcome
+    from engine.record.calls import outcome
 
     alice = {"PK": "USER#alice", "SK": PROFILE}
     create = {

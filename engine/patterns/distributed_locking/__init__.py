@@ -16,8 +16,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from engine.calls import Ambiguous, ClientContext, ConditionFailed
-from engine.history import History
+from engine.backends.tables import Table
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.patterns.distributed_locking.invariants import COUNTER_MATCHES_WRITES, NO_STALE_WRITE, ONE_HOLDER, verdicts
 from engine.patterns.distributed_locking.shared import (
@@ -36,7 +35,8 @@ from engine.patterns.distributed_locking.shared import (
     WRITE,
 )
 from engine.patterns.distributed_locking.walkthrough import in_practice
-from engine.tables import Table
+from engine.record.calls import Ambiguous, ClientContext, ConditionFailed
+from engine.record.history import History
 
 # What the dashboard's view reads: the invariant keys, the lock's calls and their details.
 __all__ = [

@@ -9,10 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from engine.history import History
+from engine.backends.tables import Table
 from engine.patterns.base import Invariant, RunOptions, rows
 from engine.patterns.distributed_locking.shared import ACQUIRE, DETAIL_HOLD, RELEASE, RESOURCE, WRITE
-from engine.tables import Table
+from engine.record.history import History
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 ONE_HOLDER = "at-most-one-holder-at-a-time"

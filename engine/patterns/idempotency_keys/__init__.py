@@ -14,8 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
-from engine.history import History
+from engine.backends.tables import Table, TableSpec
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, REUSE_REFUSED, SAME_REPLY, verdicts
 from engine.patterns.idempotency_keys.mailbox import Mailbox, Request
@@ -41,7 +40,8 @@ from engine.patterns.idempotency_keys.shared import (
     record_key,
 )
 from engine.patterns.idempotency_keys.walkthrough import in_practice
-from engine.tables import Table, TableSpec
+from engine.record.calls import Ambiguous, CallError, ClientContext, ConditionFailed
+from engine.record.history import History
 
 # What the dashboard's view and the tests read: the invariant keys, the names of calls and details, the judge.
 __all__ = [

@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from engine.history import History
+from engine.backends.tables import Table
 from engine.patterns.base import Invariant, rows
 from engine.patterns.idempotency_keys.shared import CHARGE, IN_PROGRESS, RECORD, REFUSED
-from engine.tables import Table
+from engine.record.history import History
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 ONE_CHARGE = "exactly-one-charge-per-logical-request"

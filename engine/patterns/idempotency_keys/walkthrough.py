@@ -6,8 +6,8 @@ import itertools
 import time
 from typing import Any
 
-from engine.calls import ConditionFailed
 from engine.patterns.idempotency_keys.shared import CHARGE, COMPLETED, DAY_S, IN_PROGRESS, charge_key, record_key
+from engine.record.calls import ConditionFailed
 
 
 def in_practice(walk: Any) -> None:

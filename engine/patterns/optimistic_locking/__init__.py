@@ -9,9 +9,8 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from engine.calls import Ambiguous, CallError, ClientContext, ConditionFailed
+from engine.backends.tables import Table
 from engine.errors import BadInput
-from engine.history import History
 from engine.patterns.base import LAST_ATTEMPT, GiveUp, Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.patterns.optimistic_locking.invariants import (  # the keys: what the dashboard's view finds them by
     BALANCE_ADDS_UP as BALANCE_ADDS_UP,
@@ -28,7 +27,8 @@ from engine.patterns.optimistic_locking.invariants import (
     VERSION_COUNTS_WRITES as VERSION_COUNTS_WRITES,
 )
 from engine.patterns.versioning import VersionedStore
-from engine.tables import Table
+from engine.record.calls import Ambiguous, CallError, ClientContext, ConditionFailed
+from engine.record.history import History
 
 # What the dashboard's view reads: each versioned write's detail carries the version it wrote and the one it read.
 DETAIL_VERSION = "version"
@@ -100,7 +100,7 @@ class OptimisticLocking(Pattern):
         if ctx.variant == "version-attribute":
             return self._version_attribute_client(ctx)
         if ctx.variant == "pydynox":
-            from engine.pydynox_client import pydynox_client
+            from engine.patterns.optimistic_locking.pydynox_client import pydynox_client
 
             return pydynox_client(ctx, account_pk, SK)
         accounts = ctx.options["accounts"]
@@ -362,6 +362,6 @@ def _ten_increments(walk: Any, clients: int = 10) -> tuple[dict[str, Any] | None
 
 
 def _outcome(response: Any) -> str:
-    from engine.calls import outcome
+    from engine.record.calls import outcome
 
     return outcome(response)

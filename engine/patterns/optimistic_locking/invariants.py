@@ -9,9 +9,9 @@ from typing import Any
 
 import pandas as pd
 
-from engine.history import History
+from engine.backends.tables import Table
 from engine.patterns.base import Invariant, RunOptions
-from engine.tables import Table
+from engine.record.history import History
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 BALANCE_ADDS_UP = "balance-initial-acknowledged-changes"

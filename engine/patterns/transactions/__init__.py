@@ -7,8 +7,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from engine.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
-from engine.history import History
+from engine.backends.tables import Table
 from engine.patterns.base import LAST_ATTEMPT, GiveUp, Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.patterns.transactions.invariants import (
     COUNTS_AGREE,
@@ -19,7 +18,8 @@ from engine.patterns.transactions.invariants import (
 )
 from engine.patterns.transactions.shared import PROFILE, STOCK, place_order_items, snapshot_items
 from engine.patterns.transactions.walkthrough import in_practice
-from engine.tables import Table
+from engine.record.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
+from engine.record.history import History
 
 # What the dashboard's view and the tests read: the invariant keys.
 __all__ = [

@@ -7,10 +7,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from engine.history import History
+from engine.backends.tables import Table
 from engine.patterns.base import Invariant, RunCalls, RunOptions, call_rows
 from engine.patterns.transactions.shared import PROFILE, STOCK, STOCK_ACTION
-from engine.tables import Table
+from engine.record.history import History
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 STOCK_NEVER_NEGATIVE = "stock-never-negative"

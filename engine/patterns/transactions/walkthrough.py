@@ -6,8 +6,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from engine.calls import TransactionCanceled
 from engine.patterns.transactions.shared import PROFILE, STOCK, place_order_items, snapshot_items
+from engine.record.calls import TransactionCanceled
 
 
 def in_practice(walk: Any) -> None:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
-from engine.history import History
+from engine.backends.tables import Table, TableSpec
 from engine.patterns.base import LAST_ATTEMPT, GiveUp, Harm, Invariant, Option, Pattern, RunOptions, Variant
 from engine.patterns.unique_constraints.invariants import (
     NO_ORPHAN_SENTINEL,
@@ -19,7 +18,8 @@ from engine.patterns.unique_constraints.invariants import (
     _took_a_held_email,
     shared_counts,
 )
-from engine.tables import Table, TableSpec
+from engine.record.calls import Ambiguous, ClientContext, ConditionFailed, TransactionCanceled
+from engine.record.history import History
 
 # What the dashboard's view and the tests read: the invariant keys, the verdict's counts, and the oracle's parts.
 __all__ = [
@@ -315,6 +315,6 @@ def _cancelled(response: Any) -> Any:
 
 
 def _outcome(response: Any) -> str:
-    from engine.calls import outcome
+    from engine.record.calls import outcome
 
     return outcome(response)

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dashboard.frames import detail_values, where
-from dashboard.verdicts import Invariants, invariant, observed
+from dashboard.state.frames import detail_values, where
+from dashboard.state.verdicts import Invariants, invariant, observed
 from dashboard.views.atomic_counters import CounterSeries, counter
 from engine.patterns.atomic_counters import FINAL_COUNT
 from tests.dashboard.helpers import names, valid

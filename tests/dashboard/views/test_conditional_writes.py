@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dashboard.actions import ActionOutcomes
+from dashboard.figures.actions import ActionOutcomes
 from dashboard.views import pattern_views
 from tests.dashboard.helpers import call, history_of, valid
 

@@ -3,7 +3,7 @@ and the fencing token refusing them."""
 
 from __future__ import annotations
 
-from dashboard.verdicts import flagged_calls
+from dashboard.state.verdicts import flagged_calls
 from dashboard.views.distributed_locking import LeaseEvents, lease_gantt
 from tests.dashboard.helpers import frame, names, valid
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.frames import detail_values, where
+from dashboard.state.frames import detail_values, where
 from dashboard.views.gsi_consistency import GsiReads, gsi_staleness
 from tests.dashboard.helpers import frame, valid
 

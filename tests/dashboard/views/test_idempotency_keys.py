@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from dashboard.frames import details, strings, where
-from dashboard.verdicts import invariant
+from dashboard.state.frames import details, strings, where
+from dashboard.state.verdicts import invariant
 from dashboard.views.idempotency_keys import Charges, idempotency_view
 from engine.patterns.idempotency_keys import ONE_CHARGE
 from tests.dashboard.helpers import frame, valid

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dashboard.frames import WRITE_OPS, as_object, detail_values, strings, where
-from dashboard.verdicts import invariant
+from dashboard.state.frames import WRITE_OPS, as_object, detail_values, strings, where
+from dashboard.state.verdicts import invariant
 from dashboard.views.optimistic_locking import VersionWrites, version_history
 from engine.patterns.optimistic_locking import NO_LOST_UPDATE
 from tests.dashboard.helpers import growing, load, names, scaled, valid

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from dashboard.frames import details, strings, where
-from dashboard.verdicts import Invariants, invariant, observed
+from dashboard.state.frames import details, strings, where
+from dashboard.state.verdicts import Invariants, invariant, observed
 from dashboard.views.unique_constraints import (
     SHARED,
     SHARING,

@@ -1,0 +1,238 @@
+"""The Sweep page's figures, against thread count: the racy variant's harm beside the safe variant's price (with
+the spread of each point's runs), conflicts by cause and stale reads, and the four classic lines. Pure: the points
+of engine.run.sweep.summarize in, a Plotly Figure out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from dashboard.figures.figure import empty, figure, style
+from dashboard.figures.palette import RACY_COLOUR, SAFE_COLOUR, safety
+
+# -- sweep -------------------------------------------------------------------------------------------------------
+
+
+def _thread_panels(
+    fig: go.Figure,
+    titles: Sequence[str],
+    *,
+    title_size: int,
+    rows: int = 1,
+    y_formats: Mapping[int, str] | None = None,
+    **spacing: float,
+) -> list[str]:
+    """One panel per title, threads on a log-2 x axis and the y axis from zero (tick format by panel index where
+    given); returns the panels' axis suffixes ("", "2", ...) in order."""
+    grid = make_subplots(
+        rows=rows, cols=len(titles) // rows, subplot_titles=list(titles), **spacing
+    ).layout.to_plotly_json()
+    axes = ["" if i == 0 else str(i + 1) for i in range(len(titles))]
+    for i, axis in enumerate(axes):
+        fig.layout[f"xaxis{axis}"] = {
+            **grid[f"xaxis{axis}"],
+            "type": "log",
+            "dtick": float(np.log10(2)),
+            "tickformat": "d",
+            "title": {"text": "threads", "font": {"size": 15}},
+            "tickangle": 0,  # 1 2 4 8 16 32 fit level in a narrow panel; plotly turned them on their side
+        }
+        y_format = (y_formats or {}).get(i)
+        fig.layout[f"yaxis{axis}"] = {
+            **grid[f"yaxis{axis}"],
+            "rangemode": "tozero",
+            **({"tickformat": y_format} if y_format else {}),
+        }
+    fig.layout["annotations"] = [{**a, "font": {"size": title_size}} for a in grid["annotations"]]
+    return axes
+
+
+def _variant_line(
+    name: str, sub: pd.DataFrame, column: str, axis: str, *, colour: str, safe: bool, showlegend: bool, **extra: Any
+) -> dict[str, Any]:
+    """One variant's line in one panel: solid for the safe variant, dashed for a racy one."""
+    return dict(
+        type="scatter",
+        name=name,
+        legendgroup=name,
+        showlegend=showlegend,
+        x=sub["threads"],
+        y=sub[column],
+        mode="lines+markers",
+        xaxis=f"x{axis}",
+        yaxis=f"y{axis}",
+        line=dict(color=colour, width=3, dash="solid" if safe else "dash"),
+        marker=dict(size=9),
+        **extra,
+    )
+
+
+_SWEEP_METRICS = (
+    ("conflict_rate", "conflict rate", ".0%"),
+    ("retries_per_success", "retries per success", ".2f"),
+    ("calls_per_s", "throughput (calls/s)", ",.0f"),
+    ("p95_ms", "p95 latency (ms)", ",.1f"),
+)
+
+
+def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants against thread count") -> go.Figure:
+    """Four panels (conflict rate, retries per success, throughput, p95 latency), one line per variant."""
+    if rows is None or rows.empty:
+        return empty(title, "No sweep results yet")
+    fig = figure()
+    axes = _thread_panels(
+        fig,
+        [m[1] for m in _SWEEP_METRICS],
+        title_size=17,
+        rows=2,
+        y_formats={0: ".0%"},
+        horizontal_spacing=0.09,
+        vertical_spacing=0.18,
+    )
+    palette = ["#2E7D32", "#C62828", "#1565C0", "#6A1B9A"]
+    variants = list(dict.fromkeys(rows["variant"]))
+    for vi, variant in enumerate(variants):
+        sub = rows[rows["variant"] == variant].sort_values("threads")
+        safe = bool(sub["safe"].iloc[0]) if "safe" in sub else vi == 0
+        colour = (SAFE_COLOUR if safe else RACY_COLOUR) if len(variants) <= 2 else palette[vi % len(palette)]
+        name = f"{variant} ({safety(safe)})"
+        for i, ((col, label, fmt), axis) in enumerate(zip(_SWEEP_METRICS, axes)):
+            fig.add_trace(
+                _variant_line(
+                    name,
+                    sub,
+                    col,
+                    axis,
+                    colour=colour,
+                    safe=safe,
+                    showlegend=i == 0,
+                    hovertemplate=f"{name}<br>%{{x}} threads: %{{y:{fmt}}}<extra>{label}</extra>",
+                )
+            )
+    return style(fig, title, height=640, meta={"variants": variants}, legend_y=1.07)
+
+
+# What each kind of variant is judged by on the Sweep page: the damage a racy one does, the price a safe one pays.
+_SPREAD_PANELS = (
+    ("harm_per_1k_ops", False, "racy: harm per 1,000 ops", ",.1f"),
+    ("conflict_rate", True, "safe: conflict rate", ".0%"),
+    ("retries_per_success", True, "safe: retries per success", ",.2f"),
+)
+
+
+def sweep_spread(
+    points: pd.DataFrame, *, harm: str = "", title: str = "Harm and its price against threads"
+) -> go.Figure:
+    """Three panels against thread count: the racy variant's harm per 1,000 ops (what its pattern names as
+    damage: lost updates, duplicate numbers, double charges...), beside the safe variant's conflict rate and
+    retries per success; each point the mean of its runs, the band their min to max (engine.run.sweep.summarize)."""
+    if points is None or points.empty:
+        return empty(title, "No sweep results yet")
+    fig = figure()
+    axes = _thread_panels(
+        fig,
+        [(f"racy: {harm} per 1,000 ops" if harm and not safe else label) for _, safe, label, _ in _SPREAD_PANELS],
+        title_size=16,
+        y_formats={1: ".0%"},
+        horizontal_spacing=0.07,
+    )
+    for i, ((measure, safe, label, fmt), axis) in enumerate(zip(_SPREAD_PANELS, axes)):
+        mine = points[points["safe"] == safe]
+        colour = SAFE_COLOUR if safe else RACY_COLOUR
+        for variant in dict.fromkeys(mine["variant"]):
+            sub = mine[mine["variant"] == variant].sort_values("threads")
+            name = f"{variant} ({safety(safe)})"
+            low, high = sub.get(f"{measure}_min"), sub.get(f"{measure}_max")
+            if low is not None and high is not None and (sub["runs"] > 1).any():
+                fig.add_trace(  # the band: min to max over the point's runs
+                    dict(
+                        type="scatter",
+                        x=list(sub["threads"]) + list(sub["threads"])[::-1],
+                        y=list(high) + list(low)[::-1],
+                        fill="toself",
+                        fillcolor=colour,
+                        opacity=0.18,
+                        line=dict(width=0),
+                        hoverinfo="skip",
+                        showlegend=False,
+                        xaxis=f"x{axis}",
+                        yaxis=f"y{axis}",
+                    )
+                )
+            fig.add_trace(
+                _variant_line(
+                    name,
+                    sub,
+                    measure,
+                    axis,
+                    colour=colour,
+                    safe=safe,
+                    showlegend=i in (0, 1),
+                    customdata=np.stack([sub["runs"], low if low is not None else sub[measure]], axis=-1),
+                    hovertemplate=f"{name}<br>%{{x}} threads: %{{y:{fmt}}} (mean of %{{customdata[0]}} runs)"
+                    f"<extra>{label}</extra>",
+                )
+            )
+    return style(fig, title, height=420, meta={"panels": [p[0] for p in _SPREAD_PANELS]}, legend_y=1.12)
+
+
+# Shares of all calls by why they were refused, and of eventually consistent reads that were stale. Under the
+# aws-like profile transaction conflicts and stale reads are SIMULATED, and the title says so.
+_SHARES = (
+    ("condition_refused_share", "condition refused"),
+    ("transaction_conflict_share", "TransactionConflict"),
+    ("throttled_share", "throttled"),
+    ("stale_read_share", "stale reads"),  # a panel is ~18 characters wide: what it is a share of is the subtitle's
+)
+
+
+def sweep_shares(
+    points: pd.DataFrame, *, title: str = "Conflicts by cause and stale reads against threads"
+) -> go.Figure:
+    """One panel per cause (share of all calls) and one for stale reads, one line per variant (the mean of the
+    point's runs)."""
+    present = [(col, label) for col, label in _SHARES if points is not None and col in points]
+    if points is None or points.empty or not present:
+        return empty(title, "No sweep results yet")
+    simulated = "profile" in points and (points["profile"] == "aws-like").any()
+    if simulated:
+        title = f"{title} (SIMULATED)"  # the whole "server profile aws-like: SIMULATED" ran off a 800-px title
+    fig = figure()
+    axes = _thread_panels(
+        fig,
+        [label for _, label in present],
+        title_size=15,
+        y_formats=dict.fromkeys(range(len(present)), ".2~%"),  # 0.4 % of calls throttled is not "0%"
+        horizontal_spacing=0.09,  # room for a panel's "100%" beside the previous panel
+    )
+    for variant in dict.fromkeys(points["variant"]):
+        sub = points[points["variant"] == variant].sort_values("threads")
+        safe = bool(sub["safe"].iloc[0])
+        name = f"{variant} ({safety(safe)})"
+        for i, ((col, label), axis) in enumerate(zip(present, axes)):
+            fig.add_trace(
+                _variant_line(
+                    name,
+                    sub,
+                    col,
+                    axis,
+                    colour=SAFE_COLOUR if safe else RACY_COLOUR,
+                    safe=safe,
+                    showlegend=i == 0,
+                    hovertemplate=f"{name}<br>%{{x}} threads: %{{y:.1%}}<extra>{label}</extra>",
+                )
+            )
+    return style(
+        fig,
+        title,
+        subtitle=("server profile aws-like: SIMULATED · " if simulated else "")
+        + "each cause as a share of all calls · stale reads as a share of the reads without ConsistentRead",
+        height=380,
+        meta={"panels": [c for c, _ in present], "simulated": simulated},
+        legend_y=1.14,
+    )

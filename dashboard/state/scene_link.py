@@ -1,0 +1,59 @@
+"""The Seed scenes page's link: `?pattern=22` (a seed number or a pattern name), `variant=` for a scene of its own,
+the sidebar's `profile=`, and `autostart=1` to play it on open. Parsed like the other pages' links (dashboard.widgets.links):
+a bad value is refused with a message naming the control, and that control keeps its default."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from dashboard.widgets.links import OTHER, PROFILE, Restored, profile_problems, with_profile
+from engine.errors import LabError
+from engine.patterns import get_pattern
+from engine.run.walkthrough import scene_variants
+
+PAGE = "scenes"
+PATTERN_KEY = f"{PAGE}-pattern"
+
+
+def variant_key(pattern: str) -> str:
+    return f"{PAGE}-{pattern}-variant"
+
+
+def parse(params: Mapping[str, str]) -> Restored:
+    """The widget values a Seed scenes link sets, and its refused values (one line each)."""
+    values: dict[str, object] = {}
+    problems: list[str] = []
+
+    def refuse(control: str, text: str, why: str) -> None:
+        problems.append(f"The link's {control} {text!r} {why}; that control keeps its default.")
+
+    pattern: str | None = None
+    if "pattern" in params:
+        try:
+            pattern = get_pattern(params["pattern"]).name
+            values[PATTERN_KEY] = pattern
+        except LabError:
+            refuse("pattern", params["pattern"], "is not a pattern: use a seed number (22 to 29) or a pattern name")
+    for name, text in params.items():
+        if name in OTHER or name == "pattern":
+            continue
+        if name == PROFILE:
+            problems.extend(profile_problems(params))
+        elif name == "variant":
+            own = scene_variants(get_pattern(pattern)) if pattern else []
+            if text in own and pattern is not None:
+                values[variant_key(pattern)] = text
+            else:
+                why = f"has no scene of its own: use {' or '.join(own)}" if own else "has no scene of its own"
+                refuse("scene variant", text, why + " (or leave it out for the default scene)")
+        else:
+            refuse("parameter", name, "is not a control of this page: use pattern, variant or profile")
+    return Restored(values, problems)
+
+
+def encode(pattern: str, variant: str | None, *, profile: str = "exact") -> dict[str, str]:
+    """The URL parameters of this scene (the inverse of `parse`); the profile only when it is not exact."""
+    out = {"pattern": pattern}
+    if variant:
+        out["variant"] = variant
+    return with_profile(out, profile)

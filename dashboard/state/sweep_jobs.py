@@ -1,0 +1,111 @@
+"""A sweep: both variants of a pattern at several thread counts, one run after another in a background thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import pandas as pd
+
+from engine.errors import LabError
+from engine.run.runner import Run, RunConfig, RunState
+from engine.server.profile import EXACT, ProfileSpec
+
+
+class SweepState(StrEnum):
+    RUNNING = "running"
+    DONE = "done"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+@dataclass(eq=False)
+class SweepJob:
+    """Both variants of a pattern at several thread counts, one run after another in a background thread.
+
+    `new_run` makes each run (the registry's: it applies the caps and charges the call budgets, and refuses with
+    BadInput once a budget is spent, which ends the sweep with that message)."""
+
+    id: str
+    pattern: str
+    thread_counts: tuple[int, ...]
+    ops_per_client: int
+    variants: tuple[str, ...]
+    new_run: Callable[[RunConfig], Run]
+    repeats: int = 1  # runs per (variant, threads) point: the Sweep page draws their spread
+    profile: ProfileSpec = EXACT  # the embedded server's profile for every run of the sweep
+    created: float = field(default_factory=time.time)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    state: SweepState = SweepState.RUNNING
+    current: str = ""
+    error: LabError | None = None
+    current_run: Run | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def total(self) -> int:
+        return len(self.thread_counts) * len(self.variants) * self.repeats
+
+    @property
+    def running(self) -> bool:
+        return self.state is SweepState.RUNNING
+
+    @property
+    def threads_busy(self) -> int:
+        """The threads this sweep holds against the caps: its largest run's, from its admission to its end (a
+        sweep admitted against the load of the moment must not find the room gone when its big run comes)."""
+        return max(self.thread_counts) if self.running else 0
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(list(self.rows))
+
+    def stop(self) -> None:
+        self._stop.set()
+        run = self.current_run
+        if run is not None:
+            run.stop()
+
+    def start(self) -> SweepJob:
+        threading.Thread(target=self._run, name=f"sweep-{self.id}", daemon=True).start()
+        return self
+
+    def _run(self) -> None:
+        from engine.run.sweep import plan, sweep_row
+
+        try:
+            for point in plan(self.thread_counts, self.variants, self.repeats):
+                if self._stop.is_set():
+                    self.state = SweepState.STOPPED
+                    return
+                self.current = f"{point.variant} × {point.threads} threads" + (
+                    f" (run {point.repeat + 1} of {self.repeats})" if self.repeats > 1 else ""
+                )
+                run = self.new_run(
+                    RunConfig(
+                        pattern=self.pattern,
+                        variant=point.variant,
+                        threads=point.threads,
+                        ops_per_client=self.ops_per_client,
+                        profile=self.profile,
+                    )
+                )
+                self.current_run = run
+                run.run_to_end()
+                if run.state is RunState.FAILED and run.error is not None and not self._stop.is_set():
+                    self.error = run.error
+                    self.state = SweepState.FAILED
+                    return
+                self.rows.append(sweep_row(run))
+            self.state = SweepState.STOPPED if self._stop.is_set() else SweepState.DONE
+        except LabError as e:
+            self.error = e
+            self.state = SweepState.FAILED
+        except Exception as e:
+            self.error = LabError(f"internal error: {type(e).__name__}: {e}", "please report it")
+            self.state = SweepState.FAILED
+        finally:
+            self.current = ""

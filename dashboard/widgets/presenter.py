@@ -1,0 +1,234 @@
+"""Presenter view: a run, or a Compare pair, laid out for a projector (1280x720 and up): the verdict, the
+counters, the timeline and the pattern's own chart on one screen without scrolling, in large type, with the
+controls tucked away in a collapsed expander. A toggle at the top of the page, and `presenter=1` in the URL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard.figures import charts
+from dashboard.figures.palette import safety
+from dashboard.state.records import RunRecord
+from dashboard.state.verdicts import flagged_calls
+from dashboard.widgets import replay, ui
+from dashboard.widgets.live import headline, poll, verdict_box
+
+KEY = "presenter"
+CHART_HEIGHT = 300  # two charts side by side under the verdict and counters fit 720 px
+PAIR_CHART_HEIGHT = 260  # a pair's timelines, under verdicts of up to three lines: 720 px too
+
+# Large type, less padding, no sidebar: the page is for the room, not for the operator.
+CSS = """<style>
+section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"] { display: none !important; }
+div[data-testid="stMainBlockContainer"] { padding: 0.6rem 1.2rem 0 1.2rem !important; max-width: 100% !important; }
+header[data-testid="stHeader"] { display: none !important; }
+div[data-testid="stMainBlockContainer"] div[data-testid="stVerticalBlock"] { gap: 0.5rem !important; }
+div[data-testid="stMetric"] > div { padding: 0.2rem 0.5rem !important; }
+div[data-testid="stMetricValue"] { font-size: clamp(1.8rem, 2.6vw, 3rem) !important; }
+div[data-testid="stMetricLabel"] p { font-size: clamp(1rem, 1.2vw, 1.4rem) !important; }
+.ddblab-verdict p { font-size: clamp(1.1rem, 1.5vw, 1.8rem) !important; font-weight: 700; margin: 0; }
+</style>"""
+
+
+def enabled() -> bool:
+    """The toggle (its state starts from the URL's presenter=1 and is written back to it)."""
+    on = st.toggle(
+        "Presenter view",
+        value=st.query_params.get(KEY) == "1",  # the first value only: then the widget's own
+        key=KEY,
+        help="the run laid out for a projector; also presenter=1 in the URL",
+    )
+    if on and st.query_params.get(KEY) != "1":
+        st.query_params[KEY] = "1"
+    elif not on and KEY in st.query_params:
+        del st.query_params[KEY]
+    if on:
+        st.html(CSS)
+    return bool(on)
+
+
+@contextmanager
+def tucked(on: bool, label: str = "Controls") -> Iterator[None]:
+    """The page's controls: as they are, or in a collapsed expander in presenter view."""
+    if on:
+        with st.expander(label, expanded=False, icon=":material/tune:"):
+            yield
+    else:
+        yield
+
+
+LEGEND_BESIDE_EXTRA = 42  # px a chart grows by when its legend moves beside the plot: still inside 720 px
+
+
+def _sized(fig: go.Figure, height: int = CHART_HEIGHT) -> go.Figure:
+    """`height` for the whole chart. A legend that figure.style put under the plot (more than five entries, or long
+    names: a lease Gantt's eight) moves to the plot's right, one entry a line, and the chart grows a little so
+    that they all show: under the plot, its rows would squeeze the plot to a strip or push the page past the
+    screen's bottom."""
+    if (fig.layout.margin.b or 56) > 56:
+        height += LEGEND_BESIDE_EXTRA
+        fig.update_layout(
+            margin=dict(b=56),
+            legend=dict(
+                orientation="v",
+                yref="paper",
+                y=1,
+                yanchor="top",
+                x=1.02,
+                xanchor="left",
+                font=dict(size=13),
+                tracegroupgap=0,
+            ),
+        )
+    fig.update_layout(height=height)
+    _spaced_ticks(fig)
+    _every_category(fig)
+    return fig
+
+
+LABEL_PX = 16  # a tick label's height: closer labels print over each other (a projector's 8 clients in 60 px)
+
+
+def _every_category(fig: go.Figure) -> None:
+    """Horizontal bars on a category axis: plotly leaves out every other label once the bars are close (a
+    projector's calls per action showed "close", "pay", "read-order", "spend" and not the four between); every
+    label is shown when the plot has LABEL_PX for each."""
+    bars = [t for t in fig.data if t.type == "bar" and t.orientation == "h" and t.y is not None]
+    if not bars or fig.layout.yaxis.tickmode not in (None, "auto"):
+        return
+    names = list(dict.fromkeys(str(y) for t in bars for y in t.y))
+    plot_px = (fig.layout.height or 0) - (fig.layout.margin.t or 0) - (fig.layout.margin.b or 0)
+    if names and len(names) * LABEL_PX <= plot_px:
+        fig.update_yaxes(tickmode="array", tickvals=names, ticktext=names)
+
+
+def _spaced_ticks(fig: go.Figure) -> None:
+    """A y axis with a label at every step (a timeline's clients) labels every 2nd, 5th, ... step instead when
+    the plot is too short for all of them."""
+    axis = fig.layout.yaxis
+    if axis.tickmode != "linear" or not axis.dtick or not axis.range:
+        return
+    plot_px = (fig.layout.height or 0) - (fig.layout.margin.t or 0) - (fig.layout.margin.b or 0)
+    steps = abs(axis.range[1] - axis.range[0]) / axis.dtick
+    if plot_px <= 0 or steps * LABEL_PX <= plot_px:
+        return
+    every = next(n for n in (2, 5, 10, 20, 50, 100, 1_000) if steps / n * LABEL_PX <= plot_px or n == 1_000)
+    fig.update_yaxes(dtick=axis.dtick * every)
+
+
+def _simulated(record: RunRecord) -> bool:
+    """Whether the run's server was the aws-like profile (a live run's config, or an imported run's summary)."""
+    return record.profile is not None and record.profile.simulated
+
+
+PAIR_VERDICT_CHARS = 150  # what a pair's 110-px verdict box shows in its type (about 55 characters a line, 3 lines)
+
+
+def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
+    """The headline; with a height (a pair's two sides), a box of that height, so both sides line up, and a
+    headline cut to what it shows."""
+    box = verdict_box(record)
+    simulated = " · server profile aws-like: SIMULATED" if _simulated(record) else ""
+    lead = f"{record.variant} ({safety(record.safe)}) · "
+    said = headline(record)
+    if height is not None:
+        said = shortened(said, PAIR_VERDICT_CHARS - len(lead) - len(simulated))
+    with st.container(key=f"verdict-{key}", height=height or "content", border=False):  # a replay's cut too
+        st.html('<div class="ddblab-verdict"></div>')
+        box(f"**{lead}{said}{simulated}**")
+
+
+def shortened(text: str, limit: int) -> str:
+    """`text` cut at a word to at most `limit` characters, with an ellipsis: a fixed box clipped a long verdict
+    in the middle of a line. Whatever follows it (SIMULATED) is the caller's and is never cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(limit - 1, 0)].rsplit(" ", 1)[0].rstrip(" ,:;·")
+    return f"{cut}…"
+
+
+def _counters(record: RunRecord) -> None:
+    p = record.progress()
+    metrics = [("calls", p["calls"]), ("ok", p["ok"]), ("fail", p["fail"]), ("conflicts", p["conflicts"])]
+    for col, (label, value) in zip(st.columns(len(metrics)), metrics):
+        col.metric(label, f"{value:,}", border=True)
+
+
+def _figures(record: RunRecord, x_range: Sequence[float] | None, lanes: int) -> tuple[go.Figure, go.Figure]:
+    invariants = record.invariants()
+    verdicts = [inv for inv in invariants if not inv.get("as_of")]
+    with record.view() as view:
+        timeline = charts.timeline(
+            view,
+            flagged=flagged_calls(invariants),
+            lanes=lanes,
+            x_range=x_range,
+            max_bars=charts.MAX_BARS,
+            evidence=charts.evidence_note(verdicts),
+        )
+        own = charts.pattern_views(record.pattern, view, invariants, record.options(), lanes=lanes, x_range=x_range)
+    return _sized(timeline), _sized(own[0])
+
+
+def run_view(record: RunRecord, key: str, toggle_at: Any = None) -> None:
+    """One run on one screen: verdict, counters, then the timeline beside the pattern's own chart; once it has
+    ended, replayable in place (the replay's controls on one row above; its toggle in `toggle_at`, e.g. beside
+    the page's Start and Stop)."""
+
+    def body(shown: RunRecord, key: str, x_range: Sequence[float] | None = None) -> None:
+        _verdict(shown, record.id)
+        _counters(shown)
+        timeline, own = _figures(shown, x_range, record.threads)
+        left, right = st.columns(2)
+        with left:
+            ui.chart(timeline, f"{key}-p-timeline")
+        with right:
+            ui.chart(own, f"{key}-p-view")
+
+    if not record.running and len(record.history) and replay.replay_toggle(key, toggle_at):
+        replay.replay_view(record, key, body, compact=True)
+        return
+    poll(lambda: record.running, lambda: body(record, key))
+
+
+def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) -> None:
+    """A Compare pair on one screen: each side's verdict, counters and timeline, on shared axes; once both have
+    ended, replayable together on one clock (its toggle in `toggle_at`)."""
+    records = sorted(records, key=lambda r: (r.safe is False, r.id))
+    lanes = max(r.threads for r in records)
+
+    def body(shown: Sequence[RunRecord], key: str, x_range: Sequence[float] | None = None) -> None:
+        if x_range is None:
+            spans: list[float] = [0.1]
+            for r in shown:
+                with r.view() as view:
+                    spans.append(float(view.span) if view.n else 0.0)
+                spans.append(float(r.progress()["elapsed_s"]))
+            x_range = (0.0, max(spans) * 1.02)
+        for col, side, whole in zip(st.columns(len(shown), gap="medium"), shown, records):
+            with col:
+                _verdict(side, whole.id, height=110)
+                _counters(side)
+                timeline, _ = _figures(side, x_range, lanes)
+                ui.chart(_sized(timeline, PAIR_CHART_HEIGHT), f"{key}-{whole.id}-p-timeline")
+
+    if not any(r.running for r in records) and replay.replay_toggle(key, toggle_at):
+        replay.replay_pair(records, key, body, compact=True)
+        return
+    poll(lambda: any(r.running for r in records), lambda: body(records, key))
+
+
+def page_title(on: bool, title: str, **kwargs: Any) -> None:
+    """The page's title; none in presenter view, so the run gets the screen."""
+    if not on:
+        st.title(title, **kwargs)
+
+
+def divider(on: bool) -> None:
+    if not on:
+        st.divider()
