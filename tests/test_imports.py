@@ -143,9 +143,11 @@ def longest_chain(graph: dict[str, set[str]]) -> list[str]:
 
     @cache
     def from_(v: str) -> tuple[str, ...]:
-        return max(((v, *from_(w)) for w in graph[v]), key=len, default=(v,))
+        paths: list[tuple[str, ...]] = [(v, *from_(w)) for w in graph[v]]
+        return max(paths, key=len, default=(v,))
 
-    return list(max((from_(v) for v in graph), key=len))
+    chains: list[tuple[str, ...]] = [from_(v) for v in graph]
+    return list(max(chains, key=len))
 
 
 MAX_IMPORT_HOPS = 12  # importing any page or command runs at most this many project imports in a row
