@@ -3,6 +3,7 @@ input (0 threads, an unreachable endpoint, a broken import) shown in the page wi
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -29,6 +30,16 @@ def text(at: AppTest) -> str:
         + [str(i.value) for i in at.info]
         + [str(s.value) for s in at.success]
     )
+
+
+# A run's headline once its verdicts are in (dashboard.live.headline), whatever they are.
+VERDICT = re.compile(r"all \d+ invariants hold|\d+ of \d+ invariants (?:hold; \d+ cannot be judged|broken)")
+
+
+def verdicts(at: AppTest) -> list[str]:
+    """The verdict headlines the page shows, one per finished run (a Compare pair: two once both have ended)."""
+    boxes = [*at.success, *at.error, *at.warning]
+    return [str(b.value) for b in boxes if VERDICT.search(str(b.value))]
 
 
 def until(at: AppTest, done, timeout: float = 90) -> AppTest:

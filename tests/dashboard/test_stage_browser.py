@@ -149,6 +149,14 @@ def _inside(page: Any, locator: Any, what: str) -> None:
     assert box["y"] + box["height"] <= view["height"] + 1, (what, box, view)
 
 
+def _verdicts_given(page: Any, runs: int) -> None:
+    """Each of the page's `runs` verdict boxes shows its run's verdicts (dashboard.live.headline), held or broken."""
+    from playwright.sync_api import expect
+
+    given = page.locator("[class*='st-key-verdict-']").filter(has_text=re.compile(r"invariants (hold|broken)"))
+    expect(given).to_have_count(runs, timeout=60_000)
+
+
 def _presented(page: Any, verdicts: int) -> None:
     """The verdict(s), counters and timeline(s) are inside the viewport, the page not scrolled."""
     assert page.evaluate("window.scrollY") == 0
@@ -191,7 +199,7 @@ def test_presenter_view_fits_a_run_and_a_pair_on_one_screen(
     page = browser.new_page(viewport={"width": width, "height": height})
     link = "presenter=1&pattern=atomic-counters&variant=read-then-put&threads=4&ops=10&autostart=1"
     page.goto(f"{dashboard_url}/?{link}", wait_until="domcontentloaded")
-    expect(page.get_by_text("invariants broken").first).to_be_visible(timeout=60_000)
+    _verdicts_given(page, 1)  # whatever they are: 4 x 10 racy increments need not lose one, and the layout is the same
     page.wait_for_timeout(1500)  # the charts' final redraw
     expect(page.get_by_test_id("stMetric")).to_have_count(4, timeout=30_000)  # drawn once their code has loaded
     _presented(page, 1)
@@ -199,8 +207,7 @@ def test_presenter_view_fits_a_run_and_a_pair_on_one_screen(
     _replayed(page, 1, f"run-{width}")
 
     page.goto(f"{dashboard_url}/compare?{link}", wait_until="domcontentloaded")
-    expect(page.get_by_text("invariants broken").first).to_be_visible(timeout=60_000)
-    expect(page.get_by_text("all 4 invariants hold").first).to_be_visible(timeout=60_000)
+    _verdicts_given(page, 2)
     page.wait_for_timeout(1500)
     _presented(page, 2)
     page.screenshot(path=f"/tmp/stageui-presenter-pair-{width}.png")

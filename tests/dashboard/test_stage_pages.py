@@ -7,16 +7,15 @@ import re
 
 from streamlit.testing.v1 import AppTest
 
-from tests.dashboard.test_pages import APP, app, text, until
+from tests.dashboard.test_pages import APP, app, text, until, verdicts
 
 
 def test_a_compare_pair_replays_together_from_the_start() -> None:
     at = app("app_pages/compare.py")
-    # Enough calls that the racy side's clients surely interleave: with 2 x 3 a loaded machine once ran them apart.
     at.number_input(key="compare-atomic-counters-threads").set_value(4)
     at.number_input(key="compare-atomic-counters-ops").set_value(20)
     at.button(key="compare-start").click().run()
-    until(at, lambda a: "all 4 invariants hold" in text(a) and "invariants broken" in text(a))
+    until(at, lambda a: len(verdicts(a)) == 2)  # both ended, whatever the racy side lost: the replay needs no loss
     next(t for t in at.toggle if t.label == "Replay").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
     caption = next(c.value for c in at.caption if c.value.startswith("Replay at t = 0.00 s"))
@@ -107,14 +106,15 @@ def test_a_compare_pair_replays_in_presenter_view_too() -> None:
     for name, value in {"pattern": "atomic-counters", "threads": "4", "ops": "20", "autostart": "1"}.items():
         at.query_params[name] = value
     at.run()
-    until(at, lambda a: "all 4 invariants hold" in text(a) and "invariants broken" in text(a))
+    until(at, lambda a: len(verdicts(a)) == 2)  # both ended, whatever the racy side lost
+    ended = verdicts(at)
     next(t for t in at.toggle if t.label == "Replay").set_value(True).run()
     assert not at.exception, [e.value for e in at.exception]
     scrubber = next(s for s in at.slider if s.label.startswith("Replay at t = 0.00 s"))
     assert re.search(r"add: 0 of [1-9][\d,]* calls · read-then-put: 0 of [1-9][\d,]* calls", scrubber.label)
     assert {m.value for m in at.metric} == {"0"}  # both sides' counters, at the start
     scrubber.set_value(scrubber.max).run()  # the end: each side's own verdict again
-    assert "all 4 invariants hold" in text(at) and "invariants broken" in text(at)
+    assert verdicts(at) == ended
     assert {m.value for m in at.metric if m.label == "calls"} != {"0"}
 
 
@@ -124,12 +124,21 @@ def test_a_long_verdict_in_a_presenter_pair_is_cut_at_a_word_never_clipped_mid_l
 
     at = app("app_pages/compare.py")
     at.toggle(key="presenter").set_value(True)
-    link = {"pattern": "unique-constraints", "threads": "8", "ops": "20", "k.emails": "5", "autostart": "1"}
+    # 8 users on 5 emails share one once all 8 sign up, and with the index 10 s behind every check finds its
+    # email free unless a client's first check comes 10 s after another's sign-up: a long broken verdict.
+    link = {
+        "pattern": "unique-constraints",
+        "threads": "8",
+        "ops": "20",
+        "k.emails": "5",
+        "k.gsi_lag_ms": "10000",
+        "autostart": "1",
+    }
     at.query_params.clear()  # the page wrote its first pattern's knobs into the URL: this link is a fresh one
     for name, value in link.items():
         at.query_params[name] = value
     at.run()
-    until(at, lambda a: "all 4 invariants hold" in text(a) and "invariants broken" in text(a))
+    until(at, lambda a: len(verdicts(a)) == 2)
     assert not at.exception, [e.value for e in at.exception]
     racy = next(e.value for e in at.error if "check-then-write (racy)" in e.value)
     assert racy.endswith("…**") and len(racy.strip("*")) <= PAIR_VERDICT_CHARS

@@ -49,14 +49,18 @@ def test_version_checks_across_two_processes_lose_no_update(backend: Backend) ->
     assert not pool_children()
 
 
-def test_a_read_modify_write_race_across_processes_still_loses_increments(backend: Backend) -> None:
+def test_a_read_modify_write_race_across_processes_is_judged_on_both_processes_calls(backend: Backend) -> None:
     run = run_pattern(
         RunConfig(pattern="atomic-counters", variant="read-then-put", threads=16, ops_per_client=10, processes=2),
         backend,
     )
     assert run.state is RunState.DONE, run.error
     count = next(inv for inv in run.invariants if inv.name == "final count = acknowledged increments")
-    assert not count.holds and count.observed < count.expected
+    # Whether free-running clients in two processes lose an increment is the scheduler's to decide (no forced
+    # schedule reaches a child process; tests/patterns forces the loss itself). What holds either way: the verdict
+    # counts all 160 increments of both processes, and fails exactly when the count lost some.
+    assert count.expected == 160 and 1 <= count.observed <= 160
+    assert count.holds is (count.observed == 160) and count.violations == 160 - count.observed
 
 
 def test_a_client_crash_in_a_child_process_is_recorded(backend: Backend) -> None:

@@ -10,6 +10,7 @@ from engine.backends.backend import Backend
 from engine.record.history import Call, History, Outcome
 from engine.run.runner import RunConfig, run_pattern
 from engine.run.sweep import business_refusals, json_records, sweep_row
+from tests.lockstep import Lockstep
 
 CCF = "ConditionalCheckFailedException"
 CANCELLED = "TransactionCanceledException"
@@ -31,9 +32,11 @@ def test_tickets_selling_out_under_add_are_not_conflicts(backend: Backend) -> No
 
 
 def test_refused_version_checks_still_count_as_conflicts(backend: Backend) -> None:
+    lockstep = Lockstep(backend, clients=8, rounds=2)  # all 8 read the one account before any writes: 7 refused
     run = run_pattern(
-        RunConfig(pattern="optimistic-locking", variant="version-check", threads=8, ops_per_client=10), backend
+        RunConfig(pattern="optimistic-locking", variant="version-check", threads=8, ops_per_client=10), lockstep
     )
+    lockstep.check()
     frame = run.history.snapshot()
     writes = frame[frame["op"] == "PutItem"]
     refused = int((writes["error"] == CCF).sum())

@@ -14,6 +14,7 @@ from engine.errors import BadInput
 from engine.patterns import all_patterns
 from engine.patterns.base import Harm, Invariant
 from engine.run.sweep import plan, render_sweep, spread_series, summarize, sweep
+from tests.lockstep import Lockstep
 
 
 def row(variant: str, threads: int, harm: float, conflicts: float, retries: float, state: str = "done") -> dict:
@@ -97,7 +98,10 @@ def test_every_pattern_names_its_harm_after_invariants_it_has() -> None:
 
 
 def test_harm_per_1000_ops_is_zero_for_add_and_for_one_client_and_positive_for_racy_clients(backend: Backend) -> None:
-    rows = sweep(backend, "atomic-counters", [1, 8], ops_per_client=10)
+    # Each run's first op in lockstep (its own thread count): the 8 racy clients read before any writes back.
+    lockstep = Lockstep(backend, rounds=6)
+    rows = sweep(lockstep, "atomic-counters", [1, 8], ops_per_client=10)
+    lockstep.check()
     assert len(rows) == 4 and set(rows["state"]) == {"done"}
     assert (rows["ops"] == rows["threads"] * 10).all()
     points = summarize(rows).set_index(["variant", "threads"])

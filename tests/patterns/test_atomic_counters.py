@@ -8,6 +8,7 @@ from engine.backends.backend import Backend
 from engine.cli import main
 from engine.run.runner import RunConfig, RunState, run_pattern
 from engine.run.walkthrough import run_walkthrough
+from tests.lockstep import Lockstep
 from tests.patterns.printed import printed_result
 
 
@@ -40,12 +41,16 @@ def test_tickets_sell_out_exactly_under_the_floor(backend: Backend) -> None:
 
 
 def test_read_then_put_loses_increments_duplicates_numbers_and_oversells(backend: Backend) -> None:
+    # The first op's six calls in lockstep: all 16 clients read views, the next number and the tickets before any
+    # writes them back, so each write loses the other 15 (certain, not likely).
+    lockstep = Lockstep(backend, clients=16, rounds=6)
     run = run_pattern(
         RunConfig(
             pattern="atomic-counters", variant="read-then-put", threads=16, ops_per_client=10, options={"tickets": 40}
         ),
-        backend,
+        lockstep,
     )
+    lockstep.check()
     inv = run.invariants_by_name()
     count = inv["final count = acknowledged increments"]
     assert not count.holds and count.observed < count.expected and count.violations > 0 and count.calls

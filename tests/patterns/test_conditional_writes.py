@@ -11,6 +11,7 @@ from engine.record.history import History
 from engine.run.runner import Run, RunConfig, RunState, run_pattern
 from engine.run.walkthrough import run_walkthrough
 from engine.server.profile import ProfileSpec
+from tests.lockstep import Lockstep
 
 ALL = (
     "one winner per new user",
@@ -51,32 +52,46 @@ def item_on_refusal(backend: Backend, client) -> None:
 
 @pytest.fixture(scope="module")
 def guarded(backend: Backend) -> Run:
-    return run_pattern(
+    # Seed 11's first op: client 0 suspends user 0 and client 1 spends on it; client 2 closes member 2 and client 3
+    # renames it. Forced order: client 1's spend after client 0's suspend (refused by the status), client 3's
+    # rename after client 2's close (refused: no ghost). The other 60 clients run free.
+    lockstep = Lockstep(backend, clients=64, rounds=0, order={(1, 2): (0, 2), (3, 3): (2, 3)})
+    run = run_pattern(
         RunConfig(
             pattern="conditional-writes",
             variant="guarded",
             threads=64,
             ops_per_client=2,
             options={"members": 4, "close_share": 0.5},
+            seed=11,
         ),
-        backend,
+        lockstep,
     )
+    lockstep.check()
+    return run
 
 
 @pytest.fixture(scope="module")
 def unguarded(backend: Backend) -> Run:
-    # 16 clients on 6 users, 6 orders and 2 members: every race shows in every run. With 3 of each, a run on a
-    # loaded machine once paid no order twice (the clients drifted apart); each extra order is another chance.
-    return run_pattern(
+    # 16 clients on 6 users, 6 orders and 2 members, every race forced. The first op's six calls in lockstep for
+    # 15 clients (seed 0: none suspends then): all create user 0, all read its 10 credits before any spends 1-5
+    # (15 spends overdraw it), all read order 0 pending before any pays it (paid 15 times), and a member one of
+    # them closes is renamed in a later op (seed 0), a ghost. Client 1 starts only after client 0's six calls:
+    # its create of user 0 resets credits client 0 has spent, so the spends no longer add up.
+    lockstep = Lockstep(backend, clients=16, rounds=6, order={(1, 1): (0, 6)})
+    run = run_pattern(
         RunConfig(
             pattern="conditional-writes",
             variant="unguarded",
             threads=16,
             ops_per_client=6,
             options={"members": 2, "close_share": 0.5},
+            seed=0,
         ),
-        backend,
+        lockstep,
     )
+    lockstep.check()
+    return run
 
 
 def test_guarded_writes_keep_every_invariant_at_64_threads(guarded: Run, item_on_refusal: None) -> None:
@@ -219,17 +234,23 @@ def test_walkthrough_create_twice_update_bob_spend_7_twice_and_all_old_shows_3_c
 @pytest.fixture(scope="module")
 def unguarded_suspends(backend: Backend) -> Run:
     # Credits enough for every spend, so the status read in code is the only thing that can stop one; half the
-    # clients' turns suspend the user the others are spending on.
-    return run_pattern(
+    # clients' turns suspend the user the others are spending on. Seed 0: client 0 spends on user 0 and client 1
+    # suspends it. Forced order: client 0 creates it and reads it active, then client 1 creates and suspends it,
+    # then client 0's spend lands on the suspended user.
+    lockstep = Lockstep(backend, clients=2, rounds=0, order={(1, 1): (0, 2), (0, 3): (1, 2)})
+    run = run_pattern(
         RunConfig(
             pattern="conditional-writes",
             variant="unguarded",
-            threads=16,
+            threads=2,
             ops_per_client=6,
             options={"suspend_share": 0.5, "credits": 1000},
+            seed=0,
         ),
-        backend,
+        lockstep,
     )
+    lockstep.check()
+    return run
 
 
 def test_unguarded_spends_land_on_users_suspended_between_the_read_and_the_write(unguarded_suspends: Run) -> None:
@@ -297,6 +318,7 @@ def test_guarded_spends_never_land_on_a_suspended_user_at_2_and_16_threads_and_a
             ops_per_client=8,
             options={"suspend_share": 0.5, "credits": 1000},
             profile=ProfileSpec.parse(profile),
+            seed=0,  # client 1 suspends in its first op: the verdict has a suspend to judge (not "cannot judge")
         ),
         backend,
     )

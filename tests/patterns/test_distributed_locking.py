@@ -12,6 +12,7 @@ from engine.patterns.distributed_locking import _every
 from engine.patterns.distributed_locking.invariants import _overlaps, held_and_late
 from engine.run.runner import RunConfig, RunState, run_pattern
 from engine.run.walkthrough import run_walkthrough
+from tests.lockstep import Lockstep
 
 ONE_HOLDER = "at most one lock holder at a time"
 NO_STALE = "no stale write lands"
@@ -27,6 +28,8 @@ def _calls(run, action: str, outcome: str | None = None):
 
 
 def test_fenced_leases_keep_every_invariant_at_64_threads(backend: Backend) -> None:
+    # All 64 first acquires are answered before anyone's next call (lockstep): one wins, 63 meet a held lock.
+    lockstep = Lockstep(backend, clients=64, rounds=2)
     run = run_pattern(
         RunConfig(
             pattern="distributed-locking",
@@ -35,8 +38,9 @@ def test_fenced_leases_keep_every_invariant_at_64_threads(backend: Backend) -> N
             ops_per_client=1,
             options={"lease_ms": 300},
         ),
-        backend,
+        lockstep,
     )
+    lockstep.check()
     assert run.state is RunState.DONE
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
     assert len(_calls(run, "acquire", "ok")) == 64
@@ -95,6 +99,8 @@ def test_a_plain_lease_lets_the_paused_workers_stale_write_land(backend: Backend
 
 
 def test_without_a_lock_workers_overlap_and_lose_updates(backend: Backend) -> None:
+    # All 8 read the resource before any writes it (lockstep): all 8 are in the critical section at once.
+    lockstep = Lockstep(backend, clients=8, rounds=2)
     run = run_pattern(
         RunConfig(
             pattern="distributed-locking",
@@ -103,8 +109,9 @@ def test_without_a_lock_workers_overlap_and_lose_updates(backend: Backend) -> No
             ops_per_client=1,
             options={"work_ms": 200, "pause_share": 0.0},
         ),
-        backend,
+        lockstep,
     )
+    lockstep.check()
     inv = run.invariants_by_name()
     overlap = inv["at most one worker in the critical section at a time"]
     assert not overlap.holds and overlap.violations >= 1 and overlap.calls

@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.backends.backend import Backend
 from engine.patterns.base import EVIDENCE_LIMIT, Invariant, even_sample, evidence_caption
 from engine.run.runner import RunConfig, run_pattern
+from tests.lockstep import Lockstep
 
 
 def broken(calls: tuple[int, ...]) -> Invariant:
@@ -41,9 +42,13 @@ def test_even_sample_edges() -> None:
 
 
 def test_a_racy_counter_names_lost_increments_from_the_whole_run_not_its_first_second(backend: Backend) -> None:
+    # Every call in lockstep (15 ops of 6 calls: the tickets never sell out): in each op all 12 clients read the
+    # count before any writes it, so increments are lost from the run's first op to its last, in every run.
+    lockstep = Lockstep(backend, clients=12, rounds=15 * 6)
     run = run_pattern(
-        RunConfig(pattern="atomic-counters", variant="read-then-put", threads=12, ops_per_client=15), backend
+        RunConfig(pattern="atomic-counters", variant="read-then-put", threads=12, ops_per_client=15), lockstep
     )
+    lockstep.check()
     lost = run.invariants_by_name()["final count = acknowledged increments"]
     assert not lost.holds
     frame = run.history.snapshot()

@@ -172,5 +172,5 @@ def test_writes_answered_after_a_lost_response_are_read_back_and_counted(backend
         ),
         backend,
     )
-    assert run.history.counts()["info"] > 0
+    assert run.history.counts()["info"] > 0  # 40 writes losing their answer at 0.3: none lost, 0.7**40 < 1e-6
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]

@@ -72,7 +72,9 @@ def walk_text(backend: Backend) -> str:
 @pytest.fixture(scope="module")
 def with_key(backend: Backend) -> Run:
     # 64 workers, a fifth of the writes lose their response (the default); many requests are delivered twice,
-    # resent, or reused with another amount.
+    # resent, or reused with another amount. What the tests need, and the chance a run lacks it: a lost claim
+    # (128 claims at 0.2: 0.8**128 < 1e-12), a reuse (each second op has an answered request to reuse, 64 draws at
+    # 0.2: 0.8**64 < 1e-6), a replayed completed record (128 answers resent at 0.3: 0.7**128 < 1e-19).
     return _run(backend, "with-key", 64, 2, duplicate_share=0.3, resend_share=0.3, reuse_share=0.2)
 
 
@@ -132,7 +134,8 @@ def test_retries_replay_and_reused_keys_are_refused(with_key: Run) -> None:
 
 def test_without_a_key_retries_and_duplicates_charge_again(backend: Backend) -> None:
     # A reuse needs an answered request to reuse, and under load a client's first draws may come before any
-    # answer: six requests a client and a reuse share of one half leave each invariant many chances to break.
+    # answer: ops 2-6 always have one (the client's own), so a run with no reuse has chance 0.5**40 < 1e-12, and
+    # one with no second charge (48 answers, each resent at 0.5) 0.5**48 < 1e-14.
     run = _run(backend, "without-key", 8, 6, seed=3, duplicate_share=0.5, resend_share=0.5, reuse_share=0.5)
     assert run.state is RunState.DONE
     verdicts = run.invariants_by_name()
@@ -150,7 +153,9 @@ def test_a_crashed_claim_waits_out_its_expiry_and_is_taken_over(backend: Backend
         lost=0.0,
         seed=5,
         crash_share=0.25,
-        in_progress_timeout_ms=300,
+        # Long enough that the worker taking over the crashed claim reads it in progress first, even when a loaded
+        # machine delays it (seed 5 crashes a claim: the draws before the first crash depend on nothing else).
+        in_progress_timeout_ms=1500,
         duplicate_share=0,
         resend_share=0,
         reuse_share=0,

@@ -14,6 +14,7 @@ from engine.patterns.unique_constraints import UniqueConstraints
 from engine.record.history import Call, History, Outcome
 from engine.run.runner import Run, RunConfig, RunState, run_pattern
 from engine.run.walkthrough import run_walkthrough
+from tests.lockstep import Lockstep
 
 SHARED = "no two users share an email"
 SENTINEL = "one sentinel per user email"
@@ -35,7 +36,9 @@ def walk_text(backend: Backend) -> str:
 
 @pytest.fixture(scope="module")
 def sentinel(backend: Backend) -> Run:
-    # 64 users fight over 48 emails: sign-ups and changes collide all the time.
+    # 64 users fight over 48 emails: sign-ups and changes collide all the time. 64 first sign-ups on 48 emails
+    # collide for certain; about 35 owners then each change to one of 47 others, about 34 taken: that no change
+    # meets a taken email has a chance near 0.28**35 < 1e-19, that none of ~105 succeeds 0.72**105 < 1e-14.
     return run_pattern(
         RunConfig(
             pattern="unique-constraints", variant="sentinel", threads=64, ops_per_client=4, options={"emails": 48}
@@ -99,7 +102,9 @@ def test_colliding_sign_ups_and_changes_are_cancelled_on_the_sentinel(sentinel: 
 
 
 def test_check_then_write_lets_two_users_share_an_email(backend: Backend) -> None:
-    # 16 users, 8 emails: with the sentinel at most 8 could sign up; the stale index lets the rest in.
+    # 16 users, 8 emails: with the sentinel at most 8 could sign up. All 16 checks are answered before any
+    # sign-up is written (lockstep), so all 16 find their email free and sign up: at least 8 share one.
+    lockstep = Lockstep(backend, clients=16, rounds=2)
     run = run_pattern(
         RunConfig(
             pattern="unique-constraints",
@@ -108,13 +113,12 @@ def test_check_then_write_lets_two_users_share_an_email(backend: Backend) -> Non
             ops_per_client=3,
             options={"emails": 8, "gsi_lag_ms": 200},
         ),
-        backend,
+        lockstep,
     )
+    lockstep.check()
     assert run.state is RunState.DONE
     shared = run.invariants_by_name()[SHARED]
-    # The embedded server keeps the index stale for 200 ms, so at least every second sign-up gets in; on
-    # DynamoDB Local the index is instant and only the clients' own overlap lets them in (6-10 of 40 seen).
-    assert not shared.holds and shared.violations >= (8 if backend.embedded else 1)
+    assert not shared.holds and shared.violations >= 8
     assert shared.calls  # the sign-ups that took an email someone had
     assert f"{shared.violations} users took an email someone already had" in shared.explanation
 
@@ -122,8 +126,11 @@ def test_check_then_write_lets_two_users_share_an_email(backend: Backend) -> Non
 def test_check_then_write_at_the_cli_defaults_is_caught_even_when_the_sharers_moved_on(embedded: Backend) -> None:
     """The seed's racy outcome at `python -m engine run 26 --variant check-then-write`'s defaults (8 users, 10 ops,
     40 emails): users change email every op, so two who shared one mid-run seldom still share it at the end; the
-    history shows the moments they did."""
-    run = run_pattern(RunConfig(pattern="unique-constraints", variant="check-then-write"), embedded)
+    history shows the moments they did. Seed 0 has users 4 and 5 pick the same first email, and both checks
+    are answered before either sign-up is written (lockstep): they share it in every run."""
+    lockstep = Lockstep(embedded, clients=8, rounds=2)
+    run = run_pattern(RunConfig(pattern="unique-constraints", variant="check-then-write", seed=0), lockstep)
+    lockstep.check()
     assert run.state is RunState.DONE
     shared = run.invariants_by_name()[SHARED]
     assert not shared.holds and shared.violations >= 1

@@ -284,20 +284,34 @@ def test_embedded_server_is_atomic_under_a_stress_scheduler(faithful: Server, ra
     assert race(faithful) == 0
 
 
-def test_negative_control_plain_moto_loses_updates(plain_moto: Server) -> None:
-    """The same harness catches moto without our lock: the race tests can fail."""
-    seen = 0
-    for race in (race_add, race_add, race_version_check):  # ADD shows it in one round here (40-50 of 640 lost)
+def test_negative_control_plain_moto_loses_updates(plain_moto: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same harness catches moto without our lock: the race tests can fail.
+
+    The interleaving is forced, not hoped for (the stress scheduler alone lost 40-50 of 640 ADDs, most runs): moto
+    reads the number, adds, then stores the sum, and here each addition waits until a second ADD has read the
+    same number too, so the first two ADDs store the same sum in every run. The faithful server's lock would
+    keep a second ADD from reading before the first stores (that race runs above, without this pause)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    pairs = threading.Barrier(2, timeout=1.0)
+    add = DynamoType.__add__
+
+    def add_when_another_has_read(self: DynamoType, other: DynamoType) -> DynamoType:
         try:
-            seen += race(plain_moto)
-        except ClientError as e:
-            # moto crashing under threads (500: "dictionary changed size during iteration") is the same lack of
-            # atomicity, seen another way; the faithful server's races let no such error through
-            if e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) < 500:
-                raise
-            seen += 1
-        if seen:
-            break
+            pairs.wait()
+        except threading.BrokenBarrierError:
+            pairs.reset()  # the last ADD of a round has no partner: it goes on alone
+        return add(self, other)
+
+    monkeypatch.setattr(DynamoType, "__add__", add_when_another_has_read)
+    try:
+        seen = race_add(plain_moto, threads=4, each=5)
+    except ClientError as e:
+        # moto crashing under threads (500: "dictionary changed size during iteration") is the same lack of
+        # atomicity, seen another way; the faithful server's races let no such error through
+        if e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) < 500:
+            raise
+        seen = 1
     assert seen > 0, "plain moto showed no lost update; the race harness may have lost its teeth"
 
 

@@ -43,13 +43,15 @@ def test_an_imported_summarys_profile_reads_back_as_simulated() -> None:
 
 
 def test_each_side_of_an_aws_like_compare_pair_says_simulated() -> None:
-    from tests.dashboard.test_pages import app, text, until
+    from tests.dashboard.test_pages import app, until, verdicts
 
     at = app("app_pages/compare.py")
     at.radio(key="server_profile").set_value("aws-like").run()
     at.number_input(key="compare-atomic-counters-threads").set_value(2)
     at.number_input(key="compare-atomic-counters-ops").set_value(2)
     at.button(key="compare-start").click().run()
-    until(at, lambda a: "invariants hold" in text(a) and "invariants broken" in text(a))
+    # Both sides ended, whatever their verdicts: 2 x 2 racy increments need not lose one, and the label does not
+    # depend on it.
+    until(at, lambda a: len(verdicts(a)) == 2)
     notes = [c.value for c in at.caption if c.value.startswith("Server profile aws-like (SIMULATED")]
     assert len(notes) == 2, [c.value for c in at.caption]  # one under each side's title
