@@ -143,6 +143,11 @@ class ProfileSpec:
                 f"latency_p99_ms {spec.latency_p99_ms:g} is below latency_ms {spec.latency_ms:g}",
                 "give a 99th percentile at least as large as the median",
             )
+        if spec.stale_ms > spec.stale_cap_ms:  # the cap would silently shorten every lag to below the median asked for
+            raise BadInput(
+                f"stale_ms {spec.stale_ms:g} is above stale_cap_ms {spec.stale_cap_ms:g}, which caps every lag",
+                f"raise the cap too (--profile-set stale_cap_ms={spec.stale_ms:g} or more), or lower stale_ms",
+            )
         return spec
 
     def knobs(self) -> dict[str, float | str]:

@@ -82,6 +82,9 @@ def test_an_item_hidden_by_simulated_stale_reads_is_blamed_on_the_stale_read_kno
     # about 4 s (engine.record.calls.NOT_YET_VISIBLE_READS with backoff), well inside the 10 s the setup's item is hidden.
     argv = ["run", "atomic-counters", "--variant", "read-then-put", "--threads", "1", "--ops", "1"]
     argv += ["--profile", "aws-like", "--profile-set", "stale_share=1", "--profile-set", "stale_ms=10000"]
+    assert main(argv) == 2  # a median above the lag's cap would be shortened without a word: refused
+    assert "raise the cap too" in capsys.readouterr().err
+    argv += ["--profile-set", "stale_cap_ms=20000", "--profile-set", "stale_spread=1"]  # every lag exactly 10 s
     assert main(argv) != 0
     error = capsys.readouterr().err.strip().splitlines()[-1]
     assert "stale_share=1, stale_ms=10000" in error and "lower the profile's stale_ms" in error, error
