@@ -4,7 +4,6 @@ the figures come out, well formed, and that each verdict says what its figure sa
 
 from __future__ import annotations
 
-from bench.dashboard import refresh as dashboard_refresh
 from bench.engine import latency_scaling
 from bench.engine import overhead as engine_overhead
 
@@ -22,14 +21,6 @@ def test_the_latency_curve_runs_against_the_stand_in_server_in_its_own_process()
     assert [row["threads"] for row in rows] == [1, 4]
     assert all(row["calls_per_s"] > 0 and row["client_cpu_ms_per_call"] > 0 for row in rows)
     assert rows[1]["linear"] == 4 * rows[0]["calls_per_s"]
-
-
-def test_the_dashboard_figures_come_from_a_recorded_run_drawn_as_the_page_draws_it() -> None:
-    history, summary = dashboard_refresh.scaled(3000)
-    assert len(history) == 3000
-    wall, cpu, sent = dashboard_refresh.refresh(dashboard_refresh.running_record(history, summary))
-    assert wall > 0 and cpu > 0 and sent > 10_000  # every chart of the Run page, as JSON
-    assert 0 < dashboard_refresh.kept_bytes_per_call(dashboard_refresh.Recorded(), 3000) < 100_000
 
 
 def test_the_cluster_quieting_bench_reports_each_figure_as_the_median_pair_with_its_range() -> None:

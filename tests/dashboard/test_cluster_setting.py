@@ -15,8 +15,8 @@ from engine.backends.backend import Backend, BackendSpec
 from engine.clients.cluster import check as cluster_check
 from engine.errors import BadInput, LabError
 from engine.run.runner import RunConfig, RunState
+from tests.cluster.test_cluster_addresses import SSH_BANNER, garbage, nothing, silent
 from tests.dashboard.test_pages import app, text, until
-from tests.engine.test_cluster_addresses import SSH_BANNER, garbage, nothing, silent
 
 SPEC = BackendSpec()
 

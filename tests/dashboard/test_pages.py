@@ -32,7 +32,7 @@ def text(at: AppTest) -> str:
     )
 
 
-# A run's headline once its verdicts are in (dashboard.live.headline), whatever they are.
+# A run's headline once its verdicts are in (dashboard.widgets.live.headline), whatever they are.
 VERDICT = re.compile(r"all \d+ invariants hold|\d+ of \d+ invariants (?:hold; \d+ cannot be judged|broken)")
 
 

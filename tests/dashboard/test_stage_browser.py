@@ -150,7 +150,7 @@ def _inside(page: Any, locator: Any, what: str) -> None:
 
 
 def _verdicts_given(page: Any, runs: int) -> None:
-    """Each of the page's `runs` verdict boxes shows its run's verdicts (dashboard.live.headline), held or broken."""
+    """Each of the page's `runs` verdict boxes shows its run's verdicts (dashboard.widgets.live.headline), held or broken."""
     from playwright.sync_api import expect
 
     given = page.locator("[class*='st-key-verdict-']").filter(has_text=re.compile(r"invariants (hold|broken)"))

@@ -40,7 +40,7 @@ def test_a_file_whose_verdicts_say_pass_over_calls_no_order_explains_is_shown_co
 
 
 def test_the_opinion_fits_a_history_files_header() -> None:
-    # A summary field the file schema does not know is kept only when it is short plain JSON (engine/schema.py).
+    # A summary field the file schema does not know is kept only when it is short plain JSON (engine/record/schema.py).
     history, meta = read_jsonl(DEFAULT_DIR / "gsi-consistency--gsi-read.jsonl")
     opinion = second_opinion("gsi-consistency", history, meta["summary"]["options"], meta["summary"]["invariants"])
     assert len(repr(opinion)) <= 2_000
