@@ -215,7 +215,7 @@ def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, f
             with st.container(height=130, border=False):
                 verdict_box(record)(f"**{ui.plain(headline(record))}**")
             panels.run_messages(record)
-            panels.progress_and_counters(record, compact=True)
+            panels.progress_and_counters(record, compact=True, pair=True)
             ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
             ui.chart(outcome_figs[i], f"{key}-{i}-outcomes")
             ui.chart(view_figs[i], f"{key}-{i}-view")

@@ -13,6 +13,7 @@ import streamlit as st
 from dashboard.figures.palette import ordered, safety
 from dashboard.state.calltext import call_log, last_calls
 from dashboard.state.frames import outcome_labels
+from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord, known_pattern
 from dashboard.state.verdicts import flagged_calls
 from dashboard.widgets import explain_panel
@@ -49,7 +50,9 @@ def live_state(record: RunRecord) -> str:
     return state
 
 
-def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[str, Any]:
+def progress_and_counters(record: RunRecord, *, compact: bool = False, pair: bool = False) -> dict[str, Any]:
+    """The progress bar and the counters; one side of a Compare `pair` shows its guard's refusals apart from the
+    harm the invariants found (pair_counters), in rows of three."""
     p = record.progress()
     fraction = p.get("fraction")
     state = live_state(record)
@@ -57,6 +60,12 @@ def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[s
     if fraction is None:
         fraction = 1.0 if not record.running else 0.0
     st.progress(min(1.0, max(0.0, float(fraction))), text=text)
+    if pair:
+        counters = pair_counters(p, record.invariants(), record.safe)
+        for start in range(0, len(counters), 3):
+            for col, c in zip(st.columns(3), counters[start : start + 3]):
+                col.metric(c.label, c.value, border=True, help=c.help)
+        return p
     metrics = [
         ("calls", f"{p['calls']:,}"),
         ("ok", f"{p['ok']:,}"),

@@ -13,6 +13,7 @@ import streamlit as st
 
 from dashboard.figures import charts
 from dashboard.figures.palette import safety
+from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord
 from dashboard.state.verdicts import flagged_calls
 from dashboard.widgets import replay, ui
@@ -153,8 +154,14 @@ def shortened(text: str, limit: int) -> str:
     return f"{cut}…"
 
 
-def _counters(record: RunRecord) -> None:
+def _counters(record: RunRecord, *, pair: bool = False) -> None:
+    """The run's counters; a Compare side's keep its guard's refusals apart from harm (pair_counters)."""
     p = record.progress()
+    if pair:
+        counters = pair_counters(p, record.invariants(), record.safe)
+        for col, c in zip(st.columns(len(counters)), counters):
+            col.metric(c.label, c.value, border=True, help=c.help)
+        return
     metrics = [("calls", p["calls"]), ("ok", p["ok"]), ("fail", p["fail"]), ("conflicts", p["conflicts"])]
     for col, (label, value) in zip(st.columns(len(metrics)), metrics):
         col.metric(label, f"{value:,}", border=True)
@@ -214,7 +221,7 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
         for col, side, whole in zip(st.columns(len(shown), gap="medium"), shown, records):
             with col:
                 _verdict(side, whole.id, height=110)
-                _counters(side)
+                _counters(side, pair=True)
                 timeline, _ = _figures(side, x_range, lanes)
                 ui.chart(_sized(timeline, PAIR_CHART_HEIGHT), f"{key}-{whole.id}-p-timeline")
 
