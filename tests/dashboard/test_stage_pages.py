@@ -163,3 +163,21 @@ def test_a_run_whose_verdicts_cannot_be_judged_is_never_shown_in_a_green_box() -
     assert verdict_box(Judged(True, False, None)) is st.error  # type: ignore[arg-type]
     assert verdict_box(Judged(True, True)) is st.success  # type: ignore[arg-type]
     assert verdict_box(Judged()) is st.info  # type: ignore[arg-type]
+
+
+def test_a_demo_opened_on_the_run_page_keeps_its_controls_and_link() -> None:
+    at = app("app_pages/history.py")
+    demos = at.selectbox(key="history-demo")
+    demos.select(next(o for o in demos.options if o == "transactions / transact")).run()
+    at.button(key="history-demo-open").click().run()
+    at.button(key="history-open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "transactions / transact (safe)" in text(at)  # the demo shown...
+    # ...with its own controls (4 threads × 6 ops, 200 in stock, not the defaults), so Start runs what it shows
+    assert at.selectbox(key="run-pattern").value == "transactions"
+    assert at.radio(key="run-transactions-variant").value == "transact"
+    assert at.number_input(key="run-transactions-threads").value == 4
+    assert at.number_input(key="run-transactions-ops").value == 6
+    assert at.number_input(key="run-transactions-opt-stock").value == 200
+    link = {name: at.query_params[name] for name in ("pattern", "variant", "threads", "ops", "k.stock")}
+    assert link == {"pattern": "transactions", "variant": "transact", "threads": "4", "ops": "6", "k.stock": "200"}
