@@ -18,9 +18,7 @@ def settings_of(summary: Mapping[str, Any]) -> RunSettings | None:
         return None
     variant = summary.get("variant")
     duration = summary.get("duration_limit_s")
-    retry = summary.get("retry_policy") if isinstance(summary.get("retry_policy"), dict) else {}
-    faults = summary.get("faults") if isinstance(summary.get("faults"), dict) else {}
-    options = summary.get("options") if isinstance(summary.get("options"), dict) else {}
+    retry, faults, options = (_part(summary, name) for name in ("retry_policy", "faults", "options"))
     return RunSettings(
         pattern=cls.name,
         variant=variant if variant in cls.variants else None,
@@ -35,6 +33,11 @@ def settings_of(summary: Mapping[str, Any]) -> RunSettings | None:
         max_attempts=int(retry.get("max_attempts") or 3),
         processes=int(summary.get("processes") or 1),
     )
+
+
+def _part(summary: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    part = summary.get(name)
+    return part if isinstance(part, dict) else {}
 
 
 def profile_of(summary: Mapping[str, Any]) -> str:
