@@ -20,6 +20,7 @@ from dashboard.figures.palette import safety
 from dashboard.state.records import RunRecord
 from dashboard.state.sweep_jobs import SweepJob
 from dashboard.state.verdicts import flagged_calls
+from dashboard.state.words import plural
 from dashboard.widgets import panels, replay, ui
 
 LIVE_REFRESH_S = 0.75  # every chart updates at least once a second while a run goes
@@ -140,10 +141,10 @@ def headline(record: RunRecord) -> str:
     undecided = sum(1 for inv in invariants if inv.get("holds") is None)  # cannot judge: neither PASS nor FAIL
     if not broken:
         if undecided:
-            return f"{len(invariants) - undecided} of {len(invariants)} invariants hold; {undecided} cannot be judged"
-        return f"all {len(invariants)} invariants hold"
+            return f"{len(invariants) - undecided} of {plural(len(invariants), 'invariant')} hold; {undecided} cannot be judged"
+        return f"all {plural(len(invariants), 'invariant')} hold"
     first = broken[0]
-    return f"{len(broken)} of {len(invariants)} invariants broken: {first['explanation']}"
+    return f"{len(broken)} of {plural(len(invariants), 'invariant')} broken: {first['explanation']}"
 
 
 def verdict_box(record: RunRecord) -> Callable[..., Any]:
@@ -261,7 +262,9 @@ def sweep_view(job: SweepJob, key: str) -> None:
         rows = job.frame()
         points = summarize(rows) if not rows.empty else pd.DataFrame()
         done = len(rows)
-        text = f"{job.state.value} · {done} of {job.total} runs" + (f" · now {job.current}" if job.current else "")
+        text = f"{job.state.value} · {done} of {plural(job.total, 'run')}" + (
+            f" · now {job.current}" if job.current else ""
+        )
         if job.profile.simulated:  # every figure below comes from the model's contention and network time
             st.caption(
                 f"Server profile {job.profile.describe()}: conflicts, throughput and latencies come from the model"

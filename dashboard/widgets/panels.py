@@ -16,6 +16,7 @@ from dashboard.state.frames import outcome_labels
 from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord, known_pattern
 from dashboard.state.verdicts import flagged_calls
+from dashboard.state.words import plural
 from dashboard.widgets import explain_panel
 from dashboard.widgets.ui import plain, show_error
 from engine.patterns.base import evidence_caption
@@ -142,11 +143,15 @@ def run_messages(record: RunRecord) -> None:
         crashes = [e for e in run.worker_errors if e["kind"] == "crash"]
         errors = [e for e in run.worker_errors if e["kind"] != "crash"]
         if crashes:
-            st.info(f"{len(crashes)} client(s) crashed mid-operation (injected by the pattern)", icon=":material/bolt:")
+            st.info(
+                f"{plural(len(crashes), 'client')} crashed mid-operation (injected by the pattern)",
+                icon=":material/bolt:",
+            )
         if errors:
             first = "; ".join(f"client {e['client']}: {e['message']}" for e in errors[:3])
             st.warning(
-                f"{len(errors)} client(s) stopped on an unexpected error: {plain(first)}", icon=":material/error:"
+                f"{plural(len(errors), 'client')} stopped on an unexpected error: {plain(first)}",
+                icon=":material/error:",
             )
 
 
@@ -197,7 +202,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
                 else ":gray-badge[CANNOT JUDGE]"
             )
             st.markdown(f"#### {badge} {plain(inv.get('name', ''))}")
-            extra = f" · **{inv['violations']:,} violations**" if inv.get("violations") else ""
+            extra = f" · **{plural(inv['violations'], 'violation')}**" if inv.get("violations") else ""
             expected, observed = plain(_short(inv.get("expected"))), plain(_short(inv.get("observed")))
             st.markdown(f"expected **{expected}** · observed **{observed}**{extra}")
             st.caption(plain(inv.get("explanation", "")))
@@ -270,7 +275,7 @@ def call_log_panel(record: RunRecord, key: str) -> None:
         rows = frame[mask]
         shown = min(len(rows), CALL_LOG_LIMIT)
         st.caption(
-            f"{len(rows):,} matching calls"
+            f"{plural(len(rows), 'matching call')}"
             + (f"; the last {shown} shown, download for all" if len(rows) > shown else "")
         )
         last = last_calls(rows, CALL_LOG_LIMIT)
