@@ -7,7 +7,7 @@ LIVE_REFRESH_S seconds while a run is going, and stops polling (one full rerun) 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -43,7 +43,7 @@ def poll(active: Callable[[], bool], body: Callable[[], None], *, every: float =
 
 def run_header(record: RunRecord) -> None:
     """The run's title with its state badge; drawn inside the polled fragment, so the badge follows the run."""
-    st.markdown(f"## {panels.state_badge(panels.live_state(record))} {ui.plain(record.title)}")
+    st.markdown(f"## {panels.state_trail(record)} {ui.plain(record.title)}")
     where = record.backend_label
     st.caption(ui.plain(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else "")))
     profile_caption(record)
@@ -137,14 +137,21 @@ def headline(record: RunRecord) -> str:
         return "replaying: the verdicts come at the end"
     if not invariants:
         return "no verdicts" if record.error is None else f"failed: {record.error.problem}"
+    said = verdicts_said(invariants)
+    if record.state == "stopped":  # the verdicts judge what was done before the stop, not the run planned
+        return f"stopped, so judged only on the {plural(len(record.history), 'call')} made: {said}"
+    return said
+
+
+def verdicts_said(invariants: Sequence[Mapping[str, Any]]) -> str:
     broken = [inv for inv in invariants if inv.get("holds") is False]
     undecided = sum(1 for inv in invariants if inv.get("holds") is None)  # cannot judge: neither PASS nor FAIL
+    n = plural(len(invariants), "invariant")
     if not broken:
-        if undecided:
-            return f"{len(invariants) - undecided} of {plural(len(invariants), 'invariant')} hold; {undecided} cannot be judged"
-        return f"all {plural(len(invariants), 'invariant')} hold"
-    first = broken[0]
-    return f"{len(broken)} of {plural(len(invariants), 'invariant')} broken: {first['explanation']}"
+        return (
+            f"{len(invariants) - undecided} of {n} hold; {undecided} cannot be judged" if undecided else f"all {n} hold"
+        )
+    return f"{len(broken)} of {n} broken: {broken[0]['explanation']}"
 
 
 def verdict_box(record: RunRecord) -> Callable[..., Any]:

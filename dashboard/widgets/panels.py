@@ -42,6 +42,34 @@ def state_badge(state: str) -> str:
     return f":{STATE_BADGE.get(state, 'gray')}-badge[{state.upper()}]"
 
 
+# The states a run's trail shows once it has ended: from its clients' release to its end (preparing is setup).
+TRAIL_FROM = "running"
+
+
+def state_trail(record: RunRecord) -> str:
+    """The header's badges: the state now while the run goes; once it has ended, every state it passed from
+    RUNNING on, each with its time ("RUNNING 1.2 s → VERIFYING 0.03 s → DONE"), so a verification shorter than
+    the page's poll is still seen to have happened."""
+    run = record.run
+    if run is None or record.running or not run.passed:
+        return state_badge(live_state(record))
+    passed = [(state.value, t) for state, t in run.passed]
+    start = next((i for i, (state, _) in enumerate(passed) if state == TRAIL_FROM), len(passed) - 1)
+    shown = passed[start:]
+    badges = []
+    for (state, t), (_, t_next) in zip(shown, shown[1:]):
+        badges.append(f":{STATE_BADGE.get(state, 'gray')}-badge[{state.upper()} {t_next - t:.2f} s]")
+    badges.append(state_badge(shown[-1][0]))
+    return " → ".join(badges)
+
+
+def stopped_note(record: RunRecord) -> str:
+    """After a verdict: a stopped run was judged on the calls it made before the stop, not on the run planned."""
+    if record.state != "stopped":
+        return ""
+    return f" · stopped, so judged only on the {plural(len(record.history), 'call')} made"
+
+
 def live_state(record: RunRecord) -> str:
     """The run's state as a room should read it now: "stopping" between a Stop and the clients' last calls."""
     run = record.run
@@ -185,7 +213,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
     if any(inv.get("as_of") for inv in invariants):
         return _invariants_so_far(invariants, key, columns)
     holds = sum(1 for inv in invariants if inv.get("holds") is True)
-    st.markdown(f"**{holds} of {len(invariants)} hold**")
+    st.markdown(f"**{holds} of {len(invariants)} hold**" + stopped_note(record))
     explain_panel.second_opinion(record)
     given_up = gave_up_text((record.summary() or {}).get("gave_up"))
     if given_up:  # a PASS judges the work done: say what the clients abandoned, next to it

@@ -181,3 +181,19 @@ def test_a_demo_opened_on_the_run_page_keeps_its_controls_and_link() -> None:
     assert at.number_input(key="run-transactions-opt-stock").value == 200
     link = {name: at.query_params[name] for name in ("pattern", "variant", "threads", "ops", "k.stock")}
     assert link == {"pattern": "transactions", "variant": "transact", "threads": "4", "ops": "6", "k.stock": "200"}
+
+
+def test_a_stopped_run_shows_it_went_through_verifying_and_judged_only_the_calls_made() -> None:
+    at = app("app_pages/run.py")
+    at.number_input(key="run-atomic-counters-threads").set_value(2)
+    at.radio(key="run-atomic-counters-limit").set_value("duration (s)").run()
+    at.number_input(key="run-atomic-counters-duration").set_value(3600.0)  # an hour: it ends only by the Stop
+    at.button(key="run-start").click().run()
+    until(at, lambda a: not a.button(key="run-stop").disabled)
+    at.button(key="run-stop").click().run()
+    until(at, lambda a: "of 4 hold" in text(a))
+    header = next(m.value for m in at.markdown if m.value.startswith("## "))
+    # The whole trail, however short the verification was next to the page's polls.
+    assert re.search(r":blue-badge\[RUNNING [\d.]+ s\] → :violet-badge\[VERIFYING [\d.]+ s\] → ", header), header
+    assert header.split(" → ")[-1].startswith(":orange-badge[STOPPED]"), header
+    assert re.search(r"of 4 hold\*\* · stopped, so judged only on the [\d,]+ calls? made", text(at)), text(at)
