@@ -120,8 +120,10 @@ def style(
     legend: bool = True,
     meta: Mapping[str, Any] | None = None,
     legend_y: float = 1.01,
+    extra_top: int = 0,
 ) -> go.Figure:
-    """Title, subtitle, legend and fonts, the same on every chart; returns the finished Figure.
+    """Title, subtitle, legend and fonts, the same on every chart; returns the finished Figure. `extra_top`: px
+    more above the plot, for panel titles of more than one line.
 
     Up to five legend entries sit in one row under the subtitle; more go under the plot, so they never run
     into the subtitle.
@@ -132,7 +134,7 @@ def style(
     below = legend and (entries > 5 or sum(len(n) + 6 for n in shown) > chars * 95 // SUBTITLE_CHARS)
     rows = -(-entries // max(1, chars // 28)) if below else 0
     subtitle, sub_lines = wrapped(subtitle, chars)
-    top = 64 + 24 * sub_lines + (34 if legend and not below else 0) + (30 if legend_y > 1.02 else 0)
+    top = 64 + 24 * sub_lines + (34 if legend and not below else 0) + (30 if legend_y > 1.02 else 0) + extra_top
     bottom = 56 + (26 * rows + 16 if below else 0)
     legend_box = (
         dict(orientation="h", yref="container", yanchor="bottom", y=0.005, xanchor="left", x=0)

@@ -4,6 +4,7 @@ of engine.run.sweep.summarize in, a Plotly Figure out."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,25 @@ from dashboard.figures.palette import RACY_COLOUR, SAFE_COLOUR, safety
 # -- sweep -------------------------------------------------------------------------------------------------------
 
 
+# The narrowest a chart is drawn: the page's column on a 1024-px screen with the sidebar open.
+NARROWEST_CHART_PX = 520
+CHAR_EM = 0.58  # a character's mean width, in ems, of the charts' font
+
+
+def panel_titles(titles: Sequence[str], *, cols: int, size: int, spacing: float) -> tuple[list[str], int]:
+    """The panels' titles broken between words into lines that fit their panel at the narrowest chart (a long
+    one ran over its neighbours' and off the chart), and the most lines any title takes."""
+    panel_px = NARROWEST_CHART_PX * (1 - spacing * (cols - 1)) / cols
+    chars = max(8, int(panel_px / (CHAR_EM * size)))
+    lines = [textwrap.wrap(t, chars, break_long_words=False) or [""] for t in titles]
+    return ["<br>".join(line) for line in lines], max(len(line) for line in lines)
+
+
+def title_room(lines: int, size: int) -> int:
+    """The px that panel titles of `lines` lines need above the plot beyond their first line."""
+    return int((lines - 1) * size * 1.3)
+
+
 def _thread_panels(
     fig: go.Figure,
     titles: Sequence[str],
@@ -26,12 +46,14 @@ def _thread_panels(
     rows: int = 1,
     y_formats: Mapping[int, str] | None = None,
     **spacing: float,
-) -> list[str]:
+) -> tuple[list[str], int]:
     """One panel per title, threads on a log-2 x axis and the y axis from zero (tick format by panel index where
-    given); returns the panels' axis suffixes ("", "2", ...) in order."""
-    grid = make_subplots(
-        rows=rows, cols=len(titles) // rows, subplot_titles=list(titles), **spacing
-    ).layout.to_plotly_json()
+    given); returns the panels' axis suffixes ("", "2", ...) in order, and the px their titles' extra lines take."""
+    cols = len(titles) // rows
+    fitted, lines = panel_titles(
+        titles, cols=cols, size=title_size, spacing=spacing.get("horizontal_spacing", 0.2 / cols)
+    )
+    grid = make_subplots(rows=rows, cols=cols, subplot_titles=fitted, **spacing).layout.to_plotly_json()
     axes = ["" if i == 0 else str(i + 1) for i in range(len(titles))]
     for i, axis in enumerate(axes):
         fig.layout[f"xaxis{axis}"] = {
@@ -49,7 +71,7 @@ def _thread_panels(
             **({"tickformat": y_format} if y_format else {}),
         }
     fig.layout["annotations"] = [{**a, "font": {"size": title_size}} for a in grid["annotations"]]
-    return axes
+    return axes, title_room(lines, title_size)
 
 
 def _variant_line(
@@ -85,7 +107,7 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
     if rows is None or rows.empty:
         return empty(title, "No sweep results yet")
     fig = figure()
-    axes = _thread_panels(
+    axes, room = _thread_panels(
         fig,
         [m[1] for m in _SWEEP_METRICS],
         title_size=17,
@@ -114,7 +136,8 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
                     hovertemplate=f"{name}<br>%{{x}} threads: %{{y:{fmt}}}<extra>{label}</extra>",
                 )
             )
-    return style(fig, title, height=640, meta={"variants": variants}, legend_y=1.07)
+    legend_y = 1.07 + room / (640 - 120)  # above the panel titles, however many lines they take
+    return style(fig, title, height=640, meta={"variants": variants}, legend_y=legend_y, extra_top=room)
 
 
 # What each kind of variant is judged by on the Sweep page: the damage a racy one does, the price a safe one pays.
@@ -134,9 +157,9 @@ def sweep_spread(
     if points is None or points.empty:
         return empty(title, "No sweep results yet")
     fig = figure()
-    axes = _thread_panels(
+    axes, room = _thread_panels(
         fig,
-        [(f"racy: {harm} per 1,000 ops" if harm and not safe else label) for _, safe, label, _ in _SPREAD_PANELS],
+        [label for _, _, label, _ in _SPREAD_PANELS],  # the pattern's name for its harm is the subtitle's
         title_size=16,
         y_formats={1: ".0%"},
         horizontal_spacing=0.07,
@@ -178,14 +201,22 @@ def sweep_spread(
                     f"<extra>{label}</extra>",
                 )
             )
-    return style(fig, title, height=420, meta={"panels": [p[0] for p in _SPREAD_PANELS]}, legend_y=1.12)
+    return style(
+        fig,
+        title,
+        subtitle=f"racy harm: {harm}" if harm else "",
+        height=420,
+        meta={"panels": [p[0] for p in _SPREAD_PANELS]},
+        legend_y=1.12 + room / (420 - 120),
+        extra_top=room,
+    )
 
 
 # Shares of all calls by why they were refused, and of eventually consistent reads that were stale. Under the
 # aws-like profile transaction conflicts and stale reads are SIMULATED, and the title says so.
 _SHARES = (
     ("condition_refused_share", "condition refused"),
-    ("transaction_conflict_share", "TransactionConflict"),
+    ("transaction_conflict_share", "transaction conflict"),  # words: a panel title is wrapped between them
     ("throttled_share", "throttled"),
     ("stale_read_share", "stale reads"),  # a panel is ~18 characters wide: what it is a share of is the subtitle's
 )
@@ -203,7 +234,7 @@ def sweep_shares(
     if simulated:
         title = f"{title} (SIMULATED)"  # the whole "server profile aws-like: SIMULATED" ran off a 800-px title
     fig = figure()
-    axes = _thread_panels(
+    axes, room = _thread_panels(
         fig,
         [label for _, label in present],
         title_size=15,
@@ -234,5 +265,6 @@ def sweep_shares(
         + "each cause as a share of all calls · stale reads as a share of the reads without ConsistentRead",
         height=380,
         meta={"panels": [c for c, _ in present], "simulated": simulated},
-        legend_y=1.14,
+        legend_y=1.14 + room / (380 - 120),
+        extra_top=room,
     )
