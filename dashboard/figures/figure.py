@@ -134,6 +134,9 @@ def style(
     below = legend and (entries > 5 or sum(len(n) + 6 for n in shown) > chars * 95 // SUBTITLE_CHARS)
     rows = -(-entries // max(1, chars // 28)) if below else 0
     subtitle, sub_lines = wrapped(subtitle, chars)
+    title_lines = textwrap.wrap(title, max(TITLE_CHARS_MIN, int(chars * TITLE_PER_SUBTITLE_CHAR))) if title else []
+    title = "<br>".join(title_lines) if chars < SUBTITLE_CHARS else title  # a full-width chart's title fits
+    extra_top += TITLE_LINE_PX * (len(title_lines) - 1) if chars < SUBTITLE_CHARS and title_lines else 0
     top = 64 + 24 * sub_lines + (34 if legend and not below else 0) + (30 if legend_y > 1.02 else 0) + extra_top
     bottom = 56 + (26 * rows + 16 if below else 0)
     legend_box = (
@@ -152,7 +155,7 @@ def style(
             yref="container",
             y=1,
             yanchor="top",
-            pad=dict(t=14),
+            pad=dict(t=14 + TITLE_PAD_PX * (title.count("<br>"))),  # plotly lifts a title of more lines
             subtitle=dict(text=subtitle, font=dict(size=15, color="#444444")),
         ),
         margin=dict(l=70, r=24, t=top, b=bottom),
@@ -191,6 +194,12 @@ def _wrap_bar_labels(fig: Spec, width: int) -> None:
         fig.update_yaxes(tickmode="array", tickvals=list(names), ticktext=labels, tickfont=dict(size=13))
 
 
+# A title's characters are about 1.6 times a subtitle's wide (22 px bold against 15 px): a narrow column's title
+# is wrapped between words to the same width, each further line TITLE_LINE_PX more above the plot.
+TITLE_PER_SUBTITLE_CHAR = 0.6
+TITLE_CHARS_MIN = 12
+TITLE_LINE_PX = 28
+TITLE_PAD_PX = 12
 SUBTITLE_CHARS = 88  # what a half-width chart on a 1280-px projector shows of a line; a longer one is cut off
 _LINE_CHARS: ContextVar[int] = ContextVar("line_chars", default=SUBTITLE_CHARS)
 

@@ -56,6 +56,9 @@ def profile_caption(record: RunRecord) -> None:
         st.caption(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
 
 
+HALF_COLUMN_CHARS = 36  # characters of subtitle a half-column chart shows at 1024 px with the sidebar open
+
+
 def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None) -> dict[str, Any]:
     """Every chart of the Run page: timeline, outcomes, latency, the pattern's views, and the final state once
     there are verdicts (None before). Drawn from the run's aggregates, brought up to date first. `x_range` fixes
@@ -65,6 +68,9 @@ def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None
     flagged = flagged_calls(invariants)
     max_bars = charts.MAX_BARS if record.running else charts.MAX_BARS_FINAL
     with record.view() as view:
+        with figure.narrow(HALF_COLUMN_CHARS):  # side by side: half the page's column each
+            outcomes = charts.outcomes_over_time(view, x_range=x_range)
+            latency = charts.latency(view, x_range=x_range)
         return {
             "timeline": charts.timeline(
                 view,
@@ -74,8 +80,8 @@ def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None
                 x_range=x_range,
                 evidence=charts.evidence_note(verdicts),
             ),
-            "outcomes": charts.outcomes_over_time(view, x_range=x_range),
-            "latency": charts.latency(view, x_range=x_range),
+            "outcomes": outcomes,
+            "latency": latency,
             "views": charts.pattern_views(
                 record.pattern, view, invariants, record.options(), lanes=record.threads, x_range=x_range
             ),
@@ -165,7 +171,7 @@ def verdict_box(record: RunRecord) -> Callable[..., Any]:
     return st.success if invariants else st.info
 
 
-PAIR_COLUMN_CHARS = 46  # characters of subtitle a Compare side's column shows at 1280 px with the sidebar open
+PAIR_COLUMN_CHARS = 32  # characters of subtitle a Compare side's column shows at 1024 px with the sidebar open
 
 
 def compare_view(records: Sequence[RunRecord], key: str) -> None:

@@ -4,6 +4,7 @@ Run alone: slow on a loaded machine; skips, saying why, without Chromium or Play
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -70,5 +71,38 @@ def test_no_sweep_chart_title_leaves_its_chart_or_overprints_another(dashboard_u
         expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=30_000)
         page.screenshot(path=f"/tmp/stage-sweep-{width}.png", full_page=True)
         found += [f"{width} px: {m}" for m in _misfits(page.evaluate(TITLE_BOXES))]
+    page.close()
+    assert not found, "\n".join(found)
+
+
+def _titles_fit(page: Any, name: str, charts: int) -> list[str]:
+    from playwright.sync_api import expect
+
+    found = []
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(2500)  # plotly redraws at the new width
+        expect(page.get_by_test_id("stPlotlyChart")).to_have_count(charts, timeout=30_000)
+        page.screenshot(path=f"/tmp/stage-{name}-{width}.png", full_page=True)
+        found += [f"{name} at {width} px: {m}" for m in _misfits(page.evaluate(TITLE_BOXES))]
+    return found
+
+
+@pytest.mark.parametrize("page_path", ["", "compare"])
+def test_no_run_or_pair_chart_title_leaves_its_chart_or_overprints_another(
+    dashboard_url: str, browser: Any, page_path: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    link = "pattern=distributed-locking&variant=lease&threads=4&ops=6&autostart=1"
+    page.goto(f"{dashboard_url}/{page_path}?{link}", wait_until="domcontentloaded")
+    verdicts = page.locator("[class*='st-key-verdict-'], [data-testid='stMarkdown']").filter(
+        has_text=re.compile(r"\d+ of \d+ hold")
+    )
+    expect(verdicts.first).to_be_visible(timeout=120_000)
+    page.wait_for_timeout(1500)
+    charts = page.get_by_test_id("stPlotlyChart").count()
+    found = _titles_fit(page, page_path or "run", charts)
     page.close()
     assert not found, "\n".join(found)
