@@ -171,7 +171,7 @@ def style(
     fig.update_xaxes(title_font=dict(size=16))
     fig.update_yaxes(title_font=dict(size=16))
     if chars < SUBTITLE_CHARS:
-        _wrap_bar_labels(fig, max(12, chars * 11 // 20))
+        _wrap_bar_labels(fig, max(24, chars * 11 // 20))  # 24: two lines hold a 40-character label
     return fig.figure()
 
 
