@@ -49,12 +49,20 @@ def harm(invariants: Sequence[Mapping[str, Any]]) -> int | None:
 
 
 def pair_counters(
-    progress: Mapping[str, Any], invariants: Sequence[Mapping[str, Any]], safe: bool | None
+    progress: Mapping[str, Any], invariants: Sequence[Mapping[str, Any]], safe: bool | None, *, short: bool = False
 ) -> list[Counter]:
-    """calls · ok · refused by the guard · failed otherwise · harm, for one side of a pair."""
+    """calls · ok · refused by the guard · failed otherwise · harm, for one side of a pair; `short` (a presenter
+    view's half screen, where five boxes cut their labels at 1280 px): calls · guard refused · failed · harm."""
     refused = guard_refusals(progress.get("errors") or {})
     other = max(int(progress.get("fail") or 0) - refused, 0)
     found = harm(invariants)
+    if short:
+        return [
+            Counter("calls", f"{int(progress['calls']):,}"),
+            Counter("guard refused" if safe else "refused", f"{refused:,}", REFUSED_HELP),
+            Counter("failed", f"{other:,}", OTHER_HELP),
+            Counter("harm", "pending" if found is None else f"{found:,}", HARM_HELP),
+        ]
     return [
         Counter("calls", f"{int(progress['calls']):,}"),
         Counter("ok", f"{int(progress['ok']):,}"),

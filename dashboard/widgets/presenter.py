@@ -158,9 +158,9 @@ def _counters(record: RunRecord, *, pair: bool = False) -> None:
     """The run's counters; a Compare side's keep its guard's refusals apart from harm (pair_counters)."""
     p = record.progress()
     if pair:
-        counters = pair_counters(p, record.invariants(), record.safe)
+        counters = pair_counters(p, record.invariants(), record.safe, short=True)
         for col, c in zip(st.columns(len(counters)), counters):
-            col.metric(c.label, c.value, border=True, help=c.help)
+            col.metric(c.label, c.value, border=True)  # no help icon: the label keeps its room
         return
     metrics = [("calls", p["calls"]), ("ok", p["ok"]), ("fail", p["fail"]), ("conflicts", p["conflicts"])]
     for col, (label, value) in zip(st.columns(len(metrics)), metrics):

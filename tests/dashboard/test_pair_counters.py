@@ -43,3 +43,10 @@ def test_harm_is_the_broken_invariants_violations_and_pending_before_the_verdict
         {"holds": False, "violations": 9, "as_of": 1.0},  # a live reading, not a verdict
     ]
     assert harm(invariants) == 89
+
+
+def test_a_presenter_sides_counters_are_four_short_labels() -> None:
+    progress = {"calls": 10, "ok": 4, "fail": 6, "errors": {"TransactionCanceledException": 6}}
+    safe = [(c.label, c.value) for c in pair_counters(progress, [], safe=True, short=True)]
+    assert safe == [("calls", "10"), ("guard refused", "6"), ("failed", "0"), ("harm", "pending")]
+    assert [c.label for c in pair_counters(progress, [], safe=False, short=True)][1] == "refused"

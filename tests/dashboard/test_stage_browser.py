@@ -165,7 +165,7 @@ def _presented(page: Any, verdicts: int) -> None:
     for i in range(verdicts):
         _inside(page, page.locator("[class*='st-key-verdict-']").nth(i), f"verdict {i}")
     metrics = page.get_by_test_id("stMetric")
-    assert metrics.count() == (4 if verdicts == 1 else 5 * verdicts)  # a pair's side: refused and harm apart
+    assert metrics.count() == 4 * verdicts
     for i in range(metrics.count()):
         _inside(page, metrics.nth(i), f"counter {i}")
     charts = page.get_by_test_id("stPlotlyChart")
