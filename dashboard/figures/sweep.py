@@ -19,6 +19,21 @@ from dashboard.figures.palette import RACY_COLOUR, SAFE_COLOUR, safety
 # -- sweep -------------------------------------------------------------------------------------------------------
 
 
+def flat_zero(points: pd.DataFrame, column: str) -> bool:
+    """Whether a measure is zero (or missing) at every point: a panel of it is a flat line that says nothing."""
+    values = pd.to_numeric(points[column], errors="coerce") if column in points else pd.Series(dtype=float)
+    return bool(values.fillna(0).eq(0).all())
+
+
+def none_note(points: pd.DataFrame, labels: Sequence[str]) -> str:
+    """The subtitle's word for the panels left out as all zero: under which profile none was seen."""
+    if not labels:
+        return ""
+    profiles = sorted(set(points["profile"])) if "profile" in points else []
+    under = f" under the {profiles[0]} profile" if len(profiles) == 1 else ""
+    return f"none{under}: {', '.join(labels)}"
+
+
 # The narrowest a chart is drawn: the page's column on a 1024-px screen with the sidebar open.
 NARROWEST_CHART_PX = 520
 CHAR_EM = 0.58  # a character's mean width, in ems, of the charts' font
@@ -106,15 +121,19 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
     """Four panels (conflict rate, retries per success, throughput, p95 latency), one line per variant."""
     if rows is None or rows.empty:
         return empty(title, "No sweep results yet")
+    metrics = [m for m in _SWEEP_METRICS if not flat_zero(rows, m[0])]
+    left_out = [m[1] for m in _SWEEP_METRICS if m not in metrics]
+    if not metrics:
+        return empty(title, none_note(rows, left_out))
     fig = figure()
     axes, room = _thread_panels(
         fig,
-        [m[1] for m in _SWEEP_METRICS],
+        [m[1] for m in metrics],
         title_size=17,
-        rows=2,
-        y_formats={0: ".0%"},
+        rows=2 if len(metrics) % 2 == 0 else 1,
+        y_formats={i: m[2] for i, m in enumerate(metrics) if m[2].endswith("%")},
         horizontal_spacing=0.09,
-        vertical_spacing=0.18,
+        **({"vertical_spacing": 0.18} if len(metrics) % 2 == 0 else {}),
     )
     palette = ["#2E7D32", "#C62828", "#1565C0", "#6A1B9A"]
     variants = list(dict.fromkeys(rows["variant"]))
@@ -123,7 +142,7 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
         safe = bool(sub["safe"].iloc[0]) if "safe" in sub else vi == 0
         colour = (SAFE_COLOUR if safe else RACY_COLOUR) if len(variants) <= 2 else palette[vi % len(palette)]
         name = f"{variant} ({safety(safe)})"
-        for i, ((col, label, fmt), axis) in enumerate(zip(_SWEEP_METRICS, axes)):
+        for i, ((col, label, fmt), axis) in enumerate(zip(metrics, axes)):
             fig.add_trace(
                 _variant_line(
                     name,
@@ -136,8 +155,17 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
                     hovertemplate=f"{name}<br>%{{x}} threads: %{{y:{fmt}}}<extra>{label}</extra>",
                 )
             )
-    legend_y = 1.07 + room / (640 - 120)  # above the panel titles, however many lines they take
-    return style(fig, title, height=640, meta={"variants": variants}, legend_y=legend_y, extra_top=room)
+    height = 640 if len(metrics) % 2 == 0 else 400
+    legend_y = (1.07 if height == 640 else 1.12) + room / (height - 120)  # above the panel titles, however tall
+    return style(
+        fig,
+        title,
+        subtitle=none_note(rows, left_out),
+        height=height,
+        meta={"variants": variants, "panels": [m[0] for m in metrics]},
+        legend_y=legend_y,
+        extra_top=room,
+    )
 
 
 # What each kind of variant is judged by on the Sweep page: the damage a racy one does, the price a safe one pays.
@@ -156,15 +184,18 @@ def sweep_spread(
     retries per success; each point the mean of its runs, the band their min to max (engine.run.sweep.summarize)."""
     if points is None or points.empty:
         return empty(title, "No sweep results yet")
+    # The racy variant's harm is the point even at zero; a safe measure at zero everywhere is a flat line.
+    panels = [p for p in _SPREAD_PANELS if not p[1] or not flat_zero(points[points["safe"]], p[0])]
+    left_out = [p[2] for p in _SPREAD_PANELS if p not in panels]
     fig = figure()
     axes, room = _thread_panels(
         fig,
-        [label for _, _, label, _ in _SPREAD_PANELS],  # the pattern's name for its harm is the subtitle's
+        [label for _, _, label, _ in panels],  # the pattern's name for its harm is the subtitle's
         title_size=16,
-        y_formats={1: ".0%"},
+        y_formats={i: p[3] for i, p in enumerate(panels) if p[3].endswith("%")},
         horizontal_spacing=0.07,
     )
-    for i, ((measure, safe, label, fmt), axis) in enumerate(zip(_SPREAD_PANELS, axes)):
+    for i, ((measure, safe, label, fmt), axis) in enumerate(zip(panels, axes)):
         mine = points[points["safe"] == safe]
         colour = SAFE_COLOUR if safe else RACY_COLOUR
         for variant in dict.fromkeys(mine["variant"]):
@@ -204,9 +235,9 @@ def sweep_spread(
     return style(
         fig,
         title,
-        subtitle=f"racy harm: {harm}" if harm else "",
+        subtitle=" · ".join(filter(None, [f"racy harm: {harm}" if harm else "", none_note(points, left_out)])),
         height=420,
-        meta={"panels": [p[0] for p in _SPREAD_PANELS]},
+        meta={"panels": [p[0] for p in panels]},
         legend_y=1.12 + room / (420 - 120),
         extra_top=room,
     )
@@ -227,9 +258,12 @@ def sweep_shares(
 ) -> go.Figure:
     """One panel per cause (share of all calls) and one for stale reads, one line per variant (the mean of the
     point's runs)."""
-    present = [(col, label) for col, label in _SHARES if points is not None and col in points]
-    if points is None or points.empty or not present:
+    if points is None or points.empty:
         return empty(title, "No sweep results yet")
+    present = [(col, label) for col, label in _SHARES if col in points and not flat_zero(points, col)]
+    left_out = [label for col, label in _SHARES if (col, label) not in present]
+    if not present:
+        return empty(title, none_note(points, left_out))
     simulated = "profile" in points and (points["profile"] == "aws-like").any()
     if simulated:
         title = f"{title} (SIMULATED)"  # the whole "server profile aws-like: SIMULATED" ran off a 800-px title
@@ -262,7 +296,8 @@ def sweep_shares(
         fig,
         title,
         subtitle=("server profile aws-like: SIMULATED · " if simulated else "")
-        + "each cause as a share of all calls · stale reads as a share of the reads without ConsistentRead",
+        + "each cause as a share of all calls · stale reads as a share of the reads without ConsistentRead"
+        + (f" · {none_note(points, left_out)}" if left_out else ""),
         height=380,
         meta={"panels": [c for c, _ in present], "simulated": simulated},
         legend_y=1.14 + room / (380 - 120),
