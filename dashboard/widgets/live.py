@@ -264,8 +264,25 @@ def sweep_table(points: pd.DataFrame) -> pd.DataFrame:
     """One row per variant and thread count (engine.run.sweep.summarize): the means, and harm's min and max."""
     if points.empty:
         return points
-    table = points[[c for c in SWEEP_COLUMNS if c in points]].rename(columns=SWEEP_COLUMNS)
+    shown = [c for c in SWEEP_COLUMNS if c in points and not _says_nothing(points, c)]
+    table = points[shown].rename(columns=SWEEP_COLUMNS)
     return table.sort_values(["threads", "variant"]).reset_index(drop=True)
+
+
+def _says_nothing(points: pd.DataFrame, column: str) -> bool:
+    """A column left out of the Sweep table, whose last columns were cut at 1280 px: the harm's name (the same
+    long words on every row: the caption says it once), harm's min and max with one run per point (the mean
+    itself), "cannot judge" at zero and a state of done on every row."""
+    values = points[column]
+    if column == "harm":
+        return True
+    if column in ("harm_per_1k_ops_min", "harm_per_1k_ops_max"):
+        return "runs" in points and bool((points["runs"] <= 1).all())
+    if column == "invariants_undecided":
+        return bool(pd.to_numeric(values, errors="coerce").fillna(0).eq(0).all())
+    if column == "state":
+        return bool(values.eq("done").all())
+    return False
 
 
 def sweep_view(job: SweepJob, key: str) -> None:
@@ -297,6 +314,8 @@ def sweep_view(job: SweepJob, key: str) -> None:
             f"{key}-lines",
         )
         if not points.empty:
+            if harm:
+                st.caption(ui.plain(f"Harm: {harm}, per 1,000 ops"))
             st.dataframe(
                 sweep_table(points),
                 hide_index=True,
