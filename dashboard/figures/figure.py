@@ -241,6 +241,8 @@ def wrapped(subtitle: str, width: int = SUBTITLE_CHARS) -> tuple[str, int]:
 def empty(title: str, message: str, height: int = 260) -> go.Figure:
     """A titled placeholder with a message in the middle (no data yet, nothing to show)."""
     fig = figure()
+    # Broken between words to the column (18-px type: about 0.58 of a subtitle's characters a line).
+    message = "<br>".join(textwrap.wrap(message, max(16, int(_LINE_CHARS.get() * 0.58)))) or message
     fig.add_annotation(
         text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font=dict(size=18, color="#555555")
     )

@@ -271,13 +271,17 @@ def sweep_table(points: pd.DataFrame) -> pd.DataFrame:
 
 def _says_nothing(points: pd.DataFrame, column: str) -> bool:
     """A column left out of the Sweep table, whose last columns were cut at 1280 px: the harm's name (the same
-    long words on every row: the caption says it once), harm's min and max with one run per point (the mean
-    itself), "cannot judge" at zero and a state of done on every row."""
+    long words on every row: the caption says it once), harm's min and max and the runs with one run per
+    point (the mean itself), the calls (the CSV has them), "cannot judge" at zero and a state of done on every row."""
     values = points[column]
     if column == "harm":
         return True
     if column in ("harm_per_1k_ops_min", "harm_per_1k_ops_max"):
         return "runs" in points and bool((points["runs"] <= 1).all())
+    if column == "runs":  # one run per point: the chart's title says so
+        return bool(pd.to_numeric(values, errors="coerce").fillna(1).le(1).all())
+    if column == "calls":  # how many calls a point made is in the CSV of every run; calls/s stays
+        return True
     if column == "invariants_undecided":
         return bool(pd.to_numeric(values, errors="coerce").fillna(0).eq(0).all())
     if column == "state":
@@ -319,16 +323,23 @@ def sweep_view(job: SweepJob, key: str) -> None:
             st.dataframe(
                 sweep_table(points),
                 hide_index=True,
-                column_config={
-                    "harm / 1k ops": st.column_config.NumberColumn(format="%.1f", help=f"{harm} per 1,000 ops"),
-                    "harm min": st.column_config.NumberColumn(format="%.1f"),
-                    "harm max": st.column_config.NumberColumn(format="%.1f"),
-                    "conflict rate": st.column_config.NumberColumn(format="percent"),
-                    "retries / success": st.column_config.NumberColumn(format="%.2f"),
-                    "calls": st.column_config.NumberColumn(format="%.0f"),
-                    "calls/s": st.column_config.NumberColumn(format="%.0f"),
-                    "p95 ms": st.column_config.NumberColumn(format="%.1f"),
-                    "client CPU": st.column_config.NumberColumn(format="%.2f", help=panels.CLIENT_CPU_HELP),
+                column_config={  # "small" numbers: the table's every column in view at 1280 px
+                    "threads": st.column_config.NumberColumn(width="small"),
+                    "runs": st.column_config.NumberColumn(width="small"),
+                    "harm / 1k ops": st.column_config.NumberColumn(
+                        format="%.1f", help=f"{harm} per 1,000 ops", width="small"
+                    ),
+                    "harm min": st.column_config.NumberColumn(format="%.1f", width="small"),
+                    "harm max": st.column_config.NumberColumn(format="%.1f", width="small"),
+                    "conflict rate": st.column_config.NumberColumn(format="percent", width="small"),
+                    "retries / success": st.column_config.NumberColumn(format="%.2f", width="small"),
+                    "calls": st.column_config.NumberColumn(format="%.0f", width="small"),
+                    "calls/s": st.column_config.NumberColumn(format="%.0f", width="small"),
+                    "p95 ms": st.column_config.NumberColumn(format="%.1f", width="small"),
+                    "client CPU": st.column_config.NumberColumn(
+                        format="%.2f", help=panels.CLIENT_CPU_HELP, width="small"
+                    ),
+                    "invariants broken": st.column_config.NumberColumn(width="small"),
                 },
             )
             st.download_button(

@@ -71,6 +71,11 @@ def test_no_sweep_chart_title_leaves_its_chart_or_overprints_another(dashboard_u
         expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=30_000)
         page.screenshot(path=f"/tmp/stage-sweep-{width}.png", full_page=True)
         found += [f"{width} px: {m}" for m in _misfits(page.evaluate(TITLE_BOXES))]
+        if width >= 1280:  # the table's every column in view, none behind a horizontal scroll
+            table = page.locator("[data-testid='stDataFrame'] .dvn-scroller").first
+            overflow = table.evaluate("(e) => e.scrollWidth - e.clientWidth")
+            if overflow > 1:
+                found.append(f"{width} px: the Sweep table's last columns are cut ({overflow} px)")
     page.close()
     assert not found, "\n".join(found)
 
