@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from dashboard.widgets import live, panels, ui
+from dashboard.state.run_link import profile_of, settings_of
+from dashboard.widgets import links, live, panels, ui
 from dashboard.widgets.demo_picker import demo_picker
 from dashboard.widgets.registry import get_registry
 from engine.errors import LabError
@@ -51,7 +52,11 @@ record = by_id[str(pick)]
 c1, c2, _ = st.columns([1, 1, 3])
 if c1.button("Open on the Run page", key="history-open"):
     st.session_state["run_id"] = record.id
-    st.switch_page("app_pages/run.py")
+    # The run's own controls as the Run page's link, so its Start and Copy link repeat this run, not the defaults.
+    summary = record.export_summary()
+    made = settings_of(summary)
+    params = {} if made is None else links.encode(made, profile=profile_of(summary))
+    st.switch_page("app_pages/run.py", query_params={**params, "run": record.id})
 if c2.button("Delete this run", key="history-delete"):
     registry.remove(record.id)
     st.rerun()

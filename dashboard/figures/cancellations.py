@@ -12,9 +12,10 @@ import plotly.graph_objects as go
 from dashboard.figures.figure import Calls, agg, empty, figure, style
 from dashboard.figures.palette import short_code
 from dashboard.state.aggregates import Aggregate, Rows
-from dashboard.state.calltext import text_or_none
 from dashboard.state.frames import details, strings, where
 from dashboard.state.runview import RunView
+from dashboard.text.calls import text_or_none
+from dashboard.text.words import plural
 
 _TX_ITEM = re.compile(r"^\s{4}- (\w+)", re.MULTILINE)
 
@@ -104,7 +105,7 @@ def cancellation_heatmap(calls: Calls, *, title: str = "Cancellation reasons per
     return style(
         fig,
         title,
-        subtitle=f"{total:,} failing items in cancelled transactions (reasons 'None' left out)",
+        subtitle=f"{plural(total, 'failing item')} in cancelled transactions (reasons 'None' left out)",
         height=int(200 + 55 * len(table.index)),
         legend=False,
         meta={"cells": int((z > 0).sum())},

@@ -36,6 +36,7 @@ from dashboard.figures.timeline_sample import TimelineSample
 from dashboard.state.aggregates import done_ns
 from dashboard.state.runview import RunView
 from dashboard.state.verdicts import Invariants, as_number
+from dashboard.text.words import plural
 from dashboard.views import pattern_views
 from engine.patterns.base import evidence_caption
 
@@ -136,7 +137,7 @@ def timeline(
     )
     if x_range is not None:
         fig.update_xaxes(range=list(x_range))
-    subtitle = sampling.note() or f"{total:,} calls · hover a bar for the call as the seed logs it"
+    subtitle = sampling.note() or f"{plural(total, 'call')} · hover a bar for the call as the seed logs it"
     if evidence and n_flagged:
         subtitle += f" · ✕ {evidence}"
     return style(
@@ -197,7 +198,7 @@ def outcomes_over_time(
     return style(
         fig,
         title,
-        subtitle=f"calls per second by outcome, {width:g} s bins · {total:,} calls",
+        subtitle=f"calls per second by outcome, {width:g} s bins · {plural(total, 'call')}",
         x_title="seconds",
         y_title="calls / s",
         meta={"bin_s": width, "labels": order, "y_max": float(counts.sum(axis=1).max() / width)},

@@ -120,8 +120,10 @@ def style(
     legend: bool = True,
     meta: Mapping[str, Any] | None = None,
     legend_y: float = 1.01,
+    extra_top: int = 0,
 ) -> go.Figure:
-    """Title, subtitle, legend and fonts, the same on every chart; returns the finished Figure.
+    """Title, subtitle, legend and fonts, the same on every chart; returns the finished Figure. `extra_top`: px
+    more above the plot, for panel titles of more than one line.
 
     Up to five legend entries sit in one row under the subtitle; more go under the plot, so they never run
     into the subtitle.
@@ -132,7 +134,10 @@ def style(
     below = legend and (entries > 5 or sum(len(n) + 6 for n in shown) > chars * 95 // SUBTITLE_CHARS)
     rows = -(-entries // max(1, chars // 28)) if below else 0
     subtitle, sub_lines = wrapped(subtitle, chars)
-    top = 64 + 24 * sub_lines + (34 if legend and not below else 0) + (30 if legend_y > 1.02 else 0)
+    title_lines = textwrap.wrap(title, max(TITLE_CHARS_MIN, int(chars * TITLE_PER_SUBTITLE_CHAR))) if title else []
+    title = "<br>".join(title_lines) if chars < SUBTITLE_CHARS else title  # a full-width chart's title fits
+    extra_top += TITLE_LINE_PX * (len(title_lines) - 1) if chars < SUBTITLE_CHARS and title_lines else 0
+    top = 64 + 24 * sub_lines + (34 if legend and not below else 0) + (30 if legend_y > 1.02 else 0) + extra_top
     bottom = 56 + (26 * rows + 16 if below else 0)
     legend_box = (
         dict(orientation="h", yref="container", yanchor="bottom", y=0.005, xanchor="left", x=0)
@@ -150,7 +155,7 @@ def style(
             yref="container",
             y=1,
             yanchor="top",
-            pad=dict(t=14),
+            pad=dict(t=14 + TITLE_PAD_PX * (title.count("<br>"))),  # plotly lifts a title of more lines
             subtitle=dict(text=subtitle, font=dict(size=15, color="#444444")),
         ),
         margin=dict(l=70, r=24, t=top, b=bottom),
@@ -166,7 +171,7 @@ def style(
     fig.update_xaxes(title_font=dict(size=16))
     fig.update_yaxes(title_font=dict(size=16))
     if chars < SUBTITLE_CHARS:
-        _wrap_bar_labels(fig, max(12, chars * 11 // 20))
+        _wrap_bar_labels(fig, max(24, chars * 11 // 20))  # 24: two lines hold a 40-character label
     return fig.figure()
 
 
@@ -189,6 +194,12 @@ def _wrap_bar_labels(fig: Spec, width: int) -> None:
         fig.update_yaxes(tickmode="array", tickvals=list(names), ticktext=labels, tickfont=dict(size=13))
 
 
+# A title's characters are about 1.6 times a subtitle's wide (22 px bold against 15 px): a narrow column's title
+# is wrapped between words to the same width, each further line TITLE_LINE_PX more above the plot.
+TITLE_PER_SUBTITLE_CHAR = 0.6
+TITLE_CHARS_MIN = 12
+TITLE_LINE_PX = 28
+TITLE_PAD_PX = 12
 SUBTITLE_CHARS = 88  # what a half-width chart on a 1280-px projector shows of a line; a longer one is cut off
 _LINE_CHARS: ContextVar[int] = ContextVar("line_chars", default=SUBTITLE_CHARS)
 
@@ -230,6 +241,8 @@ def wrapped(subtitle: str, width: int = SUBTITLE_CHARS) -> tuple[str, int]:
 def empty(title: str, message: str, height: int = 260) -> go.Figure:
     """A titled placeholder with a message in the middle (no data yet, nothing to show)."""
     fig = figure()
+    # Broken between words to the column (18-px type: about 0.58 of a subtitle's characters a line).
+    message = "<br>".join(textwrap.wrap(message, max(16, int(_LINE_CHARS.get() * 0.58)))) or message
     fig.add_annotation(
         text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font=dict(size=18, color="#555555")
     )

@@ -4,6 +4,7 @@ of engine.run.sweep.summarize in, a Plotly Figure out."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,40 @@ from dashboard.figures.palette import RACY_COLOUR, SAFE_COLOUR, safety
 # -- sweep -------------------------------------------------------------------------------------------------------
 
 
+def flat_zero(points: pd.DataFrame, column: str) -> bool:
+    """Whether a measure is zero (or missing) at every point: a panel of it is a flat line that says nothing."""
+    values = pd.to_numeric(points[column], errors="coerce") if column in points else pd.Series(dtype=float)
+    return bool(values.fillna(0).eq(0).all())
+
+
+def none_note(points: pd.DataFrame, labels: Sequence[str]) -> str:
+    """The subtitle's word for the panels left out as all zero: under which profile none was seen."""
+    if not labels:
+        return ""
+    profiles = sorted(set(points["profile"])) if "profile" in points else []
+    under = f" under the {profiles[0]} profile" if len(profiles) == 1 else ""
+    return f"none{under}: {', '.join(labels)}"
+
+
+# The narrowest a chart is drawn: the page's column on a 1024-px screen with the sidebar open.
+NARROWEST_CHART_PX = 520
+CHAR_EM = 0.58  # a character's mean width, in ems, of the charts' font
+
+
+def panel_titles(titles: Sequence[str], *, cols: int, size: int, spacing: float) -> tuple[list[str], int]:
+    """The panels' titles broken between words into lines that fit their panel at the narrowest chart (a long
+    one ran over its neighbours' and off the chart), and the most lines any title takes."""
+    panel_px = NARROWEST_CHART_PX * (1 - spacing * (cols - 1)) / cols
+    chars = max(8, int(panel_px / (CHAR_EM * size)))
+    lines = [textwrap.wrap(t, chars, break_long_words=False) or [""] for t in titles]
+    return ["<br>".join(line) for line in lines], max(len(line) for line in lines)
+
+
+def title_room(lines: int, size: int) -> int:
+    """The px that panel titles of `lines` lines need above the plot beyond their first line."""
+    return int((lines - 1) * size * 1.3)
+
+
 def _thread_panels(
     fig: go.Figure,
     titles: Sequence[str],
@@ -26,12 +61,14 @@ def _thread_panels(
     rows: int = 1,
     y_formats: Mapping[int, str] | None = None,
     **spacing: float,
-) -> list[str]:
+) -> tuple[list[str], int]:
     """One panel per title, threads on a log-2 x axis and the y axis from zero (tick format by panel index where
-    given); returns the panels' axis suffixes ("", "2", ...) in order."""
-    grid = make_subplots(
-        rows=rows, cols=len(titles) // rows, subplot_titles=list(titles), **spacing
-    ).layout.to_plotly_json()
+    given); returns the panels' axis suffixes ("", "2", ...) in order, and the px their titles' extra lines take."""
+    cols = len(titles) // rows
+    fitted, lines = panel_titles(
+        titles, cols=cols, size=title_size, spacing=spacing.get("horizontal_spacing", 0.2 / cols)
+    )
+    grid = make_subplots(rows=rows, cols=cols, subplot_titles=fitted, **spacing).layout.to_plotly_json()
     axes = ["" if i == 0 else str(i + 1) for i in range(len(titles))]
     for i, axis in enumerate(axes):
         fig.layout[f"xaxis{axis}"] = {
@@ -49,7 +86,7 @@ def _thread_panels(
             **({"tickformat": y_format} if y_format else {}),
         }
     fig.layout["annotations"] = [{**a, "font": {"size": title_size}} for a in grid["annotations"]]
-    return axes
+    return axes, title_room(lines, title_size)
 
 
 def _variant_line(
@@ -84,15 +121,19 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
     """Four panels (conflict rate, retries per success, throughput, p95 latency), one line per variant."""
     if rows is None or rows.empty:
         return empty(title, "No sweep results yet")
+    metrics = [m for m in _SWEEP_METRICS if not flat_zero(rows, m[0])]
+    left_out = [m[1] for m in _SWEEP_METRICS if m not in metrics]
+    if not metrics:
+        return empty(title, none_note(rows, left_out))
     fig = figure()
-    axes = _thread_panels(
+    axes, room = _thread_panels(
         fig,
-        [m[1] for m in _SWEEP_METRICS],
+        [m[1] for m in metrics],
         title_size=17,
-        rows=2,
-        y_formats={0: ".0%"},
+        rows=2 if len(metrics) % 2 == 0 else 1,
+        y_formats={i: m[2] for i, m in enumerate(metrics) if m[2].endswith("%")},
         horizontal_spacing=0.09,
-        vertical_spacing=0.18,
+        **({"vertical_spacing": 0.18} if len(metrics) % 2 == 0 else {}),
     )
     palette = ["#2E7D32", "#C62828", "#1565C0", "#6A1B9A"]
     variants = list(dict.fromkeys(rows["variant"]))
@@ -101,7 +142,7 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
         safe = bool(sub["safe"].iloc[0]) if "safe" in sub else vi == 0
         colour = (SAFE_COLOUR if safe else RACY_COLOUR) if len(variants) <= 2 else palette[vi % len(palette)]
         name = f"{variant} ({safety(safe)})"
-        for i, ((col, label, fmt), axis) in enumerate(zip(_SWEEP_METRICS, axes)):
+        for i, ((col, label, fmt), axis) in enumerate(zip(metrics, axes)):
             fig.add_trace(
                 _variant_line(
                     name,
@@ -114,7 +155,17 @@ def sweep_lines(rows: pd.DataFrame, *, title: str = "Sweep: both variants agains
                     hovertemplate=f"{name}<br>%{{x}} threads: %{{y:{fmt}}}<extra>{label}</extra>",
                 )
             )
-    return style(fig, title, height=640, meta={"variants": variants}, legend_y=1.07)
+    height = 640 if len(metrics) % 2 == 0 else 400
+    legend_y = (1.07 if height == 640 else 1.12) + room / (height - 120)  # above the panel titles, however tall
+    return style(
+        fig,
+        title,
+        subtitle=none_note(rows, left_out),
+        height=height,
+        meta={"variants": variants, "panels": [m[0] for m in metrics]},
+        legend_y=legend_y,
+        extra_top=room,
+    )
 
 
 # What each kind of variant is judged by on the Sweep page: the damage a racy one does, the price a safe one pays.
@@ -133,15 +184,18 @@ def sweep_spread(
     retries per success; each point the mean of its runs, the band their min to max (engine.run.sweep.summarize)."""
     if points is None or points.empty:
         return empty(title, "No sweep results yet")
+    # The racy variant's harm is the point even at zero; a safe measure at zero everywhere is a flat line.
+    panels = [p for p in _SPREAD_PANELS if not p[1] or not flat_zero(points[points["safe"]], p[0])]
+    left_out = [p[2] for p in _SPREAD_PANELS if p not in panels]
     fig = figure()
-    axes = _thread_panels(
+    axes, room = _thread_panels(
         fig,
-        [(f"racy: {harm} per 1,000 ops" if harm and not safe else label) for _, safe, label, _ in _SPREAD_PANELS],
+        [label for _, _, label, _ in panels],  # the pattern's name for its harm is the subtitle's
         title_size=16,
-        y_formats={1: ".0%"},
+        y_formats={i: p[3] for i, p in enumerate(panels) if p[3].endswith("%")},
         horizontal_spacing=0.07,
     )
-    for i, ((measure, safe, label, fmt), axis) in enumerate(zip(_SPREAD_PANELS, axes)):
+    for i, ((measure, safe, label, fmt), axis) in enumerate(zip(panels, axes)):
         mine = points[points["safe"] == safe]
         colour = SAFE_COLOUR if safe else RACY_COLOUR
         for variant in dict.fromkeys(mine["variant"]):
@@ -178,14 +232,22 @@ def sweep_spread(
                     f"<extra>{label}</extra>",
                 )
             )
-    return style(fig, title, height=420, meta={"panels": [p[0] for p in _SPREAD_PANELS]}, legend_y=1.12)
+    return style(
+        fig,
+        title,
+        subtitle=" · ".join(filter(None, [f"racy harm: {harm}" if harm else "", none_note(points, left_out)])),
+        height=420,
+        meta={"panels": [p[0] for p in panels]},
+        legend_y=1.12 + room / (420 - 120),
+        extra_top=room,
+    )
 
 
 # Shares of all calls by why they were refused, and of eventually consistent reads that were stale. Under the
 # aws-like profile transaction conflicts and stale reads are SIMULATED, and the title says so.
 _SHARES = (
     ("condition_refused_share", "condition refused"),
-    ("transaction_conflict_share", "TransactionConflict"),
+    ("transaction_conflict_share", "transaction conflict"),  # words: a panel title is wrapped between them
     ("throttled_share", "throttled"),
     ("stale_read_share", "stale reads"),  # a panel is ~18 characters wide: what it is a share of is the subtitle's
 )
@@ -196,14 +258,17 @@ def sweep_shares(
 ) -> go.Figure:
     """One panel per cause (share of all calls) and one for stale reads, one line per variant (the mean of the
     point's runs)."""
-    present = [(col, label) for col, label in _SHARES if points is not None and col in points]
-    if points is None or points.empty or not present:
+    if points is None or points.empty:
         return empty(title, "No sweep results yet")
+    present = [(col, label) for col, label in _SHARES if col in points and not flat_zero(points, col)]
+    left_out = [label for col, label in _SHARES if (col, label) not in present]
+    if not present:
+        return empty(title, none_note(points, left_out))
     simulated = "profile" in points and (points["profile"] == "aws-like").any()
     if simulated:
         title = f"{title} (SIMULATED)"  # the whole "server profile aws-like: SIMULATED" ran off a 800-px title
     fig = figure()
-    axes = _thread_panels(
+    axes, room = _thread_panels(
         fig,
         [label for _, label in present],
         title_size=15,
@@ -231,8 +296,10 @@ def sweep_shares(
         fig,
         title,
         subtitle=("server profile aws-like: SIMULATED · " if simulated else "")
-        + "each cause as a share of all calls · stale reads as a share of the reads without ConsistentRead",
+        + "each cause as a share of all calls · stale reads as a share of the reads without ConsistentRead"
+        + (f" · {none_note(points, left_out)}" if left_out else ""),
         height=380,
         meta={"panels": [c for c, _ in present], "simulated": simulated},
-        legend_y=1.14,
+        legend_y=1.14 + room / (380 - 120),
+        extra_top=room,
     )

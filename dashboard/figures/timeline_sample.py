@@ -9,8 +9,8 @@ import pandas as pd
 from dashboard.figures.palette import OK, OK_READ
 from dashboard.figures.sampling import Reservoir, Sampling, choose, stable_hash
 from dashboard.state.aggregates import Aggregate, Rows
-from dashboard.state.calltext import hover_texts
 from dashboard.state.frames import details, outcome_labels, strings
+from dashboard.text.calls import hover_texts
 
 TIMELINE_KEEP = 5000  # calls kept per timeline category: the most a timeline draws (charts.MAX_BARS_FINAL)
 

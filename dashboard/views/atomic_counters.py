@@ -16,6 +16,7 @@ from dashboard.figures.sampling import thin_index
 from dashboard.state.aggregates import Aggregate, Rows, SortedTail
 from dashboard.state.frames import detail_values, where
 from dashboard.state.verdicts import Invariants, observed
+from dashboard.text.words import plural
 from dashboard.views.base import Ask, View
 from engine.patterns.atomic_counters import DETAIL_READ, FINAL_COUNT, INCREMENT, AtomicCounters
 
@@ -141,16 +142,16 @@ def counter(
         fig.update_xaxes(range=list(x_range))
     fig.update_yaxes(rangemode="tozero")
     if facts.final is None:
-        sub = f"{facts.acknowledged:,} increments acknowledged so far; the count is read back when the run ends"
+        sub = f"{plural(facts.acknowledged, 'increment')} acknowledged so far; the count is read back when the run ends"
     elif facts.lost:
         sub = (
-            f"final count {facts.final:,} vs {facts.acknowledged:,} acknowledged increments: "
-            f"{facts.lost:,} lost updates"
+            f"final count {facts.final:,} vs {plural(facts.acknowledged, 'acknowledged increment')}: "
+            f"{plural(facts.lost, 'lost update')}"
         )
     else:
-        sub = f"final count {facts.final:,} = {facts.acknowledged:,} acknowledged increments: none lost"
+        sub = f"final count {facts.final:,} = {plural(facts.acknowledged, 'acknowledged increment')}: none lost"
     if facts.unknown:
-        sub += f" · {facts.unknown} with unknown outcome"
+        sub += f" · {facts.unknown:,} with unknown outcome"
     y_max = max(
         facts.acknowledged, facts.final or 0, float(np.nanmax(s["written"])) if s["written"].notna().any() else 0
     )

@@ -22,6 +22,7 @@ from dashboard.figures.palette import CCF, COLOURS, FLAG_COLOUR, INFO, SAFE_COLO
 from dashboard.state.aggregates import Aggregate, Rows
 from dashboard.state.frames import detail_fields, strings, where
 from dashboard.state.verdicts import Invariants, flagged_calls
+from dashboard.text.words import client_name, plural
 from dashboard.views.base import Ask, View
 from engine.patterns.distributed_locking import (
     ACQUIRE,
@@ -168,7 +169,7 @@ def lease_gantt(
     title: str = "Lease Gantt: who held the lock when",
     lanes: int | None = None,
 ) -> go.Figure:
-    """Holder bars per worker (fencing token inside), heartbeats, expiries, takeovers, refused zombie releases,
+    """Holder bars per client (fencing token inside), heartbeats, expiries, takeovers, refused zombie releases,
     and the protected writes: landed, refused by the token, or stale and landed."""
     leases = agg(calls, LeaseEvents).timeline(flagged_calls(invariants))
     if leases.holds.empty:
@@ -185,7 +186,7 @@ def lease_gantt(
         if rows.empty:
             continue
         hover = [
-            f"worker-{c + 1} hold {int(h) + 1}"
+            f"{client_name(c)} hold {int(h) + 1}"
             + ("" if np.isnan(t) else f", fencing token {int(t)}")
             + f"<br>{a:.3f} → {b:.3f} s ({ended})"
             + ("<br><b>takeover of an expired lease</b>" if tk else "")
@@ -249,7 +250,7 @@ def lease_gantt(
                 y=rows["client"],
                 marker=dict(symbol=symbol, size=size, color=colour, line=dict(width=2, color=colour)),
                 customdata=[
-                    f"#{s} worker-{c + 1} {kind}" + ("" if np.isnan(t) else f" (token {int(t)})")
+                    f"#{s} {client_name(c)} {kind}" + ("" if np.isnan(t) else f" (token {int(t)})")
                     for s, c, t in zip(rows["seq"], rows["client"], rows["token"])
                 ],
                 hovertemplate="%{customdata}<br>at %{x:.3f} s<extra></extra>",
@@ -260,18 +261,19 @@ def lease_gantt(
     fig.update_yaxes(
         autorange=False,
         range=[n_lanes - 0.5, -0.5],
-        title_text="worker",
+        title_text="client",
         showgrid=False,
         tickmode="array",
         tickvals=list(range(n_lanes)) if n_lanes <= 24 else None,
-        ticktext=[f"worker-{i + 1}" for i in range(n_lanes)] if n_lanes <= 24 else None,
+        ticktext=[str(i) for i in range(n_lanes)] if n_lanes <= 24 else None,  # as on the timeline
     )
     if x_range is not None:
         fig.update_xaxes(range=list(x_range))
     kinds = events["kind"].value_counts()
     sub = (
-        f"{len(holds)} leases · {int((holds['ended'] == 'expired').sum())} expired · "
-        f"{len(takeovers)} takeovers · {int(kinds.get('zombie release refused', 0))} zombie releases refused · "
+        f"{plural(len(holds), 'lease')} · {int((holds['ended'] == 'expired').sum())} expired · "
+        f"{plural(len(takeovers), 'takeover')} · "
+        f"{plural(int(kinds.get('zombie release refused', 0)), 'zombie release')} refused · "
         f"stale writes: {int(kinds.get('stale write refused (fencing token)', 0))} refused, "
         f"{int(kinds.get('stale write landed', 0))} landed"
     )

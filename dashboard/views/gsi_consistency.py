@@ -16,6 +16,7 @@ from dashboard.figures.sampling import thin_index
 from dashboard.state.aggregates import Aggregate, Grow, Rows
 from dashboard.state.frames import detail_fields, detail_values, where
 from dashboard.state.verdicts import Invariants
+from dashboard.text.words import client_name, plural
 from dashboard.views.base import Ask, View
 from engine.patterns.gsi_consistency import DETAIL_OP, DETAIL_STALE, READ_BACK, WRITE, GsiConsistency
 
@@ -113,7 +114,7 @@ def gsi_staleness(
         y = rows["seen_ms"].fillna(top)
         # "write ?": an imported file's write that lacks its op number still gets its point
         text = [
-            f"#{s} client {c} write {'?' if np.isnan(o) else int(o) + 1}: {r} reads, {st} stale"
+            f"#{s} {client_name(c)} write {'?' if np.isnan(o) else int(o) + 1}: {plural(r, 'read')}, {st} stale"
             for s, c, o, r, st in zip(rows["seq"], rows["client"], rows["op"], rows["reads"], rows["stale_reads"])
         ]
         fig.add_trace(
@@ -148,7 +149,7 @@ def gsi_staleness(
     ms = data.loc[seen, "seen_ms"]
     stale = int(data["stale_reads"].sum())
     sub = (
-        f"{len(data):,} writes · {stale:,} stale reads · "
+        f"{plural(len(data), 'write')} · {plural(stale, 'stale read')} · "
         + (
             f"visible after p50 {ms.median():.0f} ms, p95 {ms.quantile(0.95):.0f} ms, max {ms.max():.0f} ms"
             if len(ms)

@@ -12,6 +12,7 @@ from dashboard.figures.palette import COLOURS, INFO, RACY_COLOUR, SAFE_COLOUR
 from dashboard.state.aggregates import Aggregate, Rows
 from dashboard.state.frames import details, strings, where
 from dashboard.state.verdicts import Invariants
+from dashboard.text.words import plural
 from dashboard.views.base import Ask, View
 from engine.patterns.idempotency_keys import (
     CHARGE_CARD,
@@ -117,10 +118,10 @@ def idempotency_view(
     fig.update_xaxes(range=[0, max(values) * 1.2 or 1])
     extra = facts["extra charges"]
     sub = (
-        f"{extra:,} extra charges: retries and duplicate deliveries charged the card again"
+        f"{plural(extra, 'extra charge')}: retries and duplicate deliveries charged the card again"
         if extra
-        else f"{facts['charges made']:,} charges for {facts['logical requests']:,} requests sent "
-        f"{facts['sends (retries and duplicates included)']:,} times: each charged once"
+        else f"{plural(facts['charges made'], 'charge')} for {plural(facts['logical requests'], 'request')} sent "
+        f"{plural(facts['sends (retries and duplicates included)'], 'time')}: each charged once"
     )
     return style(fig, title, subtitle=sub, legend=False, height=int(120 + 46 * len(names)), meta=facts)
 

@@ -19,6 +19,7 @@ from dashboard.figures.palette import CCF, COLOURS, FLAG_COLOUR, INFO, OK
 from dashboard.figures.sampling import Reservoir, Sampling, choose, stable_hash, thin_index
 from dashboard.state.aggregates import Aggregate, Grow, Rows, SortedTail, done_ns
 from dashboard.state.frames import WRITE_OPS, as_object, categories, detail_fields, where
+from dashboard.text.words import client_name, plural
 from dashboard.views.base import Ask, View
 from engine.patterns.optimistic_locking import DETAIL_READ_VERSION, DETAIL_VERSION, OptimisticLocking
 
@@ -272,7 +273,8 @@ def version_history(
             continue
         text = Texts(
             [
-                f"#{s} client {c} {a}<br>read v{r} → wrote v{v}" + (f"<br>erased by #{w}" if name == "lost" else "")
+                f"#{s} {client_name(c)} {a}<br>read v{r} → wrote v{v}"
+                + (f"<br>erased by #{w}" if name == "lost" else "")
                 for s, c, a, r, v, w in zip(
                     rows["seq"].tolist(),
                     rows["client"].tolist(),
@@ -298,14 +300,14 @@ def version_history(
     if x_range is not None:
         fig.update_xaxes(range=list(x_range))
     headline = (
-        f"{lost:,} lost updates: two clients wrote the same version, the later erased the earlier"
+        f"{plural(lost, 'lost update')}: two clients wrote the same version, the later erased the earlier"
         if lost
         else "none lost: every version was written once"
     )
     return style(
         fig,
         f"{title} ({key})",
-        subtitle=f"{headline} · {refused:,} conflicts refused{note}",
+        subtitle=f"{headline} · {plural(refused, 'conflict')} refused{note}",
         x_title="seconds",
         y_title="version",
         height=420,

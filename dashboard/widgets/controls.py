@@ -8,7 +8,6 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.state.plaintext import plain
 from dashboard.state.run_settings import (
     DEFAULT_THREADS,
     LIMIT_DURATION,
@@ -18,6 +17,7 @@ from dashboard.state.run_settings import (
     pattern_label,
     variant_label,
 )
+from dashboard.text.plain import plain
 from dashboard.widgets import links
 from dashboard.widgets.cluster_choice import current_cluster
 from engine.backends.backend import RETRY_MODES

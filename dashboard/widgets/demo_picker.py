@@ -7,8 +7,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard.state.plaintext import plain
 from dashboard.state.records import RunRecord
+from dashboard.text.plain import plain
 from dashboard.widgets.registry import Registry
 from engine.errors import LabError
 from engine.run.demos import DEFAULT_DIR, demo_files

@@ -17,8 +17,9 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from dashboard.state.plaintext import plain
 from dashboard.state.run_settings import LIMIT_DURATION, LIMIT_OPS, RunSettings, option_kind
+from dashboard.text.plain import plain
+from dashboard.text.words import plural
 from engine.backends.backend import RETRY_MODES
 from engine.digits import ONLY, foreign_digits
 from engine.errors import LabError, clip
@@ -234,7 +235,9 @@ def twice_given(name: str, values: list[str]) -> str | None:
     if len(values) < 2:
         return None
     shown = ", ".join(repr(v) for v in values[:4])
-    return clip(f"The link gives {name!r} {len(values)} times ({shown}); give it once. The last is used meanwhile.")
+    return clip(
+        f"The link gives {name!r} {plural(len(values), 'time')} ({shown}); give it once. The last is used meanwhile."
+    )
 
 
 def _initials() -> dict[str, Any]:

@@ -7,7 +7,7 @@ LIVE_REFRESH_S seconds while a run is going, and stops polling (one full rerun) 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -20,6 +20,7 @@ from dashboard.figures.palette import safety
 from dashboard.state.records import RunRecord
 from dashboard.state.sweep_jobs import SweepJob
 from dashboard.state.verdicts import flagged_calls
+from dashboard.text.words import plural
 from dashboard.widgets import panels, replay, ui
 
 LIVE_REFRESH_S = 0.75  # every chart updates at least once a second while a run goes
@@ -42,7 +43,7 @@ def poll(active: Callable[[], bool], body: Callable[[], None], *, every: float =
 
 def run_header(record: RunRecord) -> None:
     """The run's title with its state badge; drawn inside the polled fragment, so the badge follows the run."""
-    st.markdown(f"## {panels.state_badge(panels.live_state(record))} {ui.plain(record.title)}")
+    st.markdown(f"## {panels.state_trail(record)} {ui.plain(record.title)}")
     where = record.backend_label
     st.caption(ui.plain(f"run {record.id} · {where}" + (f" · file {record.file_name}" if record.file_name else "")))
     profile_caption(record)
@@ -55,6 +56,9 @@ def profile_caption(record: RunRecord) -> None:
         st.caption(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
 
 
+HALF_COLUMN_CHARS = 36  # characters of subtitle a half-column chart shows at 1024 px with the sidebar open
+
+
 def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None) -> dict[str, Any]:
     """Every chart of the Run page: timeline, outcomes, latency, the pattern's views, and the final state once
     there are verdicts (None before). Drawn from the run's aggregates, brought up to date first. `x_range` fixes
@@ -64,6 +68,9 @@ def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None
     flagged = flagged_calls(invariants)
     max_bars = charts.MAX_BARS if record.running else charts.MAX_BARS_FINAL
     with record.view() as view:
+        with figure.narrow(HALF_COLUMN_CHARS):  # side by side: half the page's column each
+            outcomes = charts.outcomes_over_time(view, x_range=x_range)
+            latency = charts.latency(view, x_range=x_range)
         return {
             "timeline": charts.timeline(
                 view,
@@ -73,8 +80,8 @@ def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None
                 x_range=x_range,
                 evidence=charts.evidence_note(verdicts),
             ),
-            "outcomes": charts.outcomes_over_time(view, x_range=x_range),
-            "latency": charts.latency(view, x_range=x_range),
+            "outcomes": outcomes,
+            "latency": latency,
             "views": charts.pattern_views(
                 record.pattern, view, invariants, record.options(), lanes=record.threads, x_range=x_range
             ),
@@ -136,14 +143,21 @@ def headline(record: RunRecord) -> str:
         return "replaying: the verdicts come at the end"
     if not invariants:
         return "no verdicts" if record.error is None else f"failed: {record.error.problem}"
+    said = verdicts_said(invariants)
+    if record.state == "stopped":  # the verdicts judge what was done before the stop, not the run planned
+        return f"stopped, so judged only on the {plural(len(record.history), 'call')} made: {said}"
+    return said
+
+
+def verdicts_said(invariants: Sequence[Mapping[str, Any]]) -> str:
     broken = [inv for inv in invariants if inv.get("holds") is False]
     undecided = sum(1 for inv in invariants if inv.get("holds") is None)  # cannot judge: neither PASS nor FAIL
+    n = plural(len(invariants), "invariant")
     if not broken:
-        if undecided:
-            return f"{len(invariants) - undecided} of {len(invariants)} invariants hold; {undecided} cannot be judged"
-        return f"all {len(invariants)} invariants hold"
-    first = broken[0]
-    return f"{len(broken)} of {len(invariants)} invariants broken: {first['explanation']}"
+        return (
+            f"{len(invariants) - undecided} of {n} hold; {undecided} cannot be judged" if undecided else f"all {n} hold"
+        )
+    return f"{len(broken)} of {n} broken: {broken[0]['explanation']}"
 
 
 def verdict_box(record: RunRecord) -> Callable[..., Any]:
@@ -157,7 +171,7 @@ def verdict_box(record: RunRecord) -> Callable[..., Any]:
     return st.success if invariants else st.info
 
 
-PAIR_COLUMN_CHARS = 46  # characters of subtitle a Compare side's column shows at 1280 px with the sidebar open
+PAIR_COLUMN_CHARS = 32  # characters of subtitle a Compare side's column shows at 1024 px with the sidebar open
 
 
 def compare_view(records: Sequence[RunRecord], key: str) -> None:
@@ -215,7 +229,7 @@ def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, f
             with st.container(height=130, border=False):
                 verdict_box(record)(f"**{ui.plain(headline(record))}**")
             panels.run_messages(record)
-            panels.progress_and_counters(record, compact=True)
+            panels.progress_and_counters(record, compact=True, pair=True)
             ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
             ui.chart(outcome_figs[i], f"{key}-{i}-outcomes")
             ui.chart(view_figs[i], f"{key}-{i}-view")
@@ -250,8 +264,29 @@ def sweep_table(points: pd.DataFrame) -> pd.DataFrame:
     """One row per variant and thread count (engine.run.sweep.summarize): the means, and harm's min and max."""
     if points.empty:
         return points
-    table = points[[c for c in SWEEP_COLUMNS if c in points]].rename(columns=SWEEP_COLUMNS)
+    shown = [c for c in SWEEP_COLUMNS if c in points and not _says_nothing(points, c)]
+    table = points[shown].rename(columns=SWEEP_COLUMNS)
     return table.sort_values(["threads", "variant"]).reset_index(drop=True)
+
+
+def _says_nothing(points: pd.DataFrame, column: str) -> bool:
+    """A column left out of the Sweep table, whose last columns were cut at 1280 px: the harm's name (the same
+    long words on every row: the caption says it once), harm's min and max and the runs with one run per
+    point (the mean itself), the calls (the CSV has them), "cannot judge" at zero and a state of done on every row."""
+    values = points[column]
+    if column == "harm":
+        return True
+    if column in ("harm_per_1k_ops_min", "harm_per_1k_ops_max"):
+        return "runs" in points and bool((points["runs"] <= 1).all())
+    if column == "runs":  # one run per point: the chart's title says so
+        return bool(pd.to_numeric(values, errors="coerce").fillna(1).le(1).all())
+    if column == "calls":  # how many calls a point made is in the CSV of every run; calls/s stays
+        return True
+    if column == "invariants_undecided":
+        return bool(pd.to_numeric(values, errors="coerce").fillna(0).eq(0).all())
+    if column == "state":
+        return bool(values.eq("done").all())
+    return False
 
 
 def sweep_view(job: SweepJob, key: str) -> None:
@@ -261,7 +296,9 @@ def sweep_view(job: SweepJob, key: str) -> None:
         rows = job.frame()
         points = summarize(rows) if not rows.empty else pd.DataFrame()
         done = len(rows)
-        text = f"{job.state.value} · {done} of {job.total} runs" + (f" · now {job.current}" if job.current else "")
+        text = f"{job.state.value} · {done} of {plural(job.total, 'run')}" + (
+            f" · now {job.current}" if job.current else ""
+        )
         if job.profile.simulated:  # every figure below comes from the model's contention and network time
             st.caption(
                 f"Server profile {job.profile.describe()}: conflicts, throughput and latencies come from the model"
@@ -281,19 +318,28 @@ def sweep_view(job: SweepJob, key: str) -> None:
             f"{key}-lines",
         )
         if not points.empty:
+            if harm:
+                st.caption(ui.plain(f"Harm: {harm}, per 1,000 ops"))
             st.dataframe(
                 sweep_table(points),
                 hide_index=True,
-                column_config={
-                    "harm / 1k ops": st.column_config.NumberColumn(format="%.1f", help=f"{harm} per 1,000 ops"),
-                    "harm min": st.column_config.NumberColumn(format="%.1f"),
-                    "harm max": st.column_config.NumberColumn(format="%.1f"),
-                    "conflict rate": st.column_config.NumberColumn(format="percent"),
-                    "retries / success": st.column_config.NumberColumn(format="%.2f"),
-                    "calls": st.column_config.NumberColumn(format="%.0f"),
-                    "calls/s": st.column_config.NumberColumn(format="%.0f"),
-                    "p95 ms": st.column_config.NumberColumn(format="%.1f"),
-                    "client CPU": st.column_config.NumberColumn(format="%.2f", help=panels.CLIENT_CPU_HELP),
+                column_config={  # "small" numbers: the table's every column in view at 1280 px
+                    "threads": st.column_config.NumberColumn(width="small"),
+                    "runs": st.column_config.NumberColumn(width="small"),
+                    "harm / 1k ops": st.column_config.NumberColumn(
+                        format="%.1f", help=f"{harm} per 1,000 ops", width="small"
+                    ),
+                    "harm min": st.column_config.NumberColumn(format="%.1f", width="small"),
+                    "harm max": st.column_config.NumberColumn(format="%.1f", width="small"),
+                    "conflict rate": st.column_config.NumberColumn(format="percent", width="small"),
+                    "retries / success": st.column_config.NumberColumn(format="%.2f", width="small"),
+                    "calls": st.column_config.NumberColumn(format="%.0f", width="small"),
+                    "calls/s": st.column_config.NumberColumn(format="%.0f", width="small"),
+                    "p95 ms": st.column_config.NumberColumn(format="%.1f", width="small"),
+                    "client CPU": st.column_config.NumberColumn(
+                        format="%.2f", help=panels.CLIENT_CPU_HELP, width="small"
+                    ),
+                    "invariants broken": st.column_config.NumberColumn(width="small"),
                 },
             )
             st.download_button(

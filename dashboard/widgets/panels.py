@@ -11,10 +11,12 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.figures.palette import ordered, safety
-from dashboard.state.calltext import call_log, last_calls
 from dashboard.state.frames import outcome_labels
+from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord, known_pattern
 from dashboard.state.verdicts import flagged_calls
+from dashboard.text.calls import call_log, last_calls
+from dashboard.text.words import plural
 from dashboard.widgets import explain_panel
 from dashboard.widgets.ui import plain, show_error
 from engine.patterns.base import evidence_caption
@@ -40,6 +42,34 @@ def state_badge(state: str) -> str:
     return f":{STATE_BADGE.get(state, 'gray')}-badge[{state.upper()}]"
 
 
+# The states a run's trail shows once it has ended: from its clients' release to its end (preparing is setup).
+TRAIL_FROM = "running"
+
+
+def state_trail(record: RunRecord) -> str:
+    """The header's badges: the state now while the run goes; once it has ended, every state it passed from
+    RUNNING on, each with its time ("RUNNING 1.2 s → VERIFYING 0.03 s → DONE"), so a verification shorter than
+    the page's poll is still seen to have happened."""
+    run = record.run
+    if run is None or record.running or not run.passed:
+        return state_badge(live_state(record))
+    passed = [(state.value, t) for state, t in run.passed]
+    start = next((i for i, (state, _) in enumerate(passed) if state == TRAIL_FROM), len(passed) - 1)
+    shown = passed[start:]
+    badges = []
+    for (state, t), (_, t_next) in zip(shown, shown[1:]):
+        badges.append(f":{STATE_BADGE.get(state, 'gray')}-badge[{state.upper()} {t_next - t:.2f} s]")
+    badges.append(state_badge(shown[-1][0]))
+    return " → ".join(badges)
+
+
+def stopped_note(record: RunRecord) -> str:
+    """After a verdict: a stopped run was judged on the calls it made before the stop, not on the run planned."""
+    if record.state != "stopped":
+        return ""
+    return f" · stopped, so judged only on the {plural(len(record.history), 'call')} made"
+
+
 def live_state(record: RunRecord) -> str:
     """The run's state as a room should read it now: "stopping" between a Stop and the clients' last calls."""
     run = record.run
@@ -49,7 +79,9 @@ def live_state(record: RunRecord) -> str:
     return state
 
 
-def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[str, Any]:
+def progress_and_counters(record: RunRecord, *, compact: bool = False, pair: bool = False) -> dict[str, Any]:
+    """The progress bar and the counters; one side of a Compare `pair` shows its guard's refusals apart from the
+    harm the invariants found (pair_counters), in rows of three."""
     p = record.progress()
     fraction = p.get("fraction")
     state = live_state(record)
@@ -57,6 +89,12 @@ def progress_and_counters(record: RunRecord, *, compact: bool = False) -> dict[s
     if fraction is None:
         fraction = 1.0 if not record.running else 0.0
     st.progress(min(1.0, max(0.0, float(fraction))), text=text)
+    if pair:
+        counters = pair_counters(p, record.invariants(), record.safe)
+        for start in range(0, len(counters), 3):
+            for col, c in zip(st.columns(3), counters[start : start + 3]):
+                col.metric(c.label, c.value, border=True, help=c.help)
+        return p
     metrics = [
         ("calls", f"{p['calls']:,}"),
         ("ok", f"{p['ok']:,}"),
@@ -133,11 +171,15 @@ def run_messages(record: RunRecord) -> None:
         crashes = [e for e in run.worker_errors if e["kind"] == "crash"]
         errors = [e for e in run.worker_errors if e["kind"] != "crash"]
         if crashes:
-            st.info(f"{len(crashes)} client(s) crashed mid-operation (injected by the pattern)", icon=":material/bolt:")
+            st.info(
+                f"{plural(len(crashes), 'client')} crashed mid-operation (injected by the pattern)",
+                icon=":material/bolt:",
+            )
         if errors:
             first = "; ".join(f"client {e['client']}: {e['message']}" for e in errors[:3])
             st.warning(
-                f"{len(errors)} client(s) stopped on an unexpected error: {plain(first)}", icon=":material/error:"
+                f"{plural(len(errors), 'client')} stopped on an unexpected error: {plain(first)}",
+                icon=":material/error:",
             )
 
 
@@ -171,7 +213,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
     if any(inv.get("as_of") for inv in invariants):
         return _invariants_so_far(invariants, key, columns)
     holds = sum(1 for inv in invariants if inv.get("holds") is True)
-    st.markdown(f"**{holds} of {len(invariants)} hold**")
+    st.markdown(f"**{holds} of {len(invariants)} hold**" + stopped_note(record))
     explain_panel.second_opinion(record)
     given_up = gave_up_text((record.summary() or {}).get("gave_up"))
     if given_up:  # a PASS judges the work done: say what the clients abandoned, next to it
@@ -188,7 +230,7 @@ def invariant_cards(record: RunRecord, key: str, *, columns: int = 2) -> None:
                 else ":gray-badge[CANNOT JUDGE]"
             )
             st.markdown(f"#### {badge} {plain(inv.get('name', ''))}")
-            extra = f" · **{inv['violations']:,} violations**" if inv.get("violations") else ""
+            extra = f" · **{plural(inv['violations'], 'violation')}**" if inv.get("violations") else ""
             expected, observed = plain(_short(inv.get("expected"))), plain(_short(inv.get("observed")))
             st.markdown(f"expected **{expected}** · observed **{observed}**{extra}")
             st.caption(plain(inv.get("explanation", "")))
@@ -261,7 +303,7 @@ def call_log_panel(record: RunRecord, key: str) -> None:
         rows = frame[mask]
         shown = min(len(rows), CALL_LOG_LIMIT)
         st.caption(
-            f"{len(rows):,} matching calls"
+            f"{plural(len(rows), 'matching call')}"
             + (f"; the last {shown} shown, download for all" if len(rows) > shown else "")
         )
         last = last_calls(rows, CALL_LOG_LIMIT)

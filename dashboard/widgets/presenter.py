@@ -13,6 +13,7 @@ import streamlit as st
 
 from dashboard.figures import charts
 from dashboard.figures.palette import safety
+from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord
 from dashboard.state.verdicts import flagged_calls
 from dashboard.widgets import replay, ui
@@ -31,6 +32,9 @@ div[data-testid="stMainBlockContainer"] div[data-testid="stVerticalBlock"] { gap
 div[data-testid="stMetric"] > div { padding: 0.2rem 0.5rem !important; }
 div[data-testid="stMetricValue"] { font-size: clamp(1.8rem, 2.6vw, 3rem) !important; }
 div[data-testid="stMetricLabel"] p { font-size: clamp(1rem, 1.2vw, 1.4rem) !important; }
+/* A run's two charts take the height the verdict and counters leave: 300 px at 720 px, more on a taller screen. */
+.st-key-presenter-charts div[data-testid="stPlotlyChart"],
+.st-key-presenter-charts div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(300px, calc(100vh - 420px)) !important; }
 .ddblab-verdict p { font-size: clamp(1.1rem, 1.5vw, 1.8rem) !important; font-weight: 700; margin: 0; }
 </style>"""
 
@@ -153,8 +157,14 @@ def shortened(text: str, limit: int) -> str:
     return f"{cut}…"
 
 
-def _counters(record: RunRecord) -> None:
+def _counters(record: RunRecord, *, pair: bool = False) -> None:
+    """The run's counters; a Compare side's keep its guard's refusals apart from harm (pair_counters)."""
     p = record.progress()
+    if pair:
+        counters = pair_counters(p, record.invariants(), record.safe, short=True)
+        for col, c in zip(st.columns(len(counters)), counters):
+            col.metric(c.label, c.value, border=True)  # no help icon: the label keeps its room
+        return
     metrics = [("calls", p["calls"]), ("ok", p["ok"]), ("fail", p["fail"]), ("conflicts", p["conflicts"])]
     for col, (label, value) in zip(st.columns(len(metrics)), metrics):
         col.metric(label, f"{value:,}", border=True)
@@ -185,11 +195,12 @@ def run_view(record: RunRecord, key: str, toggle_at: Any = None) -> None:
         _verdict(shown, record.id)
         _counters(shown)
         timeline, own = _figures(shown, x_range, record.threads)
-        left, right = st.columns(2)
-        with left:
-            ui.chart(timeline, f"{key}-p-timeline")
-        with right:
-            ui.chart(own, f"{key}-p-view")
+        with st.container(key="presenter-charts"):  # as tall as the screen leaves (CSS): 300 px at 720
+            left, right = st.columns(2)
+            with left:
+                ui.chart(timeline, f"{key}-p-timeline", screen_tall=True)
+            with right:
+                ui.chart(own, f"{key}-p-view", screen_tall=True)
 
     if not record.running and len(record.history) and replay.replay_toggle(key, toggle_at):
         replay.replay_view(record, key, body, compact=True)
@@ -214,7 +225,7 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
         for col, side, whole in zip(st.columns(len(shown), gap="medium"), shown, records):
             with col:
                 _verdict(side, whole.id, height=110)
-                _counters(side)
+                _counters(side, pair=True)
                 timeline, _ = _figures(side, x_range, lanes)
                 ui.chart(_sized(timeline, PAIR_CHART_HEIGHT), f"{key}-{whole.id}-p-timeline")
 

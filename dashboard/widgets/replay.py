@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard.state.plaintext import plain
 from dashboard.state.records import RunRecord, Source
+from dashboard.text.plain import plain
+from dashboard.text.words import plural
 from engine.record.history import Call, History
 
 # Slow motion too: the recorded demos last a second or a few, and a stale write lands in a few milliseconds.
@@ -272,10 +273,11 @@ def _replay(records: Sequence[RunRecord], key: str, draw: Any, *, compact: bool)
         t = clock.t
         cuts = [r.at(t) for r in replayers]
         if len(records) == 1:
-            calls = f"{len(cuts[0].history):,} of {len(records[0].history):,} calls completed"
+            calls = f"{len(cuts[0].history):,} of {plural(len(records[0].history), 'call')} completed"
         else:
             calls = " · ".join(
-                f"{plain(r.variant)}: {len(c.history):,} of {len(r.history):,} calls" for r, c in zip(records, cuts)
+                f"{plain(r.variant)}: {len(c.history):,} of {plural(len(r.history), 'call')}"
+                for r, c in zip(records, cuts)
             )
         where = f"Replay at t = {t:.2f} s of {end:.2f} s: {calls} · {'playing' if clock.playing else 'paused'}"
         if compact:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.state.plaintext import plain
+from dashboard.text.plain import plain
 from engine.backends.backend import BackendSpec
 from engine.errors import BadInput, LabError
 
@@ -32,7 +32,12 @@ def show_error(error: BaseException, where: Any = None) -> None:
         where.error(f"**{plain(f'{type(error).__name__}: {error}')}**", icon=":material/error:")
 
 
-def chart(fig: go.Figure, key: str) -> None:
+def chart(fig: go.Figure, key: str, *, screen_tall: bool = False) -> None:
+    """A chart; `screen_tall`: no height of its own, so the page's CSS sizes it to the screen (presenter view)."""
+    if screen_tall:
+        fig.update_layout(height=None, autosize=True)
+        st.plotly_chart(fig, key=key, theme=None, config={**PLOTLY_CONFIG, "responsive": True}, height="stretch")
+        return
     st.plotly_chart(fig, key=key, theme=None, config=PLOTLY_CONFIG)
 
 

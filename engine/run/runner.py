@@ -37,6 +37,7 @@ class Run:
         self.pattern = self.pattern_cls()
         self.backend = backend
         self.history = History()
+        self.passed: list[tuple[RunState, float]] = []  # every state entered, with when (monotonic s)
         self.state = RunState.PENDING
         self.error: LabError | None = None
         self.worker_errors: list[dict[str, Any]] = []  # crashes and unexpected errors, per client
@@ -53,6 +54,17 @@ class Run:
         self._done = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+
+    @property
+    def state(self) -> RunState:
+        return self._state
+
+    @state.setter
+    def state(self, state: RunState) -> None:
+        """Each state is kept as it is entered (`passed`): a page polling every 100 ms never saw a verification
+        of 20 ms, so it shows the states the run went through."""
+        self._state = state
+        self.passed.append((state, time.monotonic()))
 
     # -- control -------------------------------------------------------------------------------------------
 

@@ -17,10 +17,10 @@ from dashboard.figures import charts
 from dashboard.figures import sweep as sweep_charts
 from dashboard.figures.palette import COLOURS, RACY_COLOUR, colour, ordered
 from dashboard.figures.sampling import Sampling, choose
-from dashboard.state.calltext import call_log
 from dashboard.state.frames import outcome_labels
 from dashboard.state.records import RunRecord, Source
 from dashboard.state.verdicts import flagged_calls
+from dashboard.text.calls import call_log
 from tests.dashboard.helpers import frame, history_of, names, scaled, valid
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.state.plaintext import plain
+from dashboard.text.plain import plain
 from dashboard.widgets.registry import get_registry
 from tests.dashboard.helpers import DATA
 

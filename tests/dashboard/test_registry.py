@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from dashboard.state.calltext import call_log
 from dashboard.state.records import RunRecord
 from dashboard.state.run_settings import LIMIT_DURATION, RunSettings, build_config
+from dashboard.text.calls import call_log
 from dashboard.widgets.registry import Registry, SweepState
 from engine.backends.backend import Backend, BackendSpec
 from engine.errors import AwsNotConfirmed, BackendUnavailable, BadCredentials, BadInput, HistoryFileError, LabError

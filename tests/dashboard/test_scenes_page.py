@@ -3,7 +3,7 @@ profile it played under, and a backend that went away shown as one problem with 
 
 from __future__ import annotations
 
-from dashboard.state.plaintext import plain
+from dashboard.text.plain import plain
 from engine.server.host.process import EmbeddedServer
 from tests.dashboard.test_pages import app, text
 

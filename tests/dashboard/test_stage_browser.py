@@ -56,6 +56,8 @@ def test_the_badge_reads_running_while_the_run_goes(dashboard_url: str, browser:
     # "STOPPING" lasts only until the clients' calls in flight return: what must follow is the end state.
     expect(page.get_by_text("STOPPED", exact=True).first).to_be_visible(timeout=30_000)
     expect(page.get_by_text("RUNNING", exact=True)).to_have_count(0)
+    # However short the verification, the header shows the run went through it, and for how long.
+    expect(page.get_by_text(re.compile(r"^VERIFYING \d+\.\d\d s$")).first).to_be_visible(timeout=15_000)
     page.close()
 
 
@@ -203,6 +205,9 @@ def test_presenter_view_fits_a_run_and_a_pair_on_one_screen(
     page.wait_for_timeout(1500)  # the charts' final redraw
     expect(page.get_by_test_id("stMetric")).to_have_count(4, timeout=30_000)  # drawn once their code has loaded
     _presented(page, 1)
+    # The charts take the height the screen leaves: 300 px at 720, more than twice that at 1080.
+    tallest = max(c.bounding_box()["height"] for c in page.get_by_test_id("stPlotlyChart").all())
+    assert tallest == pytest.approx(300, abs=2) if height == 720 else tallest >= 600, tallest
     page.screenshot(path=f"/tmp/stageui-presenter-run-{width}.png")
     _replayed(page, 1, f"run-{width}")
 

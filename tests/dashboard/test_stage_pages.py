@@ -112,7 +112,8 @@ def test_a_compare_pair_replays_in_presenter_view_too() -> None:
     assert not at.exception, [e.value for e in at.exception]
     scrubber = next(s for s in at.slider if s.label.startswith("Replay at t = 0.00 s"))
     assert re.search(r"add: 0 of [1-9][\d,]* calls · read-then-put: 0 of [1-9][\d,]* calls", scrubber.label)
-    assert {m.value for m in at.metric} == {"0"}  # both sides' counters, at the start
+    assert {m.value for m in at.metric if m.label != "harm"} == {"0"}  # both sides' counters, at the start
+    assert {m.value for m in at.metric if m.label == "harm"} == {"pending"}  # judged at the end, as the verdicts
     scrubber.set_value(scrubber.max).run()  # the end: each side's own verdict again
     assert verdicts(at) == ended
     assert {m.value for m in at.metric if m.label == "calls"} != {"0"}
@@ -163,3 +164,37 @@ def test_a_run_whose_verdicts_cannot_be_judged_is_never_shown_in_a_green_box() -
     assert verdict_box(Judged(True, False, None)) is st.error  # type: ignore[arg-type]
     assert verdict_box(Judged(True, True)) is st.success  # type: ignore[arg-type]
     assert verdict_box(Judged()) is st.info  # type: ignore[arg-type]
+
+
+def test_a_demo_opened_on_the_run_page_keeps_its_controls_and_link() -> None:
+    at = app("app_pages/history.py")
+    demos = at.selectbox(key="history-demo")
+    demos.select(next(o for o in demos.options if o == "transactions / transact")).run()
+    at.button(key="history-demo-open").click().run()
+    at.button(key="history-open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "transactions / transact (safe)" in text(at)  # the demo shown...
+    # ...with its own controls (4 threads × 6 ops, 200 in stock, not the defaults), so Start runs what it shows
+    assert at.selectbox(key="run-pattern").value == "transactions"
+    assert at.radio(key="run-transactions-variant").value == "transact"
+    assert at.number_input(key="run-transactions-threads").value == 4
+    assert at.number_input(key="run-transactions-ops").value == 6
+    assert at.number_input(key="run-transactions-opt-stock").value == 200
+    link = {name: at.query_params[name] for name in ("pattern", "variant", "threads", "ops", "k.stock")}
+    assert link == {"pattern": "transactions", "variant": "transact", "threads": "4", "ops": "6", "k.stock": "200"}
+
+
+def test_a_stopped_run_shows_it_went_through_verifying_and_judged_only_the_calls_made() -> None:
+    at = app("app_pages/run.py")
+    at.number_input(key="run-atomic-counters-threads").set_value(2)
+    at.radio(key="run-atomic-counters-limit").set_value("duration (s)").run()
+    at.number_input(key="run-atomic-counters-duration").set_value(3600.0)  # an hour: it ends only by the Stop
+    at.button(key="run-start").click().run()
+    until(at, lambda a: not a.button(key="run-stop").disabled)
+    at.button(key="run-stop").click().run()
+    until(at, lambda a: "of 4 hold" in text(a))
+    header = next(m.value for m in at.markdown if m.value.startswith("## "))
+    # The whole trail, however short the verification was next to the page's polls.
+    assert re.search(r":blue-badge\[RUNNING [\d.]+ s\] → :violet-badge\[VERIFYING [\d.]+ s\] → ", header), header
+    assert header.split(" → ")[-1].startswith(":orange-badge[STOPPED]"), header
+    assert re.search(r"of 4 hold\*\* · stopped, so judged only on the [\d,]+ calls? made", text(at)), text(at)

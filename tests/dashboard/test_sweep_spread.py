@@ -48,8 +48,9 @@ def rows() -> pd.DataFrame:
 def test_harm_beside_its_price_with_the_spread_of_the_runs() -> None:
     fig = sweep_charts.sweep_spread(summarize(rows()), harm="lost increments")
     assert fig.layout.meta["panels"] == ["harm_per_1k_ops", "conflict_rate", "retries_per_success"]
-    titles = [a.text for a in fig.layout.annotations]
-    assert "racy: lost increments per 1,000 ops" in titles
+    titles = [a.text.replace("<br>", " ") for a in fig.layout.annotations]
+    assert "racy: harm per 1,000 ops" in titles  # a panel's title is short; what the harm is, the subtitle says
+    assert "racy harm: lost increments" in fig.layout.title.subtitle.text
     lines = [t for t in fig.data if t.mode == "lines+markers"]
     bands = [t for t in fig.data if t.fill == "toself"]
     harm = next(t for t in lines if t.xaxis == "x")
@@ -82,3 +83,40 @@ def test_conflicts_by_cause_are_drawn_per_cause_and_simulated_runs_say_so() -> N
     assert list(conflict.y) == [0.05, 0.3]
     exact = sweep_charts.sweep_shares(points.assign(profile="exact"))
     assert not exact.layout.meta["simulated"] and "SIMULATED" not in exact.layout.title.text
+
+
+def test_a_measure_at_zero_everywhere_is_said_not_drawn_as_a_flat_line() -> None:
+    # Under the exact profile nothing throttles, no transaction conflicts, no stale read: three flat lines at 0.
+    points = pd.DataFrame(
+        [
+            {
+                "variant": v,
+                "safe": v == "add",
+                "threads": t,
+                "profile": "exact",
+                "condition_refused_share": 0.1 * t if v == "add" else 0.0,
+                "transaction_conflict_share": 0.0,
+                "throttled_share": 0.0,
+                "stale_read_share": 0.0,
+                "conflict_rate": 0.1 * t if v == "add" else 0.0,
+                "retries_per_success": 0.0,
+                "calls_per_s": 100.0,
+                "p95_ms": 5.0,
+                "harm_per_1k_ops": 0.0 if v == "add" else 50.0 * t,
+                "runs": 1,
+            }
+            for v in ("add", "read-then-put")
+            for t in (1, 2, 4)
+        ]
+    )
+    shares = sweep_charts.sweep_shares(points)
+    assert shares.layout.meta["panels"] == ["condition_refused_share"]
+    said = shares.layout.title.subtitle.text.replace("<br>", " ")
+    assert "none under the exact profile: transaction conflict, throttled, stale reads" in said, said
+    lines = sweep_charts.sweep_lines(points)
+    assert lines.layout.meta["panels"] == ["conflict_rate", "calls_per_s", "p95_ms"]
+    assert "none under the exact profile: retries per success" in lines.layout.title.subtitle.text
+    spread = sweep_charts.sweep_spread(points, harm="lost increments")
+    assert spread.layout.meta["panels"] == ["harm_per_1k_ops", "conflict_rate"]  # harm is kept, even at zero
+    quiet = sweep_charts.sweep_shares(points.assign(condition_refused_share=0.0))
+    assert quiet.layout.meta["empty"]  # nothing at all: said in words, no chart of four flat lines

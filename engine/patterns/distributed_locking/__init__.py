@@ -66,7 +66,8 @@ class Lease:
 
 
 def worker(client: int) -> str:
-    return f"worker-{client + 1}"
+    """The lock's owner as the item records it: the client's own name, as the timeline and the Gantt show it."""
+    return f"client-{client}"
 
 
 def _clock() -> tuple[int, int]:

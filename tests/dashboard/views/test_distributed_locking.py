@@ -28,3 +28,15 @@ def test_lease_gantt_fenced_refuses_stale_writes() -> None:
     holds = LeaseEvents.of(f).timeline().holds
     assert (holds["start"].diff().dropna() > 0).all()
     assert (holds["start"].iloc[1:].to_numpy() >= holds["end"].iloc[:-1].to_numpy() - 1e-3).all()  # one holder
+
+
+def test_one_lease_reads_as_one_and_its_holder_by_the_timelines_name() -> None:
+    f, summary = frame("distributed-locking-racy")
+    first = int(f.index[(f["action"] == "acquire") & (f["outcome"] == "ok")][0])
+    fig = valid(lease_gantt(f.loc[:first], [], lanes=4))  # up to the first lease: one holder, nothing taken over
+    title = fig.layout.title.subtitle.text.replace("<br>", " ")
+    assert "1 lease ·" in title and "0 takeovers" in title and "1 leases" not in title, title
+    assert fig.layout.yaxis.title.text == "client"  # as on the timeline, whose lanes are the client numbers
+    assert list(fig.layout.yaxis.ticktext) == ["0", "1", "2", "3"]
+    held = next(t for t in fig.data if t.type == "bar")
+    assert all(h.startswith("client ") for h in held.customdata), list(held.customdata)

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from dashboard.state.frames import details, strings
+from dashboard.text.words import client_name, plural
 
 
 def result_value(outcome: str, error: str) -> str:
@@ -37,9 +38,9 @@ def call_block(row: Mapping[str, Any]) -> str:
             extra += "\n(response lost after the server applied it: injected)"
         if detail.get("attempts"):
             extra += f"\nattempts: {', '.join(str(a) for a in detail['attempts'])}"
-    retries = f", {int(row['retries'])} retries" if int(row.get("retries", 0) or 0) else ""
+    retries = f", {plural(int(row['retries']), 'retry', 'retries')}" if int(row.get("retries", 0) or 0) else ""
     title = (
-        f"=== #{int(row['seq'])} client {int(row['client'])} {row.get('action', '')} · "
+        f"=== #{int(row['seq'])} {client_name(int(row['client']))} {row.get('action', '')} · "
         f"{float(row['latency_ms']):.1f} ms at {float(row['start_s']):.3f} s{retries} ==="
     )
     return f"{request}\n\n{title}\n{result_value(str(row['outcome']), str(row.get('error') or ''))}{extra}"
@@ -107,9 +108,9 @@ def hover_texts(rows: pd.DataFrame, labels: Sequence[str]) -> list[str]:
                 extra += "<br>reasons: " + html.escape(", ".join(map(str, d["reasons"])))
             if d.get("lost_response"):
                 extra += "<br>(response lost after the server applied it)"
-        more = f", {int(retries[i])} retries" if retries[i] else ""
+        more = f", {plural(int(retries[i]), 'retry', 'retries')}" if retries[i] else ""
         out.append(
-            f"{head}<br><br>=== #{int(seq[i])} client {int(client[i])} {action} · "
+            f"{head}<br><br>=== #{int(seq[i])} {client_name(int(client[i]))} {action} · "
             f"{lat[i]:.1f} ms at {start[i]:.3f} s{more} ===<br>{tail[0]}{extra}<br><b>{tail[1]}</b>"
         )
     return out

@@ -1,0 +1,113 @@
+"""Every chart title fits, in a real browser: no title or panel title of a chart leaves its chart or overprints
+another at 1024, 1280 and 1920 px wide (Debian's Chromium through Playwright, the dashboard of test_browser.py).
+Run alone: slow on a loaded machine; skips, saying why, without Chromium or Playwright."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.dashboard.test_browser import ARGS, CHROMIUM, collect_in_this_thread, dashboard_url
+
+__all__ = ["dashboard_url"]
+
+pytestmark = pytest.mark.browser
+
+WIDTHS = (1024, 1280, 1920)
+
+# Each chart's box and its titles' boxes (the chart's title, subtitle, and each panel's title), as drawn.
+TITLE_BOXES = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map((chart) => {
+  const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const titles = [...chart.querySelectorAll('.g-gtitle text, .annotation-text')]
+    .filter((t) => t.textContent.trim())
+    .map((t) => ({text: t.textContent, box: box(t)}));
+  return {chart: box(chart.querySelector('.main-svg') || chart), titles};
+})"""
+
+
+def _misfits(charts: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for n, c in enumerate(charts):
+        left, top, right, bottom = c["chart"]
+        for t in c["titles"]:
+            x0, y0, x1, y1 = t["box"]
+            if x0 < left - 1 or x1 > right + 1 or y0 < top - 1 or y1 > bottom + 1:
+                out.append(f"chart {n}: {t['text']!r} leaves its chart ({t['box']} outside {c['chart']})")
+        for i, a in enumerate(c["titles"]):
+            for b in c["titles"][i + 1 :]:
+                (a0, a1, a2, a3), (b0, b1, b2, b3) = a["box"], b["box"]
+                if min(a2, b2) - max(a0, b0) > 1 and min(a3, b3) - max(a1, b1) > 1:
+                    out.append(f"chart {n}: {a['text']!r} overprints {b['text']!r}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser(dashboard_url: str) -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+    collect_in_this_thread()
+
+
+def test_no_sweep_chart_title_leaves_its_chart_or_overprints_another(dashboard_url: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    link = "pattern=atomic-counters&threads=1,2,4&ops=2&repeats=1&autostart=1"
+    page.goto(f"{dashboard_url}/sweep?{link}", wait_until="domcontentloaded")
+    expect(page.get_by_text("done · 6 of 6 runs").first).to_be_visible(timeout=120_000)
+    found = []
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(2500)  # plotly redraws at the new width
+        expect(page.get_by_test_id("stPlotlyChart")).to_have_count(3, timeout=30_000)
+        page.screenshot(path=f"/tmp/stage-sweep-{width}.png", full_page=True)
+        found += [f"{width} px: {m}" for m in _misfits(page.evaluate(TITLE_BOXES))]
+        if width >= 1280:  # the table's every column in view, none behind a horizontal scroll
+            table = page.locator("[data-testid='stDataFrame'] .dvn-scroller").first
+            overflow = table.evaluate("(e) => e.scrollWidth - e.clientWidth")
+            if overflow > 1:
+                found.append(f"{width} px: the Sweep table's last columns are cut ({overflow} px)")
+    page.close()
+    assert not found, "\n".join(found)
+
+
+def _titles_fit(page: Any, name: str, charts: int) -> list[str]:
+    from playwright.sync_api import expect
+
+    found = []
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(2500)  # plotly redraws at the new width
+        expect(page.get_by_test_id("stPlotlyChart")).to_have_count(charts, timeout=30_000)
+        page.screenshot(path=f"/tmp/stage-{name}-{width}.png", full_page=True)
+        found += [f"{name} at {width} px: {m}" for m in _misfits(page.evaluate(TITLE_BOXES))]
+    return found
+
+
+@pytest.mark.parametrize("page_path", ["", "compare"])
+def test_no_run_or_pair_chart_title_leaves_its_chart_or_overprints_another(
+    dashboard_url: str, browser: Any, page_path: str
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    link = "pattern=distributed-locking&variant=lease&threads=4&ops=6&autostart=1"
+    page.goto(f"{dashboard_url}/{page_path}?{link}", wait_until="domcontentloaded")
+    verdicts = page.locator("[class*='st-key-verdict-'], [data-testid='stMarkdown']").filter(
+        has_text=re.compile(r"\d+ of \d+ hold")
+    )
+    expect(verdicts.first).to_be_visible(timeout=120_000)
+    page.wait_for_timeout(1500)
+    charts = page.get_by_test_id("stPlotlyChart").count()
+    found = _titles_fit(page, page_path or "run", charts)
+    page.close()
+    assert not found, "\n".join(found)
