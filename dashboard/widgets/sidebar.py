@@ -121,11 +121,43 @@ def profile_control(sb: Any, spec: BackendSpec) -> None:
         "conflicts, stale reads without ConsistentRead, per-key throttling and network time (README: the "
         "knobs and what differs from AWS). The lab's own server only.",
     )
+    if st.session_state.get(PROFILE_KEY) == ServerProfile.AWS_LIKE.value:
+        sb.text_input(
+            "Calibrated profile file (optional)",
+            key=PROFILE_FILE_KEY,
+            placeholder="my-account.json",
+            help="a file `python -m engine calibrate` wrote on this machine: its measured knobs replace the model's "
+            "defaults, and runs say “calibrated from FILE (REGION, DATE)”",
+        )
+        try:
+            calibrated_profile()
+        except BadInput as e:
+            with sb:  # under the field it concerns
+                show_error(e)
     if current_profile().simulated:
         sb.caption(current_profile().describe())  # it starts "aws-like (SIMULATED: ..."
 
 
+PROFILE_FILE_KEY = "server_profile_file"
+
+
+def calibrated_profile() -> ProfileSpec | None:
+    """The calibrated profile the sidebar names, or None; BadInput naming the problem for a file that is not one."""
+    path = str(st.session_state.get(PROFILE_FILE_KEY) or "").strip()
+    if not path or st.session_state.get(PROFILE_KEY) != ServerProfile.AWS_LIKE.value:
+        return None
+    from engine.run.calibrate import load_profile
+
+    return load_profile(path)
+
+
 def current_profile() -> ProfileSpec:
+    try:
+        calibrated = calibrated_profile()
+    except BadInput:
+        calibrated = None  # said under the field; new runs keep the model's defaults
+    if calibrated is not None:
+        return calibrated
     return ProfileSpec.parse(str(st.session_state.get(PROFILE_KEY) or ServerProfile.EXACT.value))
 
 
