@@ -1,5 +1,5 @@
-"""Cluster: what the lab's quieting of Dask saves, side by side in one process (README "When one machine is not
-enough", the sixth round).
+"""Cluster: what the lab's quieting of Dask saves, side by side in one process (docs/scaling.md, "Where the cluster's
+extra CPU went").
 
 Two local two-worker clusters at once: one as the lab starts it (engine/clients/cluster/local.py: its scheduler and
 nannies calm, and a share pausing its worker's tick cycle, counters and its Dask client's description refresh),
@@ -31,7 +31,12 @@ from engine.clients.cluster.local import start_local_cluster
 from engine.run.runner import Run, RunState
 
 MODES = ("quiet", "loud")
-LOUD_QUIET = ("profile", "profile-cycle", "tick", "monitor")  # what a share paused before the sixth round
+LOUD_QUIET = (
+    "profile",
+    "profile-cycle",
+    "tick",
+    "monitor",
+)  # what a share paused before it also quieted its heartbeat and client
 
 
 def _loud_workers(dask_worker: Any = None) -> None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import signal
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from engine.backends.backend import BackendKind, RetryPolicy
 from engine.commands.backend_args import backend_for, profile_for
+from engine.commands.run_io import check_history_path, history_target, start_and_wait
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput, LabError
 from engine.run.config import AWS_DEFAULT_MAX_CALLS
@@ -133,30 +133,7 @@ def run_workload(w: schema.Workload, config: RunConfig, backend: Any, quiet: boo
     from engine.run.summary import summary
 
     run = Run(config, backend)
-    # SIGTERM or Ctrl-C stops the clients; the run is then verified on the calls made (as `run` does).
-    previous = signal.signal(signal.SIGTERM, lambda *_: run.stop())
-    try:
-        run.start()
-        show = not quiet and sys.stderr.isatty()
-        try:
-            while not run.wait(0.5):
-                if show:
-                    p = run.progress()
-                    print(
-                        f"\r{p['state']:<9} {p['elapsed_s']:6.1f}s  calls {p['calls']:>7}  ok {p['ok']:>7}  "
-                        f"refused {p['fail']:>6}  unknown {p['info']:>4}  {p['calls_per_s']:7.0f}/s",
-                        end="",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-            if show:
-                print(file=sys.stderr)
-        except KeyboardInterrupt:
-            print("\nstopping: the clients finish their current call, then the run is verified", file=sys.stderr)
-            run.stop()
-            run.wait()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    start_and_wait(run, quiet, refused="refused", unknown="unknown")
     data = summary(run)
     data["workload"] = report(w, run.history, run.elapsed_s())
     return run, data
@@ -165,8 +142,9 @@ def run_workload(w: schema.Workload, config: RunConfig, backend: Any, quiet: boo
 def cmd_run(args: argparse.Namespace) -> int:
     w = with_load(schema.load(args.file), clients=args.clients, rate=args.rate, ops=args.ops, duration_s=args.duration)
     config = config_for(w, args.variant, args)
-    if args.history is not None and not args.history.lower().endswith((".jsonl", ".csv")):
-        raise BadInput(f"--history {args.history!r} must end in .jsonl or .csv", "e.g. --history run.jsonl")
+    if args.history is not None:
+        args.history = history_target(args.history)
+        check_history_path(args.history)
     backend = backend_for(args)
     if backend.kind is BackendKind.AWS and config.max_calls is None:
         config = dataclasses.replace(config, max_calls=AWS_DEFAULT_MAX_CALLS)

@@ -315,8 +315,8 @@ INCREMENT_ATTEMPTS = 20  # per client; the seed's loop makes 5, which here leave
 
 def _ten_increments(walk: Any, clients: int = 10) -> tuple[dict[str, Any] | None, int]:
     """Seed 004's async example with threads: COUNTER#1 starts at "0" (version 1); 10 clients each increment
-    it with the retry loop (reload on conflict, back off, try again). Only the first round is printed. Returns
-    the counter at the end and how many clients gave up."""
+    it with the retry loop (reload on conflict, back off, try again). The log shows one increment's GetItem and
+    PutItem; the clients' own calls run unprinted. Returns the counter at the end and how many clients gave up."""
     key = {"PK": "COUNTER#1", "SK": "COUNTER"}
     VersionedStore(_Printed(walk), walk.name).save({**key, "value": "0"})
     barrier = threading.Barrier(clients)
