@@ -130,14 +130,10 @@ def parse_link(params: Mapping[str, str]) -> tuple[dict[str, float | str], list[
     for knob, text in given.items():
         try:
             values[knob] = check_knob(knob, text)
-        except BadInput as e:
-            shown = knob_label(knob) if knob in KNOB_WORDS else "aws-like knob"
-            problems.append(
-                clip(
-                    f"The link's {shown} {knob}={text!r}: {e.problem.removeprefix('profile ')}; {e.fix}. "
-                    "That knob keeps its default."
-                )
-            )
+        except BadInput as e:  # the CLI's own words, the knob named in the sidebar's too
+            said = e.problem.replace("profile knob", "aws-like knob")
+            where = f" ({knob_label(knob)})" if knob in KNOB_WORDS else ""
+            problems.append(clip(f"The link's {said}{where}: {e.fix}; that knob keeps its default."))
     try:
         profile_from(values, AWS_LIKE)
     except BadInput as e:
