@@ -14,10 +14,13 @@ from typing import Any
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from dashboard.state.profile_knobs import knob_key
+from dashboard.state.profile_knobs import knob_key, parse_link
+from dashboard.state.run_settings import RunSettings
+from dashboard.widgets import links
 from dashboard.widgets.registry import get_registry
 from dashboard.widgets.sidebar import PROFILE_FILE_KEY
 from engine.record.history import Outcome
+from engine.server.profile import CHOICES, EXACT, KNOB_WORDS, KNOBS, ProfileSpec
 
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "streamlit_app.py")
 FAST = {"aws.latency_ms": "0", "aws.latency_p99_ms": "0"}  # no network time: the runs below take a moment
@@ -46,6 +49,7 @@ def start_run(at: AppTest) -> Any:
     at.button(key="run-start").click().run()
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
     record = get_registry().get(at.session_state["run_id"])
+    assert record is not None
     deadline = time.monotonic() + 120
     while record.running:
         assert time.monotonic() < deadline, "the run did not end"
@@ -158,3 +162,20 @@ def test_a_huge_commit_window_reaches_the_server_and_its_holds_cause_the_conflic
     wall_s = (max(c.complete_ns for c in calls) - min(c.invoke_ns for c in calls)) / 1e9
     conflicts = record.summary()["conflicts_by_cause"]["transaction_conflict"]
     assert conflicts > 0 or wall_s >= 8 * window_s, (conflicts, wall_s)
+
+
+def test_a_recorded_runs_link_carries_only_the_knobs_off_the_defaults() -> None:
+    spec = ProfileSpec.parse("aws-like", {"commit_ms": "40", "table_mode": "provisioned", "stale_share": "0.33"})
+    params = links.encode(RunSettings("transactions", ops_per_client=2), profile=spec)
+    assert {k: v for k, v in params.items() if k.startswith("aws.") or k == "profile"} == {
+        "aws.commit_ms": "40",
+        "aws.table_mode": "provisioned",
+        "profile": "aws-like",
+    }
+    values, problems = parse_link(params)
+    assert values == {"commit_ms": 40.0, "table_mode": "provisioned"} and problems == []
+    assert links.encode(RunSettings("transactions", ops_per_client=2), profile=EXACT).get("profile") is None
+
+
+def test_every_knob_has_words_and_a_unit_for_its_control() -> None:
+    assert set(KNOB_WORDS) == {*KNOBS, *CHOICES}
