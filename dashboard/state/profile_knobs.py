@@ -7,6 +7,7 @@ ones the CLI's `--profile-set` goes through: one validation, and its message nam
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -40,6 +41,12 @@ def knob_label(knob: str) -> str:
     return f"{words} ({unit})" if unit else words
 
 
+def control_label(knob: str) -> str:
+    """A control's label with the model's default in sight: "commit window (ms) · default 10"."""
+    default = CHOICES[knob][0] if knob in CHOICES else knob_text(KNOBS[knob][0])
+    return f"{knob_label(knob)} · default {default}"
+
+
 def knob_help(knob: str, start: ProfileSpec) -> str:
     """What a knob sets, its default, its range, and the starting value when a calibrated file gave another."""
     if knob in CHOICES:
@@ -58,10 +65,9 @@ def knob_help(knob: str, start: ProfileSpec) -> str:
 def in_sidebar_words(error: BadInput) -> BadInput:
     """The engine's message with the CLI's words swapped for the sidebar's: the knob named by its control too."""
     problem = error.problem
-    for knob in NAMES:
-        if f" {knob}" in problem or problem.startswith(knob):
-            problem = f"{problem} (the sidebar's “{knob_label(knob)}”)"
-            break
+    named = [(problem.find(knob), knob) for knob in NAMES if re.search(rf"\b{knob}\b", problem)]
+    if named:  # the first knob the message names (latency_p99_ms, in "latency_p99_ms 3 is below latency_ms 4")
+        problem = f"{problem} (the sidebar's “{knob_label(min(named)[1])}”)"
     fix = error.fix.replace("--profile-set ", "")
     return BadInput(problem, fix)
 

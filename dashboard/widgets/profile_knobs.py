@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.state.profile_knobs import NAMES, knob_help, knob_key, knob_label, link_params, profile_from
+from dashboard.state.profile_knobs import NAMES, control_label, knob_help, knob_key, link_params, profile_from
 from dashboard.widgets import links
 from dashboard.widgets.ui import show_error
 from engine.errors import BadInput
@@ -62,14 +62,14 @@ def knob_controls(sb: Any, start: ProfileSpec) -> None:
             if knob in CHOICES:
                 choices = list(CHOICES[knob][1])
                 st.selectbox(
-                    knob_label(knob),
+                    control_label(knob),
                     choices,
                     index=choices.index(shown) if shown in choices else 0,
                     key=key,
                     help=knob_help(knob, start),
                 )
             else:  # no bounds here: the engine's check says what is wrong, in its own words (as for the CLI)
-                st.number_input(knob_label(knob), value=float(shown), key=key, help=knob_help(knob, start))
+                st.number_input(control_label(knob), value=float(shown), key=key, help=knob_help(knob, start))
         reset = "Reset to the calibrated file's values" if start.source else "Reset to defaults"
         st.button(reset, key="aws-knobs-reset", on_click=_reset, args=(start,), icon=":material/restart_alt:")
         try:

@@ -61,7 +61,7 @@ def test_each_knob_starts_at_its_default_and_a_change_reaches_the_runs_recorded_
     at = page({**SMALL, "profile": "aws-like", **FAST})
     assert knob(at, "commit_ms").value == 10.0 and knob(at, "stale_share").value == 0.33
     assert (
-        knob(at, "commit_ms").label == "commit window (ms)"
+        knob(at, "commit_ms").label == "commit window (ms) · default 10"
         and "Default 10 ms; 0 to 10000" in knob(at, "commit_ms").help
     )
     knob(at, "commit_ms").set_value(40.0).run()
