@@ -49,7 +49,6 @@ if len(own) > 1:  # most patterns have one scene for every variant
         "Scene", own, index=own.index(links.initial(vkey, own[0])), key=vkey, help="a variant with a scene of its own"
     )
     variant = None if picked == scenes.DEFAULT_SCENE else picked
-profile = sidebar.current_profile()  # the sidebar's, part of the scene
 autostart = links.autostart(scene_links.PAGE, problems)  # before `remember`, which takes autostart=1 off the URL
 # A spent budget (on AWS, calls are billed) stops scenes too, as it stops runs; a scene's few dozen calls are
 # charged once it has played.
@@ -60,7 +59,7 @@ play = play_col.button(
 autostart = autostart and not spent
 with link_col:
     links.copy_link(
-        links.remember(scene_links.PAGE, scene_links.encode(pattern, variant, profile=profile.name.value)), "scenes"
+        links.remember(scene_links.PAGE, {**scene_links.encode(pattern, variant), **sidebar.profile_params()}), "scenes"
     )
 
 header = st.container()
@@ -71,6 +70,7 @@ played: dict[tuple[str, str | None], scenes.SceneResult] = st.session_state.setd
 if play or autostart:
     spec = sidebar.current_spec()
     try:
+        profile = sidebar.current_profile()  # the sidebar's, part of the scene (a knob out of range: said here)
         backend = registry.backend(spec)
         where = backend_label(backend, registry.describe(spec))
     except LabError as e:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dashboard.widgets.links import OTHER, PROFILE, Restored, profile_problems, with_profile
+from dashboard.widgets.links import OTHER, Restored, is_profile_param, profile_problems, with_profile
 from engine.errors import LabError
 from engine.patterns import get_pattern
 from engine.run.walkthrough import scene_variants
+from engine.server.profile import ProfileSpec
 
 PAGE = "scenes"
 PATTERN_KEY = f"{PAGE}-pattern"
@@ -37,8 +38,8 @@ def parse(params: Mapping[str, str]) -> Restored:
     for name, text in params.items():
         if name in OTHER or name == "pattern":
             continue
-        if name == PROFILE:
-            problems.extend(profile_problems(params))
+        if is_profile_param(name):
+            continue  # said once, below
         elif name == "variant":
             own = scene_variants(get_pattern(pattern)) if pattern else []
             if text in own and pattern is not None:
@@ -48,10 +49,10 @@ def parse(params: Mapping[str, str]) -> Restored:
                 refuse("scene variant", text, why + " (or leave it out for the default scene)")
         else:
             refuse("parameter", name, "is not a control of this page: use pattern, variant or profile")
-    return Restored(values, problems)
+    return Restored(values, [*problems, *profile_problems(params)])
 
 
-def encode(pattern: str, variant: str | None, *, profile: str = "exact") -> dict[str, str]:
+def encode(pattern: str, variant: str | None, *, profile: str | ProfileSpec = "exact") -> dict[str, str]:
     """The URL parameters of this scene (the inverse of `parse`); the profile only when it is not exact."""
     out = {"pattern": pattern}
     if variant:

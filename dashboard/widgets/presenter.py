@@ -18,6 +18,7 @@ from dashboard.state.records import RunRecord
 from dashboard.state.verdicts import flagged_calls
 from dashboard.widgets import replay, ui
 from dashboard.widgets.live import headline, poll, verdict_box
+from engine.server.profile import knobs_note
 
 KEY = "presenter"
 CHART_HEIGHT = 300  # two charts side by side under the verdict and counters fit 720 px
@@ -130,6 +131,12 @@ def _simulated(record: RunRecord) -> bool:
     return record.profile is not None and record.profile.simulated
 
 
+def _knobs_note(record: RunRecord) -> str:
+    """ " (knobs changed: commit window 40 ms)" after SIMULATED when the run's knobs were not the model's defaults."""
+    note = knobs_note(record.profile) if record.profile is not None else ""
+    return f" ({note})" if note else ""
+
+
 PAIR_VERDICT_CHARS = 150  # what a pair's 110-px verdict box shows in its type (about 55 characters a line, 3 lines)
 
 
@@ -137,7 +144,7 @@ def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
     """The headline; with a height (a pair's two sides), a box of that height, so both sides line up, and a
     headline cut to what it shows."""
     box = verdict_box(record)
-    simulated = " · server profile aws-like: SIMULATED" if _simulated(record) else ""
+    simulated = " · server profile aws-like: SIMULATED" + _knobs_note(record) if _simulated(record) else ""
     lead = f"{record.variant} ({safety(record.safe)}) · "
     said = headline(record)
     if height is not None:
