@@ -65,7 +65,7 @@ def sweep_section(
     """The controls (axis, values, Start sweep, Stop) and the sweep this session started, drawn live."""
     st.subheader("Sweep")
     cap = registry.max_threads_per_run
-    axis_col, values_col, start_col, stop_col = st.columns([1.6, 2, 1.3, 0.9], vertical_alignment="bottom")
+    axis_col, values_col, start_col, stop_col = st.columns([1.6, 2, 1.3, 1.3], vertical_alignment="bottom")
     axis = axis_col.radio(
         "Sweep over",
         ["clients", "rate"],
@@ -95,7 +95,7 @@ def sweep_section(
             "wl_sweep_id",
             "workload_sweep",
         )
-    if stop_col.button("Stop", icon=":material/stop:", key="wl-sweep-stop", disabled=not (job and job.running)):
+    if stop_col.button("Stop sweep", icon=":material/stop:", key="wl-sweep-stop", disabled=not (job and job.running)):
         if job is not None:
             job.stop()
     if job is not None:
