@@ -1,8 +1,11 @@
 """Your workload: a preset or your own YAML in an editor, each problem listed under it by field, Start/Stop, the
-Run page's live charts, and the workload's own report (per operation, hottest keys, capacity) when it ends.
+Run page's live charts, and the workload's own report (per operation, hottest keys, capacity) when it ends; below,
+a sweep of it over client counts or rates (dashboard.widgets.workload_sweep).
 
 The editor's text lives in this session only (st.session_state), and is parsed with the file's size and alias
-limits, so nothing typed here reaches another session's page."""
+limits, so nothing typed here reaches another session's page. A link fills it with a preset (?preset=NAME) or
+with the workload it carries (?wl=..., dashboard.state.workload_link): once, in the opener's session only, and
+every text a link may bring (the problems quoting it, the description) is shown plain, never as Markdown."""
 
 from pathlib import Path
 from typing import Any
@@ -60,12 +63,15 @@ elif linked is not None and "wl-preset" not in st.session_state:
         link_problems.append(f"The link's preset {linked[:60]!r} is not one of {', '.join(presets)}: pick one below.")
 choice = right.selectbox("Preset", presets, key="wl-preset")
 text_from_link = None
-if carried is not None and st.session_state.get("wl-link-applied") != carried:
+if carried is not None:  # read on every rerun, so a refusal stays in view while the URL holds the link
     try:
-        text_from_link = workload_link.decode(carried)
+        decoded = workload_link.decode(carried)
     except workload_link.LinkRefused as e:
         link_problems.append(str(e))
-    st.session_state["wl-link-applied"] = carried  # once per link: later edits are the user's own
+    else:
+        if st.session_state.get("wl-link-applied") != carried:  # once per link: later edits are the user's own
+            st.session_state["wl-link-applied"] = carried
+            text_from_link = decoded
 if text_from_link is not None:  # into this session's editor only, checked there like a typed workload
     st.session_state["wl-text"] = text_from_link
     st.session_state["wl-loaded"] = choice

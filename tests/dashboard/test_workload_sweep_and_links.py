@@ -62,6 +62,8 @@ def test_a_broken_or_oversized_link_says_so_in_one_line(value: str, said: str) -
     [error] = link_errors(at)
     assert said in error
     assert "name:" in (at.text_area(key="wl-text").value or "")  # the first preset, ready to run
+    at.run()
+    assert link_errors(at) == [error]  # said again while the URL holds it, and only once
 
 
 def test_a_linked_workload_is_checked_like_a_typed_one_and_never_drawn_as_markdown() -> None:
@@ -129,3 +131,10 @@ def test_a_sweep_runs_both_forms_at_each_client_count_and_draws_them() -> None:
     ]
     assert int(table[table["variant"] == "as-written"]["violations"].sum()) == 0  # the safe form holds, always
     assert list(table["ops"]) == [3, 3, 6, 6]
+
+
+def test_a_link_with_both_a_preset_and_a_workload_uses_the_workload_and_says_so() -> None:
+    at = opened(preset="leaderboard", wl=workload_link.encode("name: theirs\n"))
+    assert at.text_area(key="wl-text").value == "name: theirs\n"
+    [error] = link_errors(at)
+    assert "both a preset and a workload" in error
