@@ -32,6 +32,17 @@ if TYPE_CHECKING:
 CLIENT_CHOICES = (1, 4, 16, 64)
 RATES = "100,500,2000"
 LABELS = {"clients": "Client counts", "rate": "Target rates (ops/s)"}
+# The table's headings (dashboard.figures.workload_sweep.sweep_frame's columns); the CSV keeps the engine's names.
+COLUMNS = {
+    "rate": "target rate /s",
+    "variant": "form",
+    "goodput_per_s": "ok/s",
+    "conflict_share": "refused by a conflict",
+    "throttled_share": "throttled",
+    "retries_per_success": "retries / success",
+    "p99_ms": "p99 ms",
+    "violations": "invariant violations",
+}
 
 
 def cap_problem(clients: int, cap: int) -> str | None:
@@ -128,7 +139,17 @@ def sweep_view(job: Any, key: str) -> None:
         title = f"Sweep: {job.name}, both forms against {'client count' if job.axis == 'clients' else 'target rate'}"
         ui.chart(workload_sweep_lines(frame, job.axis, title=title), f"{key}-lines")
         if not frame.empty:
-            st.dataframe(frame.drop(columns=["safe"]), hide_index=True)
+            st.dataframe(
+                frame.drop(columns=["safe"]).rename(columns=COLUMNS),
+                hide_index=True,
+                column_config={
+                    "ok/s": st.column_config.NumberColumn(format="%.0f"),
+                    "refused by a conflict": st.column_config.NumberColumn(format="percent"),
+                    "throttled": st.column_config.NumberColumn(format="percent"),
+                    "retries / success": st.column_config.NumberColumn(format="%.2f"),
+                    "p99 ms": st.column_config.NumberColumn(format="%.1f"),
+                },
+            )
             unsustained = [r for r in rows if r["load"].get("mode") == "open" and not r["load"].get("sustained")]
             for r in unsustained:
                 st.caption(plain(f"{r['variant']} at {r['rate']:g}/s: {load_line(r['load'])}"))

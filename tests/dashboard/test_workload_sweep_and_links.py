@@ -123,13 +123,13 @@ def test_a_sweep_runs_both_forms_at_each_client_count_and_draws_them() -> None:
     assert job.state is SweepState.DONE, job.error
     until(at, lambda a: len(a.dataframe) > 0)
     table = at.dataframe[-1].value
-    assert [(r["clients"], r["variant"]) for _, r in table.iterrows()] == [
+    assert [(r["clients"], r["form"]) for _, r in table.iterrows()] == [
         (1, "as-written"),
         (1, "racy"),
         (2, "as-written"),
         (2, "racy"),
     ]
-    assert int(table[table["variant"] == "as-written"]["violations"].sum()) == 0  # the safe form holds, always
+    assert int(table[table["form"] == "as-written"]["invariant violations"].sum()) == 0  # the safe form holds, always
     assert list(table["ops"]) == [3, 3, 6, 6]
 
 
