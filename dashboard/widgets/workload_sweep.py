@@ -100,9 +100,12 @@ def sweep_section(
         width="stretch",
         disabled=blocked or not points or bool(job and job.running),
     ):
-        chosen = points
+        # Every run's config made now, in this script run: the sweep's thread cannot read this session's controls.
+        configs = {(p.value, p.variant): config_of(p) for p in points}
         ui.start_and_remember(
-            lambda: registry.start_workload_sweep(chosen, axis, config_of, spec, profile).id,
+            lambda: (
+                registry.start_workload_sweep(points, axis, lambda p: configs[(p.value, p.variant)], spec, profile).id
+            ),
             "wl_sweep_id",
             "workload_sweep",
         )
