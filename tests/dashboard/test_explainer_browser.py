@@ -6,6 +6,7 @@ Chromium or Playwright."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -81,20 +82,15 @@ def test_a_click_on_a_witness_opens_its_story_and_diagram_on_the_screen(
     _inside(page, diagram, "the happens-before diagram")
     assert diagram.bounding_box()["height"] >= 300  # drawn at a size a room reads, not squeezed to fit
     page.screenshot(path=f"/tmp/explainer-presenter-{width}.png")
-    print(
-        "DEBUG",
-        story.locator("p").first.evaluate("(e) => getComputedStyle(e).fontSize"),
-        page.evaluate(
-            "() => [...document.querySelectorAll('[role=dialog]')].map(d => d.tagName + ' ' + d.className + ' ' + d.getBoundingClientRect().width)"
-        ),
-        diagram.bounding_box(),
-    )
+    size = story.locator("p").first.evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)")
+    assert size >= 19, f"the story in {size} px type: too small for a room"
 
     if width == 1280:  # the camera button: an SVG drawn in the browser, with the internet cut off
         diagram.hover()
         with page.expect_download(timeout=30_000) as saved:
             diagram.locator("[data-title^='Download plot']").click()
         assert saved.value.suggested_filename == "atomic-counters-lost-update.svg"
+        assert "<svg" in Path(saved.value.path()).read_text()[:200]
     assert not outside, outside
     assert not failed, failed
     context.close()
