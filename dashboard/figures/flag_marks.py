@@ -73,7 +73,7 @@ def add_marks(
             fig.add_trace({**trace, "meta": {"witness": w.key}})
     others = np.isin(seq, list(flagged - proof)) if flagged else np.zeros(len(seq), dtype=bool)
     if others.any():
-        trace = _marks(f"every call that broke it ({int(others.sum()):,} more)", others, y, x, hover, OTHER_MARK)
+        trace = _marks(plural(int(others.sum()), "more flagged call"), others, y, x, hover, OTHER_MARK)
         fig.add_trace({**trace, "visible": "legendonly"})  # the control to show them all: its legend entry
     said = f"✕ {plural(int(np.isin(seq, list(proof)).sum()), 'call')} prove it: click one for why"
     if others.any():
