@@ -70,6 +70,10 @@ def _open_key(key: str) -> str:
     return f"{key}-explain"
 
 
+def _picks_key(key: str) -> str:
+    return f"{key}-picks"
+
+
 def timeline(fig: go.Figure, record: RunRecord, key: str, *, screen_tall: bool = False) -> None:
     """The timeline chart; when it marks witnesses, a click on one of their ✕ opens its explainer."""
     picks = {
@@ -80,15 +84,20 @@ def timeline(fig: go.Figure, record: RunRecord, key: str, *, screen_tall: bool =
         return
     # A click selects the ✕; plotly would fade every call not selected, which is the whole timeline.
     fig.update_traces(unselected={"marker": {"opacity": 1}})
+    # Each pick draws the chart afresh under a new key, with nothing selected: a second click on the same ✕ (the
+    # dialog closed) would otherwise unselect it and open nothing.
+    n = int(st.session_state.get(_picks_key(key), 0))
+    chart_key = f"{key}-{n}" if n else key
 
     def picked() -> None:
-        state = st.session_state.get(key)
+        state = st.session_state.get(chart_key)
         points = state.selection.points if state is not None else []
         chosen = [picks[p["curve_number"]] for p in points if p.get("curve_number") in picks]
         if chosen:
             st.session_state[_open_key(key)] = chosen[0]
+            st.session_state[_picks_key(key)] = n + 1
 
-    ui.chart(fig, key, screen_tall=screen_tall, on_select=picked)
+    ui.chart(fig, chart_key, screen_tall=screen_tall, on_select=picked)
     opened = st.session_state.pop(_open_key(key), None)
     if opened is not None:
         found = witnesses(record).get(str(opened))

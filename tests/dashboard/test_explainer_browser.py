@@ -91,6 +91,12 @@ def test_a_click_on_a_witness_opens_its_story_and_diagram_on_the_screen(
             diagram.locator("[data-title^='Download plot']").click()
         assert saved.value.suggested_filename == "atomic-counters-lost-update.svg"
         assert "<svg" in Path(saved.value.path()).read_text()[:200]
+    else:  # closed, the same ✕ opens it again (a second click would otherwise only unselect it)
+        page.keyboard.press("Escape")
+        expect(dialog).to_have_count(0, timeout=15_000)
+        mark = charts.first.locator(".js-plotly-plot").evaluate(WITNESS_MARK)
+        page.mouse.click(mark["x"], mark["y"])
+        expect(page.get_by_role("dialog").locator(".st-key-explainer-story")).to_be_visible(timeout=30_000)
     assert not outside, outside
     assert not failed, failed
     context.close()
