@@ -20,6 +20,7 @@ from dashboard.text.words import plural
 
 WITNESS_MARK = 24  # px: a witness's ✕ reads from the back of a room; the others' 16 px were a blob
 OTHER_MARK = 16
+WHY = "why it broke"  # the witnesses' legend entry
 
 
 @dataclass(frozen=True)
@@ -66,11 +67,14 @@ def add_marks(
             fig.add_trace(_marks("broke an invariant", np.isin(seq, list(flagged)), y, x, hover, OTHER_MARK))
         return n_flagged, ""
     proof = witness_seqs(witnesses)
+    first = True
     for w in witnesses:
         m = np.isin(seq, list(w.seqs))
         if m.any():
-            trace = _marks(f"why: {w.anomaly}", m, y, x, hover, WITNESS_MARK)
-            fig.add_trace({**trace, "meta": {"witness": w.key}})
+            # One legend entry for them all: an entry each pushed the legend beside a presenter's plot, narrowing it.
+            trace = _marks(WHY if first else f"why: {w.anomaly}", m, y, x, hover, WITNESS_MARK)
+            fig.add_trace({**trace, "legendgroup": "why", "showlegend": first, "meta": {"witness": w.key}})
+            first = False
     others = np.isin(seq, list(flagged - proof)) if flagged else np.zeros(len(seq), dtype=bool)
     if others.any():
         trace = _marks(plural(int(others.sum()), "more flagged call"), others, y, x, hover, OTHER_MARK)

@@ -20,9 +20,9 @@ pytestmark = pytest.mark.browser
 
 DEMO = "atomic-counters / read-then-put"  # recorded: its lost update is certain, not left to a live race
 
-# Where the first ✕ of a witness (a trace named "why: ...") is drawn on the presenter's timeline, in the page.
+# Where the first ✕ of a witness (a trace whose meta names its invariant) is drawn on the presenter's timeline.
 WITNESS_MARK = """(gd) => {
-  const trace = gd._fullData.find((t) => (t.name || '').startsWith('why: '));
+  const trace = gd._fullData.find((t) => t.meta && t.meta.witness);
   const point = trace && gd.querySelector(`.trace${trace.uid} path.point`);
   if (!point) return null;
   const r = point.getBoundingClientRect();

@@ -31,7 +31,9 @@ def test_only_the_witnesses_get_a_cross_and_the_other_flagged_calls_wait_in_the_
     shown = [t for t in marks if t.visible is not False and t.visible != "legendonly"]
     assert [t.meta["witness"] for t in shown] == [w.key for w in witnessed]
     for trace, w in zip(shown, witnessed):
-        assert trace.name == f"why: {w.anomaly}" and len(trace.x) == len(w.seqs)
+        assert len(trace.x) == len(w.seqs)
+    assert [t.showlegend for t in shown] == [True] + [False] * (len(shown) - 1)  # one entry, "why it broke"
+    assert shown[0].name == "why it broke" and {t.legendgroup for t in shown} == {"why"}
     (rest,) = [t for t in marks if t.visible == "legendonly"]  # the control that shows them all
     proof = {s for w in witnessed for s in w.seqs}
     assert len(rest.x) == len(flagged - proof)
