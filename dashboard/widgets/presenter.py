@@ -16,7 +16,7 @@ from dashboard.figures.palette import safety
 from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord
 from dashboard.state.verdicts import flagged_calls
-from dashboard.widgets import replay, ui
+from dashboard.widgets import explainer, replay, ui
 from dashboard.widgets.live import headline, poll, verdict_box
 from engine.server.profile import knobs_note
 
@@ -177,7 +177,9 @@ def _counters(record: RunRecord, *, pair: bool = False) -> None:
         col.metric(label, f"{value:,}", border=True)
 
 
-def _figures(record: RunRecord, x_range: Sequence[float] | None, lanes: int) -> tuple[go.Figure, go.Figure]:
+def _figures(
+    record: RunRecord, x_range: Sequence[float] | None, lanes: int, whole: RunRecord | None = None
+) -> tuple[go.Figure, go.Figure]:
     invariants = record.invariants()
     verdicts = [inv for inv in invariants if not inv.get("as_of")]
     with record.view() as view:
@@ -188,6 +190,7 @@ def _figures(record: RunRecord, x_range: Sequence[float] | None, lanes: int) -> 
             x_range=x_range,
             max_bars=charts.MAX_BARS,
             evidence=charts.evidence_note(verdicts),
+            witnesses=explainer.marks(record, whole),  # a replay's cut: the whole run's witnesses, as far as shown
         )
         own = charts.pattern_views(record.pattern, view, invariants, record.options(), lanes=lanes, x_range=x_range)
     return _sized(timeline), _sized(own[0])
@@ -201,11 +204,11 @@ def run_view(record: RunRecord, key: str, toggle_at: Any = None) -> None:
     def body(shown: RunRecord, key: str, x_range: Sequence[float] | None = None) -> None:
         _verdict(shown, record.id)
         _counters(shown)
-        timeline, own = _figures(shown, x_range, record.threads)
+        timeline, own = _figures(shown, x_range, record.threads, record)
         with st.container(key="presenter-charts"):  # as tall as the screen leaves (CSS): 300 px at 720
             left, right = st.columns(2)
             with left:
-                ui.chart(timeline, f"{key}-p-timeline", screen_tall=True)
+                explainer.timeline(timeline, record, f"{key}-p-timeline", screen_tall=True)  # a ✕ opens why
             with right:
                 ui.chart(own, f"{key}-p-view", screen_tall=True)
 
@@ -233,8 +236,8 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
             with col:
                 _verdict(side, whole.id, height=110)
                 _counters(side, pair=True)
-                timeline, _ = _figures(side, x_range, lanes)
-                ui.chart(_sized(timeline, PAIR_CHART_HEIGHT), f"{key}-{whole.id}-p-timeline")
+                timeline, _ = _figures(side, x_range, lanes, whole)
+                explainer.timeline(_sized(timeline, PAIR_CHART_HEIGHT), whole, f"{key}-{whole.id}-p-timeline")
 
     if not any(r.running for r in records) and replay.replay_toggle(key, toggle_at):
         replay.replay_pair(records, key, body, compact=True)

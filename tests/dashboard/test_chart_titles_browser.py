@@ -5,12 +5,11 @@ Run alone: slow on a loaded machine; skips, saying why, without Chromium or Play
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.dashboard.test_browser import ARGS, CHROMIUM, collect_in_this_thread, dashboard_url
+from tests.dashboard.test_browser import dashboard_url
 
 __all__ = ["dashboard_url"]
 
@@ -42,19 +41,6 @@ def _misfits(charts: list[dict[str, Any]]) -> list[str]:
                 if min(a2, b2) - max(a0, b0) > 1 and min(a3, b3) - max(a1, b1) > 1:
                     out.append(f"chart {n}: {a['text']!r} overprints {b['text']!r}")
     return out
-
-
-@pytest.fixture(scope="module")
-def browser(dashboard_url: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-    collect_in_this_thread()
 
 
 def test_no_sweep_chart_title_leaves_its_chart_or_overprints_another(dashboard_url: str, browser: Any) -> None:
