@@ -62,6 +62,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if not os.environ.get(TOKEN_ENV):  # set it in the environment to choose it, and to keep it off the screen
             print(f"settings (POST /_lab/config) take the header {TOKEN_HEADER}: {token}", flush=True)
         signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        # Ctrl-C stops it even where it started with SIGINT ignored (a script's `serve &`), as run and sweep do:
+        # the script's Ctrl-C then takes its server down with it instead of leaving it holding the port.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
