@@ -91,7 +91,13 @@ def test_a_racy_read_then_put_on_two_workers_is_judged_on_both_workers_calls(
     assert count.holds is (count.observed == 80) and count.violations == 80 - count.observed
 
 
-def test_stop_reaches_every_worker_within_two_seconds_and_their_diagnostics_and_heartbeat_resume(
+# A stop ends a cluster run in seconds, not at its 600 s duration: each worker looks for it every 0.25 s (SHIP_S)
+# and its clients end at their next call, 2 s on an idle machine (docs/scaling.md). The bound is generous: two
+# worker processes and this one share a loaded machine's cores.
+STOP_BOUND_S = 10.0
+
+
+def test_stop_reaches_every_worker_within_seconds_and_their_diagnostics_and_heartbeat_resume(
     backend: Backend, two_workers: Any
 ) -> None:
     address = two_workers.scheduler_address
@@ -104,7 +110,7 @@ def test_stop_reaches_every_worker_within_two_seconds_and_their_diagnostics_and_
         asked = time.monotonic()
         run.stop()
         assert run.wait(30)
-        assert run.t_end_ns is not None and run.t_end_ns / 1e9 - asked < 2.0
+        assert run.t_end_ns is not None and run.t_end_ns / 1e9 - asked < STOP_BOUND_S
         assert run.state is RunState.STOPPED, run.error
         assert all(inv.holds for inv in run.invariants)
         deadline = time.monotonic() + 10

@@ -31,6 +31,9 @@ from engine.errors import BadInput, LabError
 
 pytest.importorskip("distributed")
 
+# The lab's promise: a refusal within 15 s of the check's start, five times the 3 s connect timeout that bounds it.
+# Timed in this process (`checked`): the CLI's time also counts a new interpreter's start, many seconds on a loaded
+# machine and no part of the promise, so the CLI is held only to answering before its subprocess's 60 s timeout.
 BOUND_S = 15.0
 NOT_A_SCHEDULER = "but no Dask scheduler"
 FIX = "give the Dask scheduler's own address"
@@ -194,7 +197,7 @@ def one_line_refusal(result: subprocess.CompletedProcess[str], seconds: float, l
     assert len(lines) == 1 and lines[0].startswith("error: ") and " — " in lines[0], result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
     assert result.returncode == code, result.stderr
-    assert seconds < BOUND_S and left == []
+    assert left == []  # it answered (no TimeoutExpired) and left nothing running; how fast is `checked`'s to say
     return lines[0]
 
 

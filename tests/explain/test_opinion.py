@@ -10,17 +10,19 @@ from engine.record.history import read_jsonl
 from engine.run.demos import DEFAULT_DIR
 from engine.run.runner import RunConfig, run_pattern
 from engine.run.summary import render_text, summary
+from tests.lockstep import Lockstep
 
 
 def test_a_run_summary_gives_the_second_opinion_and_the_text_prints_it(backend: Backend) -> None:
-    # 50 ms before each request: the 4 clients' first reads all land before any write can leave (see
-    # tests/explain/test_witnesses.py), so two increments certainly return the same number.
+    # In lockstep, the 4 clients' first reads of the views are all answered before any write leaves: all 4 write
+    # views = 1, so two increments certainly return the same number.
+    lockstep = Lockstep(backend, clients=4, rounds=2)
     racy = summary(
         run_pattern(
-            RunConfig(pattern="atomic-counters", variant="read-then-put", threads=4, ops_per_client=2, latency_ms=50),
-            backend,
+            RunConfig(pattern="atomic-counters", variant="read-then-put", threads=4, ops_per_client=2), lockstep
         )
     )
+    lockstep.check()
     safe = summary(
         run_pattern(RunConfig(pattern="atomic-counters", variant="add", threads=4, ops_per_client=2), backend)
     )

@@ -11,11 +11,13 @@ import pytest
 
 from engine.backends.backend import Backend
 from engine.backends.tables import TableSpec, drop_table, open_table
+from engine.patterns import idempotency_keys
 from engine.patterns.idempotency_keys import (
     CLAIM_CONDITION,
     COMPLETED,
     IN_PROGRESS,
     REFUSED,
+    Verdict,
     judge,
     payload_hash,
     record_key,
@@ -144,7 +146,35 @@ def test_without_a_key_retries_and_duplicates_charge_again(backend: Backend) -> 
     assert verdicts[ONCE].calls and "charged more than once" in verdicts[ONCE].explanation
 
 
-def test_a_crashed_claim_waits_out_its_expiry_and_is_taken_over(backend: Backend) -> None:
+class _HandlersClock:
+    """The handlers' clock (the `time` module inside engine.patterns.idempotency_keys): the wall clock, moved on
+    past every claim's in-progress expiry once a handler has been told a claim is in progress."""
+
+    def __init__(self, jump_s: float) -> None:
+        self.jump_s, self.ahead_s = jump_s, 0.0
+
+    def time(self) -> float:
+        return time.time() + self.ahead_s
+
+
+def test_a_crashed_claim_waits_out_its_expiry_and_is_taken_over(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A claim holds for a minute, so the worker taking over the crashed one reads it in progress first, however
+    # late it comes; then the handlers' clock moves on a minute and the next read finds it stuck: the wait is
+    # seen and ended in every run, with no minute spent (seed 5 crashes a claim: the draws before the first crash
+    # depend on nothing else).
+    clock = _HandlersClock(jump_s=61.0)
+    real_judge = idempotency_keys.judge
+
+    def judge_then_move_on(*args: Any) -> Verdict:
+        verdict = real_judge(*args)
+        if verdict.action == "wait":
+            clock.ahead_s += clock.jump_s
+        return verdict
+
+    monkeypatch.setattr(idempotency_keys, "time", clock)
+    monkeypatch.setattr(idempotency_keys, "judge", judge_then_move_on)
     run = _run(
         backend,
         "with-key",
@@ -153,9 +183,7 @@ def test_a_crashed_claim_waits_out_its_expiry_and_is_taken_over(backend: Backend
         lost=0.0,
         seed=5,
         crash_share=0.25,
-        # Long enough that the worker taking over the crashed claim reads it in progress first, even when a loaded
-        # machine delays it (seed 5 crashes a claim: the draws before the first crash depend on nothing else).
-        in_progress_timeout_ms=1500,
+        in_progress_timeout_ms=60_000,
         duplicate_share=0,
         resend_share=0,
         reuse_share=0,

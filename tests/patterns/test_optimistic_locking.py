@@ -15,7 +15,6 @@ from engine.record.calls import Caller, ConditionFailed
 from engine.record.history import History
 from engine.run.runner import RunConfig, RunState, run_pattern
 from engine.run.walkthrough import run_walkthrough
-from engine.server.profile import ProfileSpec, ServerProfile
 from tests.lockstep import Lockstep
 from tests.patterns.printed import printed_result
 
@@ -219,23 +218,20 @@ def test_pydynox_models_with_a_version_attribute_lose_no_update_and_each_save_is
 
 
 def test_a_throttled_pydynox_call_is_sent_again_after_a_backoff_not_left_half_done(embedded: Backend) -> None:
-    # Seed 004's loop on one hot account whose write units the clients overrun (aws-like, SIMULATED): AWS's
-    # advice is to resend a throttled call after a backoff; pydynox is told to make one attempt, so the lab must.
-    # Ten units a second, a bucket of one: for none of the 40 saves to be throttled, the 8 clients would have to
-    # leave 100 ms between any two, a run of 4 s at least, where they finish in a fraction of that unthrottled.
-    run = run_pattern(
-        RunConfig(
-            pattern="optimistic-locking",
-            variant="pydynox",
-            threads=8,
-            ops_per_client=5,
-            profile=ProfileSpec(ServerProfile.AWS_LIKE, write_units=10, read_units=10),
-            seed=3,
-        ),
-        embedded,
-    )
+    # Seed 004's loop on a busy table: AWS's advice is to resend a throttled call after a backoff; pydynox is told
+    # to make one attempt, so the lab must. The server throttles a quarter of the clients' calls: the 8 clients
+    # make at least 80 (a load and a save per op), so a run with none throttled has chance 0.75**80 < 1e-9; a call
+    # is sent 28 times before the lab gives up, so one given up has chance 80 * 0.25**28 < 1e-15.
+    assert embedded.server is not None
+    embedded.server.configure(throttle_share=0.25)
+    try:
+        run = run_pattern(
+            RunConfig(pattern="optimistic-locking", variant="pydynox", threads=8, ops_per_client=5, seed=3), embedded
+        )
+    finally:
+        embedded.server.configure(throttle_share=0.0)
     assert run.state is RunState.DONE, run.error
-    assert run.worker_errors == []  # no client stopped half-way on ProvisionedThroughputExceededException
+    assert run.worker_errors == []  # no client stopped half-way on a throttled call
     # pydynox names every throttling error, ThrottlingException included, ProvisionedThroughputExceededException.
     throttled = run.history.counts()["errors"].get("ProvisionedThroughputExceededException", 0)
     assert throttled > 0  # it was throttled, and every throttled call was sent again

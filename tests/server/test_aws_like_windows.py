@@ -3,7 +3,9 @@ transaction keeps the items it prepared until its release; a TransactGetItems na
 writing is cancelled; a hot key is answered with the error of the table's capacity mode and its
 ThrottlingReasons; a ClientRequestToken whose transaction is still in flight gets TransactionInProgressException.
 
-Each window is long (600 ms) and exact (window_spread 1), and the test acts 200 ms into it: no luck involved.
+Each window is long (600 ms) and exact (window_spread 1). The test acts inside it as soon as the server has taken
+the request that opens it (the model's count of the table's requests says so), not after a guessed pause a loaded
+machine could outlast before the request even left: only this thread stalling 600 ms between two calls misses it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from botocore.exceptions import ClientError
 
 from engine.backends.backend import Backend, RetryPolicy
 from engine.backends.tables import TableSpec, drop_table, open_table
+from engine.server.host.process import table_stats
 from engine.server.profile import ProfileSpec, draw_ms
 
 EXACT_WINDOWS = {"latency_ms": 0, "latency_p99_ms": 0, "window_spread": 1, "stale_share": 0}
@@ -42,7 +45,20 @@ def _code(e: pytest.ExceptionInfo[ClientError]) -> str:
     return str(e.value.response["Error"]["Code"])
 
 
-def _in_background(call: Any, **kwargs: Any) -> tuple[threading.Thread, list[Any]]:
+def _requests(table: Any) -> int:
+    """How many requests on the table the server's aws-like model has taken (read under the server's lock)."""
+    return table_stats(str(table.client.meta.endpoint_url), table.name).get("requests", 0)
+
+
+def _taken(table: Any, before: int) -> None:
+    """Wait until the server has taken one more request on the table than `before`: its window is open."""
+    deadline = time.monotonic() + 30
+    while _requests(table) <= before:
+        assert time.monotonic() < deadline, "the request in the background never reached the server"
+        time.sleep(0.005)
+
+
+def _in_background(table: Any, call: Any, **kwargs: Any) -> tuple[threading.Thread, list[Any]]:
     outcome: list[Any] = []
 
     def run() -> None:
@@ -52,8 +68,9 @@ def _in_background(call: Any, **kwargs: Any) -> tuple[threading.Thread, list[Any
             outcome.append(e.response["Error"]["Code"])
 
     thread = threading.Thread(target=run)
+    before = _requests(table)
     thread.start()
-    time.sleep(0.2)  # the request is applied (or refused); its answer waits out its window
+    _taken(table, before)  # the request is applied (or refused); its answer waits out its window
     return thread, outcome
 
 
@@ -73,7 +90,7 @@ def test_a_cancelled_transaction_holds_the_items_it_prepared_until_its_abort_win
             {"Put": {"TableName": table.name, "Item": {"PK": "B", "SK": "S", "n": 1}}},
         ]
     )
-    loser, outcome = _in_background(table.client.transact_write_items, **cancelled_one)
+    loser, outcome = _in_background(table, table.client.transact_write_items, **cancelled_one)
     with pytest.raises(ClientError) as inside:  # B was prepared, and stays marked until the release
         table.client.put_item(TableName=table.name, Item={"PK": "B", "SK": "S", "n": 2})
     table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "S", "n": 3})  # A cancelled it: not held
@@ -103,8 +120,8 @@ def test_a_transaction_cancelled_by_a_conflict_blocks_others_for_its_own_window(
             ]
         )
 
-    winner, won = _in_background(table.client.transact_write_items, **transfer("A"))
-    loser, lost = _in_background(table.client.transact_write_items, **transfer("A", "C"))  # conflicts on A
+    winner, won = _in_background(table, table.client.transact_write_items, **transfer("A"))
+    loser, lost = _in_background(table, table.client.transact_write_items, **transfer("A", "C"))  # conflicts on A
     with pytest.raises(ClientError) as blocked:
         table.client.transact_write_items(**transfer("C"))  # C is the loser's, held for its abort window
     loser.join()
@@ -130,9 +147,9 @@ def test_a_transact_get_during_a_single_write_is_cancelled_with_reason_transacti
             reasons.extend(r["Code"] for r in e.response["CancellationReasons"])
 
     reader = threading.Thread(target=read)
-    started = time.monotonic()
+    started, before = time.monotonic(), _requests(table)
     reader.start()
-    time.sleep(0.2)
+    _taken(table, before)
     table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "S", "n": 1})
     reader.join()
     assert time.monotonic() - started >= 0.6  # the read's answer left when the window was over
@@ -154,11 +171,11 @@ def test_a_write_landing_while_a_transact_get_is_under_way_cancels_the_read_not_
             {"Get": {"TableName": table.name, "Key": {"PK": "B", "SK": "S"}}},
         ]
     )
-    reader, outcome = _in_background(table.client.transact_get_items, **get)
+    reader, outcome = _in_background(table, table.client.transact_get_items, **get)
     table.client.put_item(TableName=table.name, Item={"PK": "B", "SK": "S", "n": 1})  # the write goes through
     reader.join()
     assert outcome == ["TransactionCanceledException"]
-    untouched, clean = _in_background(table.client.transact_get_items, **get)  # nothing written meanwhile
+    untouched, clean = _in_background(table, table.client.transact_get_items, **get)  # nothing written meanwhile
     untouched.join()
     assert isinstance(clean[0], dict) and clean[0]["Responses"][1]["Item"]["n"] == 1
     assert table.client.transact_get_items(**get)["Responses"][1]["Item"]["n"] == 1
@@ -181,8 +198,9 @@ def test_a_cancelled_transact_get_names_the_item_written_under_it(tables) -> Non
             reasons.extend(r["Code"] for r in e.response["CancellationReasons"])
 
     reader = threading.Thread(target=read)
+    before = _requests(table)
     reader.start()
-    time.sleep(0.2)
+    _taken(table, before)
     table.client.transact_write_items(
         TransactItems=[{"Put": {"TableName": table.name, "Item": {"PK": "B", "SK": "S"}}}]
     )
@@ -227,7 +245,7 @@ def test_a_request_token_still_in_flight_gets_transaction_in_progress(tables) ->
         TransactItems=[{"Put": {"TableName": table.name, "Item": {"PK": "A", "SK": "S", "n": 1}}}],
         ClientRequestToken="token-1",
     )
-    first, outcome = _in_background(table.client.transact_write_items, **call)
+    first, outcome = _in_background(table, table.client.transact_write_items, **call)
     with pytest.raises(ClientError) as again:
         table.client.transact_write_items(**call)
     first.join()
@@ -263,12 +281,12 @@ def test_an_index_keys_write_capacity_throttles_base_table_writes_and_names_the_
 
 
 def test_global_indexes_lag_by_default_under_aws_like(tables) -> None:
-    # The table has no ddblab:gsi-lag-ms tag of its own: its aws-like profile's gsi_lag_ms makes its index lag.
+    # The tables have no ddblab:gsi-lag-ms tag of their own: their aws-like profile's gsi_lag_ms makes their index
+    # lag. At 10 s (the knob's most), the read right after the write misses it unless this thread stalls 10 s
+    # between the two calls; at 300 ms, a read 350 ms after the write finds it however late it comes.
     assert ProfileSpec.parse("aws-like").gsi_lag_ms > 0
-    table = tables(gsi=True, gsi_lag_ms=300)
-    table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "S", "GSI1PK": "G", "GSI1SK": "1"})
 
-    def listed() -> int:
+    def listed(table: Any) -> int:
         answer = table.client.query(
             TableName=table.name,
             IndexName="GSI1",
@@ -277,6 +295,9 @@ def test_global_indexes_lag_by_default_under_aws_like(tables) -> None:
         )
         return int(answer["Count"])
 
-    assert listed() == 0  # not on the index yet
+    slow, short = tables(gsi=True, gsi_lag_ms=10_000), tables(gsi=True, gsi_lag_ms=300)
+    for table in (slow, short):
+        table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "S", "GSI1PK": "G", "GSI1SK": "1"})
+    assert listed(slow) == 0  # not on the index yet
     time.sleep(0.35)
-    assert listed() == 1
+    assert listed(short) == 1
