@@ -5,14 +5,13 @@ Run alone: slow on a loaded machine; skips, saying why, without Chromium or Play
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.dashboard.test_browser import ARGS, CHROMIUM, collect_in_this_thread, dashboard_url
+from tests.dashboard.browser_fixture import browser, dashboard_url
 
-__all__ = ["dashboard_url"]
+__all__ = ["browser", "dashboard_url"]
 
 pytestmark = pytest.mark.browser
 
@@ -44,17 +43,6 @@ def _misfits(charts: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def browser(dashboard_url: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-    collect_in_this_thread()
 
 
 def test_no_sweep_chart_title_leaves_its_chart_or_overprints_another(dashboard_url: str, browser: Any) -> None:

@@ -6,29 +6,17 @@ loaded machine. Skips, saying why, when /usr/bin/chromium or Playwright is missi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.dashboard.test_browser import ARGS, CHROMIUM, collect_in_this_thread, dashboard_url
+from tests.dashboard.browser_fixture import browser, dashboard_url
 
-__all__ = ["dashboard_url"]  # the module-scoped server fixture, shared by every test here
+__all__ = ["browser", "dashboard_url"]  # module-scoped fixtures, shared by every test here
 
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="module")
-def browser(dashboard_url: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-    collect_in_this_thread()
 
 
 def test_the_badge_reads_running_while_the_run_goes(dashboard_url: str, browser: Any) -> None:
