@@ -43,8 +43,6 @@ def _misfits(charts: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-
-
 def test_no_sweep_chart_title_leaves_its_chart_or_overprints_another(dashboard_url: str, browser: Any) -> None:
     from playwright.sync_api import expect
 

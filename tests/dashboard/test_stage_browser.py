@@ -17,8 +17,6 @@ __all__ = ["browser", "dashboard_url"]  # module-scoped fixtures, shared by ever
 pytestmark = pytest.mark.browser
 
 
-
-
 def test_the_badge_reads_running_while_the_run_goes(dashboard_url: str, browser: Any) -> None:
     from playwright.sync_api import expect
 
