@@ -16,7 +16,8 @@ from dashboard.figures.palette import safety
 from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord
 from dashboard.state.verdicts import flagged_calls
-from dashboard.widgets import replay, ui
+from dashboard.text.words import plural
+from dashboard.widgets import explain_panel, panels, replay, ui
 from dashboard.widgets.live import headline, poll, verdict_box
 
 KEY = "presenter"
@@ -25,6 +26,9 @@ PAIR_CHART_HEIGHT = 260  # a pair's timelines, under verdicts of up to three lin
 
 # Large type, less padding, no sidebar: the page is for the room, not for the operator.
 CSS = """<style>
+/* Type grows with the screen: Streamlit sizes its text and spacing in rem, so one root size scales them all,
+   16 px up to a 1600-px screen, 19.2 px at 1920. The heights below leave room in rem for what grows with it. */
+html { font-size: clamp(16px, 1vw, 19.2px) !important; }
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"] { display: none !important; }
 div[data-testid="stMainBlockContainer"] { padding: 0.6rem 1.2rem 0 1.2rem !important; max-width: 100% !important; }
 header[data-testid="stHeader"] { display: none !important; }
@@ -34,8 +38,13 @@ div[data-testid="stMetricValue"] { font-size: clamp(1.8rem, 2.6vw, 3rem) !import
 div[data-testid="stMetricLabel"] p { font-size: clamp(1rem, 1.2vw, 1.4rem) !important; }
 /* A run's two charts take the height the verdict and counters leave: 300 px at 720 px, more on a taller screen. */
 .st-key-presenter-charts div[data-testid="stPlotlyChart"],
-.st-key-presenter-charts div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(300px, calc(100vh - 420px)) !important; }
+.st-key-presenter-charts div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(300px, calc(100vh - 26.25rem)) !important; }
+/* A pair's timelines: the same height side by side, as tall as the screen leaves (320 px at 720). */
+.st-key-presenter-pair div[data-testid="stPlotlyChart"],
+.st-key-presenter-pair div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(260px, calc(100vh - 25rem)) !important; }
 .ddblab-verdict p { font-size: clamp(1.1rem, 1.5vw, 1.8rem) !important; font-weight: 700; margin: 0; }
+/* The run's state, read from the back of the room: the verdict's own size, not a caption's 14 px. */
+div[class*="st-key-verdict-"] .stMarkdownBadge { font-size: clamp(1rem, 1.4vw, 1.7rem) !important; }
 </style>"""
 
 
@@ -130,7 +139,8 @@ def _simulated(record: RunRecord) -> bool:
     return record.profile is not None and record.profile.simulated
 
 
-PAIR_VERDICT_CHARS = 150  # what a pair's 110-px verdict box shows in its type (about 55 characters a line, 3 lines)
+PAIR_VERDICT_CHARS = 140  # what a pair's 110-px verdict box shows in its type (about 55 characters a line, 3
+# lines), less its state badge
 
 
 def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
@@ -138,14 +148,17 @@ def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
     headline cut to what it shows."""
     box = verdict_box(record)
     simulated = " · server profile aws-like: SIMULATED" if _simulated(record) else ""
-    lead = f"{record.variant} ({safety(record.safe)}) · "
+    lead = f"{record.variant} ({safety(record.safe)}) ·"
     said = headline(record)
     if height is not None:
         said = shortened(said, PAIR_VERDICT_CHARS - len(lead) - len(simulated))
     lead, said = ui.plain(lead), ui.plain(said)  # an imported file's variant and error: cut first, then escaped
+    # The header's badge, which presenter view has no header for: a run's whole trail (RUNNING 1.2 s → VERIFYING
+    # 0.03 s → DONE), a pair side's state now (its box holds three lines).
+    state = panels.state_trail(record) if height is None else panels.state_badge(panels.live_state(record))
     with st.container(key=f"verdict-{key}", height=height or "content", border=False):  # a replay's cut too
         st.html('<div class="ddblab-verdict"></div>')
-        box(f"**{lead}{said}{simulated}**")
+        box(f"{state} **{lead} {said}{simulated}**")  # the space after the escaping, which trims the ends
 
 
 def shortened(text: str, limit: int) -> str:
@@ -170,17 +183,20 @@ def _counters(record: RunRecord, *, pair: bool = False) -> None:
         col.metric(label, f"{value:,}", border=True)
 
 
-def _figures(record: RunRecord, x_range: Sequence[float] | None, lanes: int) -> tuple[go.Figure, go.Figure]:
+def _figures(
+    record: RunRecord,
+    x_range: Sequence[float] | None,
+    lanes: int,
+    flags: tuple[set[int], str] | None = None,
+) -> tuple[go.Figure, go.Figure]:
+    """The timeline and the pattern's own chart; `flags`: the timeline's crosses and what they are, when not
+    every call that broke an invariant."""
     invariants = record.invariants()
     verdicts = [inv for inv in invariants if not inv.get("as_of")]
+    flagged, evidence = flags or (flagged_calls(invariants), charts.evidence_note(verdicts))
     with record.view() as view:
         timeline = charts.timeline(
-            view,
-            flagged=flagged_calls(invariants),
-            lanes=lanes,
-            x_range=x_range,
-            max_bars=charts.MAX_BARS,
-            evidence=charts.evidence_note(verdicts),
+            view, flagged=flagged, lanes=lanes, x_range=x_range, max_bars=charts.MAX_BARS, evidence=evidence
         )
         own = charts.pattern_views(record.pattern, view, invariants, record.options(), lanes=lanes, x_range=x_range)
     return _sized(timeline), _sized(own[0])
@@ -222,17 +238,53 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
                     spans.append(float(view.span) if view.n else 0.0)
                 spans.append(float(r.progress()["elapsed_s"]))
             x_range = (0.0, max(spans) * 1.02)
-        for col, side, whole in zip(st.columns(len(shown), gap="medium"), shown, records):
-            with col:
-                _verdict(side, whole.id, height=110)
-                _counters(side, pair=True)
-                timeline, _ = _figures(side, x_range, lanes)
-                ui.chart(_sized(timeline, PAIR_CHART_HEIGHT), f"{key}-{whole.id}-p-timeline")
+        timelines = [_sized(_figures(side, x_range, lanes, pair_flags(side))[0], PAIR_CHART_HEIGHT) for side in shown]
+        _same_plot_area(timelines)
+        with st.container(key="presenter-pair"):  # as tall as the screen leaves (CSS): 260 px at 720
+            for col, side, whole, timeline in zip(st.columns(len(shown), gap="medium"), shown, records, timelines):
+                with col:
+                    _verdict(side, whole.id, height=110)
+                    _counters(side, pair=True)
+                    ui.chart(timeline, f"{key}-{whole.id}-p-timeline", screen_tall=True)
 
     if not any(r.running for r in records) and replay.replay_toggle(key, toggle_at):
         replay.replay_pair(records, key, body, compact=True)
         return
     poll(lambda: any(r.running for r in records), lambda: body(records, key))
+
+
+PAIR_FLAGS_PER_RULE = 12  # a broken rule with no witness: this many of its calls, spread over the run
+
+
+def pair_flags(record: RunRecord) -> tuple[set[int], str]:
+    """A pair's crosses: for each broken invariant, the few calls that prove it (its witness, once the run has
+    ended), else a dozen of its calls spread over the run. Every flagged call (hundreds on a racy run) covered a
+    pair's short timeline in red and hid the interleaving the pair is there to show."""
+    flags: set[int] = set()
+    proofs = 0
+    for inv in record.invariants():
+        if inv.get("holds") is not False:
+            continue
+        found = None if record.running or inv.get("as_of") else explain_panel.witness(record, inv)
+        if found is not None:
+            flags.update(found.seqs)
+            proofs += 1
+            continue
+        calls = [int(s) for s in inv.get("calls", ())]
+        flags.update(calls[:: max(1, len(calls) // PAIR_FLAGS_PER_RULE)][:PAIR_FLAGS_PER_RULE])
+    if not flags:
+        return flags, ""
+    what = "that prove each broken invariant" if proofs else "that broke an invariant, a few per invariant"
+    return flags, f"{plural(len(flags), 'call')} {what}"
+
+
+def _same_plot_area(figs: Sequence[go.Figure]) -> None:
+    """Side by side, the plots start at the same height: the room above each is the larger of the two (a
+    subtitle of two lines on one side made its plot shorter than the other's)."""
+    top = max((f.layout.margin.t or 0) for f in figs)
+    bottom = max((f.layout.margin.b or 0) for f in figs)
+    for f in figs:
+        f.update_layout(margin=dict(t=top, b=bottom))
 
 
 def page_title(on: bool, title: str, **kwargs: Any) -> None:
