@@ -39,12 +39,12 @@ div[data-testid="stMetricLabel"] p { font-size: clamp(1rem, 1.2vw, 1.4rem) !impo
 /* A run's two charts take the height the verdict and counters leave: 300 px at 720 px, more on a taller screen. */
 .st-key-presenter-charts div[data-testid="stPlotlyChart"],
 .st-key-presenter-charts div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(300px, calc(100vh - 26.25rem)) !important; }
-/* A pair's timelines: the same height side by side, as tall as the screen leaves (320 px at 720). */
+/* A pair's timelines: the same height side by side, as tall as the screen leaves (260 px at 720, under a replay's controls too). */
 .st-key-presenter-pair div[data-testid="stPlotlyChart"],
-.st-key-presenter-pair div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(260px, calc(100vh - 25rem)) !important; }
+.st-key-presenter-pair div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(260px, calc(100vh - 28.75rem)) !important; }
 .ddblab-verdict p { font-size: clamp(1.1rem, 1.5vw, 1.8rem) !important; font-weight: 700; margin: 0; }
 /* The run's state, read from the back of the room: the verdict's own size, not a caption's 14 px. */
-div[class*="st-key-verdict-"] .stMarkdownBadge { font-size: clamp(1rem, 1.4vw, 1.7rem) !important; }
+div[class*="st-key-verdict-"] .stMarkdownBadge { font-size: clamp(1.25rem, 1.6vw, 1.9rem) !important; }
 </style>"""
 
 
