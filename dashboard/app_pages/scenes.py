@@ -28,7 +28,7 @@ links.show_problems(problems)
 choices = scenes.patterns()
 names = list(choices)
 with presenter.tucked(presenting, "Scene"):
-    pick, scene_col, type_col, link_col = st.columns([4, 3, 2, 2], vertical_alignment="bottom")
+    pick, scene_col = st.columns([4, 3], vertical_alignment="bottom")
     pattern = pick.selectbox(
         "Pattern",
         names,
@@ -48,6 +48,8 @@ with presenter.tucked(presenting, "Scene"):
             help="a variant with a scene of its own",
         )
         variant = None if picked == scenes.DEFAULT_SCENE else picked
+    # A row of their own: beside the pickers at 1024 px the type sizes scrolled and "Copy link" was cut.
+    type_col, link_col = st.columns([3, 4], vertical_alignment="bottom")
     type_size = scene_steps.type_picker(type_col)
     link_slot = link_col.empty()  # filled once the step is known
 scene_steps.style(type_size, stepping=presenting)
