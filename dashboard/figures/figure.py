@@ -134,7 +134,9 @@ def style(
     shown = [str(t["name"]) for t in fig.data if t.get("name") and t.get("showlegend", True)]
     entries = len(shown)
     slim = chars < SUBTITLE_CHARS
-    below = legend and (slim or entries > 5 or sum(len(n) + 6 for n in shown) > chars * LEGEND_ROW_CHARS // SUBTITLE_CHARS)
+    below = legend and (
+        slim or entries > 5 or sum(len(n) + 6 for n in shown) > chars * LEGEND_ROW_CHARS // SUBTITLE_CHARS
+    )
     rows = -(-entries // max(1, chars // 28)) if below else 0
     if below and slim and entries:
         rows = _legend_rows(fig, chars)
