@@ -41,7 +41,7 @@ def style(type_size: str, *, stepping: bool) -> None:
         f"{{ font-size: {size} !important; line-height: 1.4 !important; white-space: pre-wrap !important; "
         "word-break: normal !important; overflow-wrap: break-word !important; }"
         + (
-            ".st-key-scenes-step-at p { font-size: clamp(1.1rem, 1.5vw, 1.8rem) !important; margin: 0; }"
+            ".st-key-scenes-step-at p { font-size: clamp(1.1rem, 1.5vw, 1.8rem) !important; margin: 0 !important; }"
             if stepping
             else ""
         )
