@@ -14,21 +14,21 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from engine import interrupts
 from engine.backends.backend import RETRY_MODES, BackendKind, RetryPolicy
 
 # Under their old names, so the run command's code reads as it did before the other commands moved out.
 from engine.commands.backend_args import backend_for as _backend
-from engine.commands.backend_args import knob_settings as _options
+from engine.commands.backend_args import pattern_options
 from engine.commands.backend_args import profile_for as _profile
 from engine.commands.calibrate import cmd_calibrate
 from engine.commands.demos import cmd_demos
 from engine.commands.explain import cmd_explain
 from engine.commands.run_io import check_history_path, history_target, start_and_wait
 from engine.commands.serve import cmd_serve
-from engine.commands.sweep import cmd_sweep
+from engine.commands.sweep import SWEEP_OPS, cmd_sweep
 from engine.commands.walkthrough import cmd_walkthrough
 from engine.commands.workload import add_workload_parser, cmd_workload
 from engine.digits import ONLY, foreign_digits
@@ -109,6 +109,14 @@ def _add_profile_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_shape_args(p: argparse.ArgumentParser) -> None:
+    """What `run` and `sweep` share beyond the thread count and ops: the time limit, the knobs and the latencies."""
+    p.add_argument("--duration", type=_number, help="time limit in seconds (with or instead of --ops)")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a pattern knob (see list)")
+    p.add_argument("--gsi-lag-ms", type=_number, help="simulated GSI lag (gsi-consistency; embedded server)")
+    p.add_argument("--latency-ms", type=_number, default=0.0, help="added client-side latency per call")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m engine", description="A live laboratory for DynamoDB concurrency.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -133,9 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(e.g. tcp://127.0.0.1:8786), spread over its workers; see the README, 'When one machine is not enough'",
     )
     run.add_argument("--ops", type=_positive_int, help="operations per client (default: the pattern's)")
-    run.add_argument("--duration", type=_number, help="time limit in seconds (with or instead of --ops)")
-    run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a pattern knob (see list)")
-    run.add_argument("--gsi-lag-ms", type=_number, help="simulated GSI lag (gsi-consistency; embedded server)")
+    _add_shape_args(run)
     run.add_argument("--retry-mode", default="standard", choices=RETRY_MODES, help="botocore retry mode")
     run.add_argument("--max-attempts", type=_positive_int, default=3, help="botocore attempts per call (default 3)")
     run.add_argument(
@@ -144,7 +150,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SHARE",
         help="share of writes whose response is lost after the server applied them (0..1)",
     )
-    run.add_argument("--latency-ms", type=_number, default=0.0, help="added client-side latency per call")
     run.add_argument(
         "--throttle-share",
         type=_number,
@@ -200,7 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sweep.add_argument("pattern")
     sweep.add_argument("--threads", default="1,2,4,8,16,32", help="comma-separated thread counts")
-    sweep.add_argument("--ops", type=_positive_int, default=20)
+    sweep.add_argument(
+        "--ops",
+        type=_positive_int,
+        help=f"operations per client (default {SWEEP_OPS}, or none with --duration alone)",
+    )
+    _add_shape_args(sweep)
     sweep.add_argument(
         "--repeats", type=_positive_int, default=1, help="runs per point; the table shows mean [min–max] (default 1)"
     )
@@ -286,14 +296,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def config_from_args(args: argparse.Namespace) -> ValidRun:
-    options: dict[str, Any] = _options(args.set)
-    if args.gsi_lag_ms is not None:
-        if "gsi_lag_ms" in options:  # two ways to set one knob: neither may silently win
-            raise BadInput(
-                f"--gsi-lag-ms {args.gsi_lag_ms:g} and --set gsi_lag_ms={options['gsi_lag_ms']} were both given",
-                "give one of them",
-            )
-        options["gsi_lag_ms"] = args.gsi_lag_ms
+    options = pattern_options(args.set, args.gsi_lag_ms)
     config = RunConfig(
         pattern=args.pattern,
         variant=args.variant,

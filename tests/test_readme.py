@@ -65,7 +65,9 @@ def test_the_readme_serve_command_serves_until_ctrl_c() -> None:
             pass
     finally:
         server.send_signal(signal.SIGINT)
-        server.wait(timeout=30)
+        # It stops in 1-3 s here; the bound is for a machine shared by other runs (a niced run at load 26 took
+        # longer than 30 s), and only a server that ignores Ctrl-C misses it.
+        server.wait(timeout=120)
 
 
 def test_the_readme_links_open_without_a_refused_value() -> None:

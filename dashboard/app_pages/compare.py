@@ -31,16 +31,16 @@ with presenter.tucked(presenting):
     controls.pattern_texts(pattern)
     settings = controls.run_controls(pattern, "compare", max_threads=registry.max_threads_per_run, pick_variant=False)
     autostart = links.autostart("compare", problems)
-    profile = sidebar.current_profile()  # the sidebar's, part of the scenario
     links.copy_link(
-        links.remember("compare", links.encode(settings, pick_variant=False, profile=profile.name.value)), "compare"
+        links.remember("compare", {**links.encode(settings, pick_variant=False), **sidebar.profile_params()}),
+        "compare",
     )
 
 spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget shared by every session
 
 
 def start_pair() -> str:
-    config = build_config(settings, max_threads=registry.max_threads_per_run, profile=profile)
+    config = build_config(settings, max_threads=registry.max_threads_per_run, profile=sidebar.current_profile())
     return registry.start_pair(config, sidebar.current_spec())[0].group or ""
 
 

@@ -23,14 +23,14 @@ with presenter.tucked(presenting):
     controls.pattern_texts(pattern)
     settings = controls.run_controls(pattern, "run", max_threads=registry.max_threads_per_run)
     autostart = links.autostart("run", problems)
-    profile = sidebar.current_profile()  # the sidebar's, part of the scenario
-    links.copy_link(links.remember("run", links.encode(settings, profile=profile.name.value)), "run")
+    links.copy_link(links.remember("run", {**links.encode(settings), **sidebar.profile_params()}), "run")
 
 spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget shared by every session
 
 
 def config() -> ValidRun:
-    return build_config(settings, max_threads=registry.max_threads_per_run, profile=profile)
+    # the sidebar's profile and knobs, read at Start: a knob out of range refuses it with the knob's range
+    return build_config(settings, max_threads=registry.max_threads_per_run, profile=sidebar.current_profile())
 
 
 if autostart and not spent:

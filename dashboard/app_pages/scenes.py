@@ -8,8 +8,9 @@ from dashboard.figures import charts
 from dashboard.state import scene_link as scene_links
 from dashboard.state import scene_play as scenes
 from dashboard.state.runs import backend_label
-from dashboard.widgets import links, presenter, scene_steps, sidebar, ui
+from dashboard.widgets import links, presenter, sidebar, ui
 from dashboard.widgets.registry import get_registry
+from dashboard.widgets.scenes import steps as scene_steps
 from engine.errors import LabError
 
 PLAYED = "scenes-played"  # (pattern, variant) -> SceneResult: this session's last play of each scene
@@ -53,7 +54,6 @@ with presenter.tucked(presenting, "Scene"):
     type_size = scene_steps.type_picker(type_col)
     link_slot = link_col.empty()  # filled once the step is known
 scene_steps.style(type_size, stepping=presenting)
-profile = sidebar.current_profile()  # the sidebar's, part of the scene
 autostart = links.autostart(scene_links.PAGE, problems)  # before `remember`, which takes autostart=1 off the URL
 # A spent budget (on AWS, calls are billed) stops scenes too, as it stops runs; a scene's few dozen calls are
 # charged once it has played.
@@ -74,6 +74,7 @@ played: dict[tuple[str, str | None], scenes.SceneResult] = st.session_state.setd
 if play or autostart:
     spec = sidebar.current_spec()
     try:
+        profile = sidebar.current_profile()  # the sidebar's, part of the scene (a knob out of range: said here)
         backend = registry.backend(spec)
         where = backend_label(backend, registry.describe(spec))
     except LabError as e:
@@ -120,7 +121,5 @@ else:
             key="scenes-timeline-chart",
         )
 with link_slot:
-    scene_link = scene_links.encode(
-        pattern, variant, profile=profile.name.value, type_size=type_size, step=step if presenting else None
-    )
-    links.copy_link(links.remember(scene_links.PAGE, scene_link), "scenes")
+    scene_link = scene_links.encode(pattern, variant, type_size=type_size, step=step if presenting else None)
+    links.copy_link(links.remember(scene_links.PAGE, {**scene_link, **sidebar.profile_params()}), "scenes")

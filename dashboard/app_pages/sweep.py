@@ -34,7 +34,7 @@ repeats = c3.number_input(
     "Runs per point", value=links.initial("sweep-repeats", 3), step=1, key="sweep-repeats", help="their spread is drawn"
 )
 sweep_link = {"pattern": pattern.name, "threads": ",".join(map(str, counts)), "ops": str(ops), "repeats": str(repeats)}
-links.copy_link(links.remember("sweep", links.with_profile(sweep_link, sidebar.current_profile().name.value)), "sweep")
+links.copy_link(links.remember("sweep", {**sweep_link, **sidebar.profile_params()}), "sweep")
 
 spent = ui.budget_notice(registry, sidebar.current_spec())  # the call budget shared by every session
 

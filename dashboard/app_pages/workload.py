@@ -1,8 +1,11 @@
 """Your workload: a preset or your own YAML in an editor, each problem listed under it by field, Start/Stop, the
-Run page's live charts, and the workload's own report (per operation, hottest keys, capacity) when it ends.
+Run page's live charts, and the workload's own report (per operation, hottest keys, capacity) when it ends; below,
+a sweep of it over client counts or rates (dashboard.widgets.workload_sweep).
 
 The editor's text lives in this session only (st.session_state), and is parsed with the file's size and alias
-limits, so nothing typed here reaches another session's page."""
+limits, so nothing typed here reaches another session's page. A link fills it with a preset (?preset=NAME) or
+with the workload it carries (?wl=..., dashboard.state.workload_link): once, in the opener's session only, and
+every text a link may bring (the problems quoting it, the description) is shown plain, never as Markdown."""
 
 from pathlib import Path
 from typing import Any
@@ -10,14 +13,33 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dashboard.state import workload_link
+from dashboard.text.plain import plain
 from dashboard.widgets import live, sidebar, ui
+from dashboard.widgets.links import link_to
 from dashboard.widgets.registry import get_registry
+from dashboard.widgets.workload_sweep import sweep_section
 from engine.run.runner import RunConfig
 from engine.workloads import schema
 from engine.workloads.pattern import AS_WRITTEN, NAME, RACY, workload_of
 from engine.workloads.report import CAUSES, load_line, report
 
 PRESETS = Path(__file__).resolve().parents[2] / "workloads"
+
+
+def copy_link(text: str) -> None:
+    """A "Copy link" for the editor's text as it is now: whoever opens it gets a copy in their own editor."""
+    value = workload_link.encode(text)
+    with st.popover("Copy link", icon=":material/link:"):
+        if len(value) > workload_link.MAX_LINK_CHARS:
+            st.caption(
+                f"This workload is {len(value):,} characters as a link, above the {workload_link.MAX_LINK_CHARS:,} "
+                "a link may carry: share the YAML instead."
+            )
+            return
+        st.caption("This workload as a link: opening it puts a copy of this text in the opener's editor.")
+        st.code(link_to({workload_link.PARAM: value}), language=None, wrap_lines=True)
+
 
 registry = get_registry()
 st.title("Your workload")
@@ -30,15 +52,34 @@ st.caption(
 presets = sorted(p.stem for p in PRESETS.glob("*.yaml"))
 left, right = st.columns([2, 1])
 linked = st.query_params.get("preset")  # a scenario link names a shipped preset: ?preset=hot-customer
-if linked is not None and "wl-preset" not in st.session_state:
+carried = st.query_params.get(workload_link.PARAM)  # ... or carries a whole workload: ?wl=<zlib+base64url>
+link_problems: list[str] = []
+if linked is not None and carried is not None:
+    link_problems.append("The link gives both a preset and a workload: the workload is used; give one of them.")
+elif linked is not None and "wl-preset" not in st.session_state:
     if linked in presets:
         st.session_state["wl-preset"] = linked
     else:
-        st.error(f"The link's preset {linked[:60]!r} is not one of {', '.join(presets)}: pick one below.")
+        link_problems.append(f"The link's preset {linked[:60]!r} is not one of {', '.join(presets)}: pick one below.")
 choice = right.selectbox("Preset", presets, key="wl-preset")
-if st.session_state.get("wl-loaded") != choice:
+text_from_link = None
+if carried is not None:  # read on every rerun, so a refusal stays in view while the URL holds the link
+    try:
+        decoded = workload_link.decode(carried)
+    except workload_link.LinkRefused as e:
+        link_problems.append(str(e))
+    else:
+        if st.session_state.get("wl-link-applied") != carried:  # once per link: later edits are the user's own
+            st.session_state["wl-link-applied"] = carried
+            text_from_link = decoded
+if text_from_link is not None:  # into this session's editor only, checked there like a typed workload
+    st.session_state["wl-text"] = text_from_link
+    st.session_state["wl-loaded"] = choice
+elif st.session_state.get("wl-loaded") != choice:
     st.session_state["wl-text"] = (PRESETS / f"{choice}.yaml").read_text(encoding="utf-8")
     st.session_state["wl-loaded"] = choice
+for problem in link_problems:  # a link's values are someone else's text: shown plain, never as Markdown
+    st.error(plain(problem), icon=":material/link_off:")
 text = left.text_area("Workload (YAML)", key="wl-text", height=460)
 variant = right.radio("Form", [AS_WRITTEN, RACY], horizontal=True, key="wl-variant")
 
@@ -52,8 +93,9 @@ cap = registry.max_threads_per_run
 if workload is not None and workload.load.clients > cap:
     problems.append(f"load.clients: {workload.load.clients} is above this dashboard's cap: use at most {cap}")
 with left:
-    for problem in problems:  # one per problem, under the editor, each starting with its field
-        st.error(problem, icon=":material/error:")
+    for problem in problems:  # one per problem, under the editor, each starting with its field; it may quote
+        st.error(plain(problem), icon=":material/error:")  # the text, which may have come from a link
+    copy_link(text)
 if workload is not None and not problems:
     right.success(
         f"{len(workload.operations)} operations, {workload.table.items} items of {workload.table.item_size} bytes, "
@@ -62,14 +104,14 @@ if workload is not None and not problems:
         icon=":material/check_circle:",
     )
     if workload.description:
-        right.caption(workload.description)
+        right.caption(plain(workload.description))
 
 
-def config(w: schema.Workload) -> RunConfig:
+def config(w: schema.Workload, form: str | None = None) -> RunConfig:
     ops = w.load.ops if w.load.ops is not None or w.load.duration_s is not None else None
     return RunConfig(
         pattern=NAME,
-        variant=variant,
+        variant=form or variant,
         threads=w.load.clients,
         ops_per_client=ops,
         duration_s=w.load.duration_s,
@@ -136,7 +178,7 @@ def report_section(record: Any) -> None:
         return
     ran = workload_of(record.options()["spec"])
     figures = report(ran, record.history, record.run.elapsed_s())
-    st.markdown(f"### {ran.name}: per operation" + (" (so far)" if record.running else ""))
+    st.markdown(f"### {plain(ran.name)}: per operation" + (" (so far)" if record.running else ""))
     rows = [
         {
             "operation": name,
@@ -151,15 +193,17 @@ def report_section(record: Any) -> None:
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     for warning in figures["warnings"]:
-        st.warning(warning, icon=":material/warning:")
+        st.warning(plain(warning), icon=":material/warning:")
     hot = ", ".join(f"{k['key']} ({k['conflicts']})" for k in figures["hot_keys"]) or "none"
-    st.caption(f"Hottest keys by conflicts: {hot}")
+    st.caption(plain(f"Hottest keys by conflicts: {hot}"))
     busiest = figures["capacity"]["write_partitions"][:1]
     if busiest:
         b = busiest[0]
         st.caption(
-            f"Busiest partition {b['partition']}: {b['peak_per_s']:g} write units in its busiest second, "
-            f"of the {b['ceiling_per_s']:,}/s ceiling"
+            plain(
+                f"Busiest partition {b['partition']}: {b['peak_per_s']:g} write units in its busiest second, "
+                f"of the {b['ceiling_per_s']:,}/s ceiling"
+            )
         )
     line = load_line(figures["load"])
     if line and not record.running:
@@ -186,3 +230,13 @@ else:
         "Pick a preset or write your own, then Start, or Compare both forms side by side. Every call is recorded; "
         "the charts follow it live."
     )
+
+st.divider()
+sweep_section(
+    registry,
+    workload if not problems else None,
+    blocked,
+    lambda point: config(point.workload, point.variant),
+    sidebar.current_spec(),
+    sidebar.current_profile(),
+)

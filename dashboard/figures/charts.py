@@ -30,7 +30,8 @@ from dashboard.figures.figure import (
     style,
 )
 from dashboard.figures.figure import lanes as count_lanes
-from dashboard.figures.palette import FLAG_COLOUR, RACY_COLOUR, SAFE_COLOUR, colour, ordered
+from dashboard.figures.flag_marks import Witnessed, add_marks, witness_seqs
+from dashboard.figures.palette import RACY_COLOUR, SAFE_COLOUR, colour, ordered
 from dashboard.figures.timebins import TimeBins, bin_width
 from dashboard.figures.timeline_sample import TimelineSample
 from dashboard.state.aggregates import done_ns
@@ -64,17 +65,21 @@ def timeline(
     title: str = "Per-call timeline",
     lanes: int | None = None,
     evidence: str = "",
+    witnesses: Sequence[Witnessed] = (),
 ) -> go.Figure:
     """One lane per client, one bar per call from invoke to complete, coloured by outcome and error code.
 
     Hover shows the call in the seed's log format. Calls named by a failed invariant get a red ✕, and
-    `evidence` (evidence_note) says which they are: all of them, or a sample spread evenly over the run. Above
-    `max_bars` calls the bars are sampled (flagged calls and failures kept first) and the subtitle says so.
+    `evidence` (evidence_note) says which they are: all of them, or a sample spread evenly over the run. Given
+    the `witnesses` of the broken invariants, only their calls get a ✕ and the others are one legend click away
+    (flag_marks). Above `max_bars` calls the bars are sampled (witnesses, flagged calls and failures kept first)
+    and the subtitle says so.
     """
     total = count(calls)
     if not total:
         return empty(title, "No calls yet")
-    flagged = set(flagged)
+    named = set(flagged)
+    flagged = named | witness_seqs(witnesses)  # the drawn sample keeps a witness's reads too
     if isinstance(calls, RunView):
         rows = calls.rows_at(flagged) if flagged else None
         sample = calls.get(TimelineSample)
@@ -108,22 +113,7 @@ def timeline(
                 hovertemplate="%{customdata}<extra></extra>",
             )
         )
-    if flagged:
-        m = shown["seq"].isin(flagged).to_numpy()
-        if m.any():
-            fig.add_trace(
-                dict(
-                    type="scatter",
-                    name="broke an invariant",
-                    mode="markers",
-                    y=client[m],
-                    x=start[m] + width[m] / 2,
-                    customdata=Texts(hover[m]),
-                    marker=dict(symbol="x-thin", size=16, line=dict(width=3, color=FLAG_COLOUR)),
-                    hovertemplate="%{customdata}<extra></extra>",
-                )
-            )
-    n_flagged = int(shown["seq"].isin(flagged).sum()) if flagged else 0
+    n_flagged, marks_said = add_marks(fig, shown["seq"].to_numpy(), client, start + width / 2, hover, named, witnesses)
     n_lanes = lanes or count_lanes(calls)
     height = int(min(900, max(320, 150 + 26 * n_lanes)))
     fig.update_layout(barmode="overlay", bargap=0.1)
@@ -138,7 +128,9 @@ def timeline(
     if x_range is not None:
         fig.update_xaxes(range=list(x_range))
     subtitle = sampling.note() or f"{plural(total, 'call')} · hover a bar for the call as the seed logs it"
-    if evidence and n_flagged:
+    if marks_said:
+        subtitle += f" · {marks_said}"
+    elif evidence and n_flagged:
         subtitle += f" · ✕ {evidence}"
     return style(
         fig,

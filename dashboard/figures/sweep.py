@@ -15,6 +15,8 @@ from plotly.subplots import make_subplots
 
 from dashboard.figures.figure import empty, figure, style
 from dashboard.figures.palette import RACY_COLOUR, SAFE_COLOUR, safety
+from engine.errors import BadInput
+from engine.server.profile import ProfileSpec, knobs_note
 
 # -- sweep -------------------------------------------------------------------------------------------------------
 
@@ -253,6 +255,18 @@ _SHARES = (
 )
 
 
+def _knobs_note(points: pd.DataFrame) -> str:
+    """ " (knobs changed: commit window 40 ms)" when the sweep's aws-like runs had knobs off the model's defaults."""
+    tags = points["profile_tag"] if "profile_tag" in points else []
+    for tag in tags:
+        try:
+            note = knobs_note(ProfileSpec.from_tag(str(tag)))
+        except BadInput:
+            continue
+        return f" ({note})" if note else ""
+    return ""
+
+
 def sweep_shares(
     points: pd.DataFrame, *, title: str = "Conflicts by cause and stale reads against threads"
 ) -> go.Figure:
@@ -295,7 +309,7 @@ def sweep_shares(
     return style(
         fig,
         title,
-        subtitle=("server profile aws-like: SIMULATED · " if simulated else "")
+        subtitle=(f"server profile aws-like: SIMULATED{_knobs_note(points)} · " if simulated else "")
         + "each cause as a share of all calls · stale reads as a share of the reads without ConsistentRead"
         + (f" · {none_note(points, left_out)}" if left_out else ""),
         height=380,

@@ -21,7 +21,7 @@ from engine.errors import BadInput, LabError
 from engine.patterns import Pattern, get_pattern
 from engine.record.codes import conflicts
 from engine.record.history import History, csv_labels, dumps
-from engine.server.profile import ProfileSpec
+from engine.server.profile import ProfileSpec, simulated_label
 
 if TYPE_CHECKING:  # a record holds a live Run but never makes one
     from engine.run.runner import Run
@@ -263,7 +263,11 @@ class RunRecord:
             from engine.run.summary import summary
 
             s = summary(self.run)  # mid-run: what is known so far
-        return dict(s or {"pattern": self.pattern, "variant": self.variant, "threads": self.threads})
+        out = dict(s or {"pattern": self.pattern, "variant": self.variant, "threads": self.threads})
+        if isinstance(out.get("profile"), dict) and self.profile is not None and self.profile.simulated:
+            # the label the dashboard shows, knobs off the model's defaults named: a file read alone says it too
+            out["profile"] = {**out["profile"], "label": simulated_label(self.profile)}
+        return out
 
     def export_jsonl(self) -> bytes:
         out = io.StringIO()

@@ -8,6 +8,7 @@ from typing import Any
 
 from dashboard.state.records import known_pattern
 from dashboard.state.run_settings import LIMIT_DURATION, LIMIT_OPS, RunSettings
+from engine.server.profile import EXACT, ProfileSpec
 
 
 def settings_of(summary: Mapping[str, Any]) -> RunSettings | None:
@@ -40,6 +41,7 @@ def _part(summary: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return part if isinstance(part, dict) else {}
 
 
-def profile_of(summary: Mapping[str, Any]) -> str:
-    profile = summary.get("profile")
-    return str(profile.get("name") or "exact") if isinstance(profile, dict) else "exact"
+def profile_of(summary: Mapping[str, Any]) -> ProfileSpec:
+    """The profile a run's summary names, with its knobs (its link then carries those off the defaults); exact
+    when it names none this lab knows."""
+    return ProfileSpec.from_summary(summary.get("profile")) or EXACT

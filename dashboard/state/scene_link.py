@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dashboard.widgets.links import OTHER, PROFILE, Restored, profile_problems, with_profile
+from dashboard.widgets.links import OTHER, Restored, is_profile_param, profile_problems, with_profile
 from engine.errors import LabError
 from engine.patterns import get_pattern
 from engine.run.walkthrough import scene_variants
+from engine.server.profile import ProfileSpec
 
 PAGE = "scenes"
 PATTERN_KEY = f"{PAGE}-pattern"
@@ -43,8 +44,8 @@ def parse(params: Mapping[str, str]) -> Restored:
     for name, text in params.items():
         if name in OTHER or name == "pattern":
             continue
-        if name == PROFILE:
-            problems.extend(profile_problems(params))
+        if is_profile_param(name):
+            continue  # said once, below
         elif name == "variant":
             own = scene_variants(get_pattern(pattern)) if pattern else []
             if text in own and pattern is not None:
@@ -64,14 +65,14 @@ def parse(params: Mapping[str, str]) -> Restored:
                 refuse("step", text, f"is not a whole number from 1 to {MAX_STEP:,}")
         else:
             refuse("parameter", name, "is not a control of this page: use pattern, variant, profile, type or step")
-    return Restored(values, problems)
+    return Restored(values, [*problems, *profile_problems(params)])
 
 
 def encode(
     pattern: str,
     variant: str | None,
     *,
-    profile: str = "exact",
+    profile: str | ProfileSpec = "exact",
     type_size: str = DEFAULT_TYPE,
     step: int | None = None,
 ) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""A sweep: both variants of a pattern at several thread counts, one run after another in a background thread."""
+"""Sweeps: both variants of a pattern at several thread counts (`SweepJob`), or both forms of a workload at several
+client counts or rates (`WorkloadSweepJob`), one run after another in a background thread."""
 
 from __future__ import annotations
 
@@ -7,13 +8,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from engine.errors import LabError
 from engine.run.runner import Run, RunConfig, RunState
 from engine.server.profile import EXACT, ProfileSpec
+
+if TYPE_CHECKING:  # the workload engine is imported when a workload sweep runs, not with every page
+    from engine.workloads.sweep import SweepPoint
 
 
 class SweepState(StrEnum):
@@ -100,6 +104,76 @@ class SweepJob:
                     self.state = SweepState.FAILED
                     return
                 self.rows.append(sweep_row(run))
+            self.state = SweepState.STOPPED if self._stop.is_set() else SweepState.DONE
+        except LabError as e:
+            self.error = e
+            self.state = SweepState.FAILED
+        except Exception as e:
+            self.error = LabError(f"internal error: {type(e).__name__}: {e}", "please report it")
+            self.state = SweepState.FAILED
+        finally:
+            self.current = ""
+
+
+@dataclass(eq=False)
+class WorkloadSweepJob:
+    """A workload's two forms at several client counts or rates, one run after another in a background thread,
+    by the code `python -m engine workload sweep` runs (engine.workloads.sweep.run_points). `new_run` makes each
+    run, as a pattern sweep's does (the registry's caps and call budgets)."""
+
+    id: str
+    name: str  # the workload's
+    axis: str  # "clients" or "rate"
+    points: tuple[SweepPoint, ...]
+    new_run: Callable[[SweepPoint], Run]
+    profile: ProfileSpec = EXACT
+    created: float = field(default_factory=time.time)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    state: SweepState = SweepState.RUNNING
+    current: str = ""
+    error: LabError | None = None
+    current_run: Run | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def total(self) -> int:
+        return len(self.points)
+
+    @property
+    def running(self) -> bool:
+        return self.state is SweepState.RUNNING
+
+    @property
+    def threads_busy(self) -> int:
+        """As a pattern sweep's: its largest run's threads, held from its admission to its end."""
+        return max(p.workload.load.clients for p in self.points) if self.running and self.points else 0
+
+    def stop(self) -> None:
+        self._stop.set()
+        run = self.current_run
+        if run is not None:
+            run.stop()
+
+    def start(self) -> WorkloadSweepJob:
+        threading.Thread(target=self._run, name=f"workload-sweep-{self.id}", daemon=True).start()
+        return self
+
+    def _started(self, point: SweepPoint, run: Run) -> None:
+        self.current_run = run
+        self.current = f"{point.variant} at {self.axis} {point.value:g}"
+
+    def _run(self) -> None:
+        from engine.workloads.sweep import run_points
+
+        try:
+            run_points(
+                self.points,
+                self.axis,
+                self.new_run,
+                on_row=self.rows.append,
+                stop=self._stop.is_set,
+                on_start=self._started,
+            )
             self.state = SweepState.STOPPED if self._stop.is_set() else SweepState.DONE
         except LabError as e:
             self.error = e

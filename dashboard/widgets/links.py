@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from dashboard.state import profile_knobs
 from dashboard.state.run_settings import LIMIT_DURATION, LIMIT_OPS, RunSettings, option_kind
 from dashboard.text.plain import plain
 from dashboard.text.words import plural
@@ -24,10 +25,11 @@ from engine.backends.backend import RETRY_MODES
 from engine.digits import ONLY, foreign_digits
 from engine.errors import LabError, clip
 from engine.patterns import Pattern, all_patterns, get_pattern
-from engine.server.profile import ServerProfile
+from engine.server.profile import ProfileSpec, ServerProfile
 
-# Parameters that are not controls: the page's own state (which run it shows) and flags.
-OTHER = frozenset({"run", "group", "sweep", "autostart", "presenter"})
+# Parameters that are not controls: the page's own state (which run it shows) and flags; "Your workload" keeps its
+# preset and runs in the URL too (without them here, each rerun there took them for a new link: profile reset).
+OTHER = frozenset({"run", "group", "sweep", "autostart", "presenter", "preset", "workload", "workload_pair"})
 LIMITS = {"ops": LIMIT_OPS, "duration": LIMIT_DURATION}
 KNOB = "k."  # a pattern knob's parameter: k.accounts=4
 PROFILE = "profile"  # the sidebar's "Server profile": restored before the sidebar is drawn (restore_profile)
@@ -99,11 +101,11 @@ def parse(
     }
     if pick_variant:
         checks["variant"] = ("variant", f"{k}-variant", lambda t: _choice(t, {v: v for v in cls.variants}))
+    problems.extend(profile_problems(params))
     for name, text in params.items():
         if name in OTHER or name == "pattern" or (name == "variant" and not pick_variant):
             continue  # Compare runs every variant: a Run link's variant is not wrong there
-        if name == PROFILE:
-            problems.extend(profile_problems(params))
+        if is_profile_param(name):
             continue
         if name.startswith(KNOB):
             knob = name[len(KNOB) :]
@@ -120,7 +122,7 @@ def parse(
             refuse(
                 "parameter",
                 name,
-                f"is not a control of this page: use {', '.join(sorted([*checks, PROFILE]))} or k.KNOB",
+                f"is not a control of this page: use {', '.join(sorted([*checks, PROFILE]))}, k.KNOB or aws.KNOB",
             )
             continue
         control, key, check = checks[name]
@@ -163,11 +165,16 @@ def _knob(option: Any, text: str) -> Any:
 
 
 def profile_problems(params: Mapping[str, str]) -> list[str]:
-    """The link's server profile refused, in the words of the other controls (empty when none or a good one)."""
+    """The link's server profile and aws-like knobs refused, one line each (empty when none or good ones)."""
     text = params.get(PROFILE)
     if text is None or text in PROFILES:
-        return []
+        return profile_knobs.parse_link(params)[1]
     return [refusal("Server profile", text, f"is not one of {', '.join(PROFILES)}")]
+
+
+def is_profile_param(name: str) -> bool:
+    """The sidebar's parameters in a page's link: the server profile and its aws-like knobs (aws.commit_ms=40)."""
+    return name == PROFILE or profile_knobs.is_knob_param(name)
 
 
 def refusal(control: str, text: str, why: str) -> str:
@@ -175,7 +182,7 @@ def refusal(control: str, text: str, why: str) -> str:
     return clip(f"The link's {control} {text!r} {why}; that control keeps its default.")
 
 
-def encode(settings: RunSettings, *, pick_variant: bool = True, profile: str = "exact") -> dict[str, str]:
+def encode(settings: RunSettings, *, pick_variant: bool = True, profile: str | ProfileSpec = "exact") -> dict[str, str]:
     """The URL parameters of these control values (the inverse of `parse`); the server profile (the sidebar's)
     only when it is not exact."""
     out = {"pattern": settings.pattern}
@@ -200,7 +207,11 @@ def encode(settings: RunSettings, *, pick_variant: bool = True, profile: str = "
     return with_profile(out, profile)
 
 
-def with_profile(params: dict[str, str], profile: str) -> dict[str, str]:
+def with_profile(params: dict[str, str], profile: str | ProfileSpec) -> dict[str, str]:
+    """`params` with the server profile (when not exact) and, for a recorded run's ProfileSpec, its knobs off the
+    model's defaults."""
+    if isinstance(profile, ProfileSpec):
+        return with_profile({**params, **profile_knobs.spec_link_params(profile)}, profile.name.value)
     return {**params, PROFILE: profile} if profile != ServerProfile.EXACT.value else params
 
 
@@ -285,6 +296,22 @@ def restore_profile(key: str) -> None:
         st.session_state[key] = _initials()[key] = profile
 
 
+def restore_knobs(start: Mapping[str, Any]) -> None:
+    """Before the sidebar's aws-like knobs are drawn: a link just opened sets each knob it names, and every other
+    knob to `start` (knob -> value: the model's defaults, or a calibrated file's); its refusals are the page's."""
+    params = _params()
+    if not _new_link(params):
+        return
+    values, _ = profile_knobs.parse_link(params)
+    for knob, value in start.items():
+        set_initial(profile_knobs.knob_key(knob), values.get(knob, value))
+
+
+def set_initial(key: str, value: Any) -> None:
+    """A widget's value set from code (a link, a reset): in the session and as the value it is drawn with."""
+    st.session_state[key] = _initials()[key] = value
+
+
 def show_problems(problems: list[str]) -> None:
     for problem in problems:
         st.error(plain(problem), icon=":material/link_off:")  # it quotes the link's value
@@ -363,12 +390,12 @@ def parse_sweep(params: Mapping[str, str], *, thread_choices: list[int], max_rep
                 values["sweep-ops"] = _number(text, int, 1, 10_000_000)
             elif name == "repeats":
                 values["sweep-repeats"] = _number(text, int, 1, max_repeats)
-            elif name == PROFILE:
-                problems.extend(profile_problems(params))
+            elif is_profile_param(name):
+                continue  # said once, below
             else:
                 refuse(
                     "parameter", name, "is not a control of this page: use pattern, threads, ops, repeats or profile"
                 )
         except ValueError as e:
             refuse(name, text, str(e))
-    return Restored(values, problems)
+    return Restored(values, [*problems, *profile_problems(params)])

@@ -21,7 +21,7 @@ from dashboard.state.records import RunRecord
 from dashboard.state.sweep_jobs import SweepJob
 from dashboard.state.verdicts import flagged_calls
 from dashboard.text.words import plural
-from dashboard.widgets import panels, replay, ui
+from dashboard.widgets import explainer, panels, replay, ui
 
 LIVE_REFRESH_S = 0.75  # every chart updates at least once a second while a run goes
 
@@ -59,10 +59,12 @@ def profile_caption(record: RunRecord) -> None:
 HALF_COLUMN_CHARS = 36  # characters of subtitle a half-column chart shows at 1024 px with the sidebar open
 
 
-def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None) -> dict[str, Any]:
+def run_figures(
+    record: RunRecord, *, x_range: tuple[float, float] | None = None, whole: RunRecord | None = None
+) -> dict[str, Any]:
     """Every chart of the Run page: timeline, outcomes, latency, the pattern's views, and the final state once
     there are verdicts (None before). Drawn from the run's aggregates, brought up to date first. `x_range` fixes
-    the time axis (a replay keeps the whole run's)."""
+    the time axis (a replay keeps the whole run's); `whole`: the run a replay's cut `record` comes from."""
     invariants = record.invariants()
     verdicts = [inv for inv in invariants if not inv.get("as_of")]
     flagged = flagged_calls(invariants)
@@ -79,6 +81,7 @@ def run_figures(record: RunRecord, *, x_range: tuple[float, float] | None = None
                 max_bars=max_bars,
                 x_range=x_range,
                 evidence=charts.evidence_note(verdicts),
+                witnesses=explainer.marks(record, whole),
             ),
             "outcomes": outcomes,
             "latency": latency,
@@ -99,13 +102,21 @@ def figures_of(figures: dict[str, Any]) -> list[go.Figure]:
     ]
 
 
-def run_body(record: RunRecord, key: str, *, x_range: tuple[float, float] | None = None, export: bool = True) -> None:
-    """The header, counters, charts, invariant cards and call log of one run, as they stand now."""
+def run_body(
+    record: RunRecord,
+    key: str,
+    *,
+    x_range: tuple[float, float] | None = None,
+    export: bool = True,
+    whole: RunRecord | None = None,
+) -> None:
+    """The header, counters, charts, invariant cards and call log of one run, as they stand now (`whole`: the
+    run a replay's cut comes from)."""
     run_header(record)
     panels.run_messages(record)
     panels.progress_and_counters(record)
-    figs = run_figures(record, x_range=x_range)
-    ui.chart(figs["timeline"], f"{key}-timeline")
+    figs = run_figures(record, x_range=x_range, whole=whole)
+    explainer.timeline(figs["timeline"], whole or record, f"{key}-timeline")
     left, right = st.columns(2)
     with left:
         ui.chart(figs["outcomes"], f"{key}-outcomes")
@@ -126,7 +137,7 @@ def run_body(record: RunRecord, key: str, *, x_range: tuple[float, float] | None
 def run_view(record: RunRecord, key: str) -> None:
     """Everything about one run, redrawn live while it goes; once it has ended, replayable in place."""
     if not record.running and len(record.history) and replay.replay_toggle(key):
-        replay.replay_view(record, key, lambda r, k, x: run_body(r, k, x_range=x, export=False))
+        replay.replay_view(record, key, lambda r, k, x: run_body(r, k, x_range=x, export=False, whole=record))
         return
     poll(lambda: record.running, lambda: run_body(record, key))
 
@@ -179,13 +190,20 @@ def compare_view(records: Sequence[RunRecord], key: str) -> None:
     both have ended, replayable together on one clock."""
     records = sorted(records, key=lambda r: (r.safe is False, r.id))
     if not any(r.running for r in records) and replay.replay_toggle(key):
-        replay.replay_pair(records, key, lambda rs, k, x: compare_body(rs, k, x))
+        replay.replay_pair(records, key, lambda rs, k, x: compare_body(rs, k, x, wholes=records))
         return
     poll(lambda: any(r.running for r in records), lambda: compare_body(records, key))
 
 
-def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, float] | None = None) -> None:
-    """The pair as it stands now; `x_range` fixes the time axis (a replay keeps the whole runs')."""
+def compare_body(
+    records: Sequence[RunRecord],
+    key: str,
+    x_range: tuple[float, float] | None = None,
+    wholes: Sequence[RunRecord] | None = None,
+) -> None:
+    """The pair as it stands now; `x_range` fixes the time axis (a replay keeps the whole runs'); `wholes`: the
+    runs a replay's cuts come from."""
+    wholes = wholes or records
     if x_range is None:
         spans = []
         for r in records:
@@ -197,7 +215,7 @@ def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, f
     # Each side gets a column of about 360 px beside the sidebar on a 1280-px screen: subtitles and legends wrap.
     with figure.narrow(PAIR_COLUMN_CHARS):
         timeline_figs, outcome_figs, view_figs = [], [], []
-        for r in records:
+        for r, whole in zip(records, wholes):
             invariants = r.invariants()
             with r.view() as view:
                 timeline_figs.append(
@@ -208,6 +226,7 @@ def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, f
                         lanes=lanes,
                         max_bars=(charts.MAX_BARS if r.running else charts.MAX_BARS_FINAL) // 2,
                         evidence=charts.evidence_note(invariants),
+                        witnesses=explainer.marks(r, whole),
                     )
                 )
                 outcome_figs.append(charts.outcomes_over_time(view, x_range=x_range))
@@ -230,7 +249,7 @@ def compare_body(records: Sequence[RunRecord], key: str, x_range: tuple[float, f
                 verdict_box(record)(f"**{ui.plain(headline(record))}**")
             panels.run_messages(record)
             panels.progress_and_counters(record, compact=True, pair=True)
-            ui.chart(timeline_figs[i], f"{key}-{i}-timeline")
+            explainer.timeline(timeline_figs[i], wholes[i], f"{key}-{i}-timeline")
             ui.chart(outcome_figs[i], f"{key}-{i}-outcomes")
             ui.chart(view_figs[i], f"{key}-{i}-view")
             if record.invariants():

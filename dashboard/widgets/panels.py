@@ -21,6 +21,7 @@ from dashboard.widgets import explain_panel
 from dashboard.widgets.ui import plain, show_error
 from engine.patterns.base import evidence_caption
 from engine.run.summary import SATURATED, client_cpu_text, gave_up_text, live_causes
+from engine.server.profile import ProfileSpec, knobs_note, simulated_label
 
 # -- counters -------------------------------------------------------------------------------------------------------
 
@@ -145,11 +146,12 @@ def cause_caption(record: RunRecord, progress: Mapping[str, Any]) -> str | None:
     if not parts or not any(int(causes.get(name) or 0) for name in CAUSE_LABELS):
         return None
     if record.run is not None:
-        simulated = record.run.config.profile.simulated
+        spec: ProfileSpec | None = record.run.config.profile
     else:  # an imported run: its summary says which profile it ran under
-        profile = (summary or {}).get("profile")
-        simulated = isinstance(profile, dict) and profile.get("simulated") is True
-    return "Conflicts by cause: " + " · ".join(parts) + (" (server profile aws-like: SIMULATED)" if simulated else "")
+        spec = ProfileSpec.from_summary((summary or {}).get("profile"))
+    note = knobs_note(spec) if spec is not None else ""
+    said = f" (server profile aws-like: SIMULATED{'; ' + note if note else ''})" if spec and spec.simulated else ""
+    return "Conflicts by cause: " + " · ".join(parts) + said
 
 
 CLIENT_CPU_HELP = (
@@ -373,11 +375,7 @@ def runs_table(records: Sequence[RunRecord]) -> pd.DataFrame:
                 "kind": safety(r.safe),
                 "threads": r.threads,
                 # aws-like rates come from the server's model: the table says so beside every such run
-                "profile": ""
-                if r.profile is None
-                else f"{r.profile.name} (SIMULATED)"
-                if r.profile.simulated
-                else r.profile.name,
+                "profile": "" if r.profile is None else simulated_label(r.profile),  # with the knobs it changed
                 "calls": len(r.history),
                 "state": r.state,
                 "invariants": f"{holds}/{len(invariants)} hold" if invariants else "",

@@ -16,9 +16,9 @@ from dashboard.figures.palette import safety
 from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord
 from dashboard.state.verdicts import flagged_calls
-from dashboard.text.words import plural
-from dashboard.widgets import explain_panel, panels, replay, ui
+from dashboard.widgets import explainer, panels, replay, ui
 from dashboard.widgets.live import headline, poll, verdict_box
+from engine.server.profile import knobs_note
 
 KEY = "presenter"
 CHART_HEIGHT = 300  # two charts side by side under the verdict and counters fit 720 px
@@ -139,6 +139,12 @@ def _simulated(record: RunRecord) -> bool:
     return record.profile is not None and record.profile.simulated
 
 
+def _knobs_note(record: RunRecord) -> str:
+    """ " (knobs changed: commit window 40 ms)" after SIMULATED when the run's knobs were not the model's defaults."""
+    note = knobs_note(record.profile) if record.profile is not None else ""
+    return f" ({note})" if note else ""
+
+
 PAIR_VERDICT_CHARS = 140  # what a pair's 110-px verdict box shows in its type (about 55 characters a line, 3
 # lines), less its state badge
 
@@ -147,7 +153,7 @@ def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
     """The headline; with a height (a pair's two sides), a box of that height, so both sides line up, and a
     headline cut to what it shows."""
     box = verdict_box(record)
-    simulated = " · server profile aws-like: SIMULATED" if _simulated(record) else ""
+    simulated = " · server profile aws-like: SIMULATED" + _knobs_note(record) if _simulated(record) else ""
     lead = f"{record.variant} ({safety(record.safe)}) ·"
     said = headline(record)
     if height is not None:
@@ -184,19 +190,19 @@ def _counters(record: RunRecord, *, pair: bool = False) -> None:
 
 
 def _figures(
-    record: RunRecord,
-    x_range: Sequence[float] | None,
-    lanes: int,
-    flags: tuple[set[int], str] | None = None,
+    record: RunRecord, x_range: Sequence[float] | None, lanes: int, whole: RunRecord | None = None
 ) -> tuple[go.Figure, go.Figure]:
-    """The timeline and the pattern's own chart; `flags`: the timeline's crosses and what they are, when not
-    every call that broke an invariant."""
     invariants = record.invariants()
     verdicts = [inv for inv in invariants if not inv.get("as_of")]
-    flagged, evidence = flags or (flagged_calls(invariants), charts.evidence_note(verdicts))
     with record.view() as view:
         timeline = charts.timeline(
-            view, flagged=flagged, lanes=lanes, x_range=x_range, max_bars=charts.MAX_BARS, evidence=evidence
+            view,
+            flagged=flagged_calls(invariants),
+            lanes=lanes,
+            x_range=x_range,
+            max_bars=charts.MAX_BARS,
+            evidence=charts.evidence_note(verdicts),
+            witnesses=explainer.marks(record, whole),  # a replay's cut: the whole run's witnesses, as far as shown
         )
         own = charts.pattern_views(record.pattern, view, invariants, record.options(), lanes=lanes, x_range=x_range)
     return _sized(timeline), _sized(own[0])
@@ -210,11 +216,11 @@ def run_view(record: RunRecord, key: str, toggle_at: Any = None) -> None:
     def body(shown: RunRecord, key: str, x_range: Sequence[float] | None = None) -> None:
         _verdict(shown, record.id)
         _counters(shown)
-        timeline, own = _figures(shown, x_range, record.threads)
+        timeline, own = _figures(shown, x_range, record.threads, record)
         with st.container(key="presenter-charts"):  # as tall as the screen leaves (CSS): 300 px at 720
             left, right = st.columns(2)
             with left:
-                ui.chart(timeline, f"{key}-p-timeline", screen_tall=True)
+                explainer.timeline(timeline, record, f"{key}-p-timeline", screen_tall=True)  # a ✕ opens why
             with right:
                 ui.chart(own, f"{key}-p-view", screen_tall=True)
 
@@ -238,44 +244,21 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
                     spans.append(float(view.span) if view.n else 0.0)
                 spans.append(float(r.progress()["elapsed_s"]))
             x_range = (0.0, max(spans) * 1.02)
-        timelines = [_sized(_figures(side, x_range, lanes, pair_flags(side))[0], PAIR_CHART_HEIGHT) for side in shown]
+        timelines = [
+            _sized(_figures(side, x_range, lanes, whole)[0], PAIR_CHART_HEIGHT) for side, whole in zip(shown, records)
+        ]
         _same_plot_area(timelines)
         with st.container(key="presenter-pair"):  # as tall as the screen leaves (CSS): 260 px at 720
             for col, side, whole, timeline in zip(st.columns(len(shown), gap="medium"), shown, records, timelines):
                 with col:
                     _verdict(side, whole.id, height=110)
                     _counters(side, pair=True)
-                    ui.chart(timeline, f"{key}-{whole.id}-p-timeline", screen_tall=True)
+                    explainer.timeline(timeline, whole, f"{key}-{whole.id}-p-timeline", screen_tall=True)
 
     if not any(r.running for r in records) and replay.replay_toggle(key, toggle_at):
         replay.replay_pair(records, key, body, compact=True)
         return
     poll(lambda: any(r.running for r in records), lambda: body(records, key))
-
-
-PAIR_FLAGS_PER_RULE = 12  # a broken rule with no witness: this many of its calls, spread over the run
-
-
-def pair_flags(record: RunRecord) -> tuple[set[int], str]:
-    """A pair's crosses: for each broken invariant, the few calls that prove it (its witness, once the run has
-    ended), else a dozen of its calls spread over the run. Every flagged call (hundreds on a racy run) covered a
-    pair's short timeline in red and hid the interleaving the pair is there to show."""
-    flags: set[int] = set()
-    proofs = 0
-    for inv in record.invariants():
-        if inv.get("holds") is not False:
-            continue
-        found = None if record.running or inv.get("as_of") else explain_panel.witness(record, inv)
-        if found is not None:
-            flags.update(found.seqs)
-            proofs += 1
-            continue
-        calls = [int(s) for s in inv.get("calls", ())]
-        flags.update(calls[:: max(1, len(calls) // PAIR_FLAGS_PER_RULE)][:PAIR_FLAGS_PER_RULE])
-    if not flags:
-        return flags, ""
-    what = "that prove each broken invariant" if proofs else "that broke an invariant, a few per invariant"
-    return flags, f"{plural(len(flags), 'call')} {what}"
 
 
 PAIR_AXIS_PX = 34  # under a pair's plot: the time axis's numbers, "s" after each instead of a title line

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
-from typing import Unpack
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Unpack
 
 import streamlit as st
 
@@ -19,12 +19,15 @@ from dashboard.settings.env import env_int
 from dashboard.settings.limits import CallBudget
 from dashboard.state.records import RunRecord, Source, known_pattern
 from dashboard.state.runs import Caps, RunRegistry, in_page_words
-from dashboard.state.sweep_jobs import SweepJob, SweepState
+from dashboard.state.sweep_jobs import SweepJob, SweepState, WorkloadSweepJob
 from engine.backends.backend import Backend, BackendSpec
 from engine.errors import BadInput
 from engine.patterns import get_pattern
 from engine.run.runner import Run, RunConfig
 from engine.server.profile import EXACT, ProfileSpec
+
+if TYPE_CHECKING:
+    from engine.workloads.sweep import SweepPoint
 
 # Where these moved: kept importable from here, as the pages and other tools import them.
 __all__ = [
@@ -46,11 +49,13 @@ class Registry(RunRegistry):
     def __init__(self, **caps: Unpack[Caps]) -> None:
         super().__init__(**caps)
         self._sweeps: dict[str, SweepJob] = {}
+        self._workload_sweeps: dict[str, WorkloadSweepJob] = {}
 
     def threads_in_use(self) -> int:
         """Client threads busy now: running runs' and the current run of each running sweep's."""
         with self._lock:
-            return super().threads_in_use() + sum(s.threads_busy for s in self._sweeps.values() if s.running)
+            busy = sum(s.threads_busy for s in self._sweeps.values() if s.running)
+            return super().threads_in_use() + busy + sum(s.threads_busy for s in self._workload_sweeps.values())
 
     def start_sweep(
         self,
@@ -108,6 +113,44 @@ class Registry(RunRegistry):
             run = Run(valid, backend)
             self._charge(run, spec)
         return run
+
+    def start_workload_sweep(
+        self,
+        points: Sequence[SweepPoint],
+        axis: str,
+        config_of: Callable[[SweepPoint], RunConfig],
+        spec: BackendSpec,
+        profile: ProfileSpec = EXACT,
+    ) -> WorkloadSweepJob:
+        """A workload's points (engine.workloads.sweep.plan) one run after another; `config_of` makes each run's
+        config. Every point is checked against the caps now, as a run's would be, before any starts."""
+        if not points:
+            raise BadInput("the sweep has no values", "give at least one, e.g. 1,4,16")
+        for point in points:
+            self._validated(config_of(point), spec)
+        with self._lock:
+            self._check_capacity(max(p.workload.load.clients for p in points))
+            self._check_budgets(spec)
+            backend = self.backend(spec)
+            job = WorkloadSweepJob(
+                id=self._new_id("w"),
+                name=points[0].workload.name,
+                axis=axis,
+                points=tuple(points),
+                new_run=functools.partial(self._workload_sweep_run, spec, backend, config_of),
+                profile=profile,
+            )
+            self._workload_sweeps[job.id] = job
+        return job.start()
+
+    def _workload_sweep_run(
+        self, spec: BackendSpec, backend: Backend, config_of: Callable[[SweepPoint], RunConfig], point: SweepPoint
+    ) -> Run:
+        return self._sweep_run(spec, backend, None, config_of(point))
+
+    def workload_sweep(self, sweep_id: str | None) -> WorkloadSweepJob | None:
+        with self._lock:
+            return self._workload_sweeps.get(sweep_id or "")
 
     def sweep(self, sweep_id: str | None) -> SweepJob | None:
         with self._lock:

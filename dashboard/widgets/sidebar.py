@@ -10,14 +10,14 @@ from typing import Any
 import streamlit as st
 
 from dashboard.settings.endpoint import ENDPOINT_ENV, check_endpoint_setting
-from dashboard.widgets import links
+from dashboard.widgets import links, profile_knobs
 from dashboard.widgets.cluster_choice import CLUSTER_KEY, current_cluster
 from dashboard.widgets.registry import Registry
 from dashboard.widgets.ui import plain, show_error
 from engine.backends.backend import BackendKind, BackendSpec
 from engine.errors import BadInput, LabError
 from engine.run.config import AWS_DEFAULT_MAX_CALLS
-from engine.server.profile import ProfileSpec, ServerProfile
+from engine.server.profile import AWS_LIKE, ProfileSpec, ServerProfile
 
 BACKEND_KEY = "backend_spec"
 
@@ -130,12 +130,17 @@ def profile_control(sb: Any, spec: BackendSpec) -> None:
             "defaults, and runs say “calibrated from FILE (REGION, DATE)”",
         )
         try:
-            calibrated_profile()
+            calibrated = calibrated_profile()
         except BadInput as e:
+            calibrated = None  # new runs start from the model's defaults
             with sb:  # under the field it concerns
                 show_error(e)
-    if current_profile().simulated:
-        sb.caption(current_profile().describe())  # it starts "aws-like (SIMULATED: ..."
+        profile_knobs.knob_controls(sb, calibrated or AWS_LIKE)
+    try:
+        if current_profile().simulated:
+            sb.caption(current_profile().describe())  # it starts "aws-like (SIMULATED: ..."
+    except BadInput:
+        pass  # said under the knobs
 
 
 PROFILE_FILE_KEY = "server_profile_file"
@@ -152,13 +157,24 @@ def calibrated_profile() -> ProfileSpec | None:
 
 
 def current_profile() -> ProfileSpec:
+    """The profile new runs of this session use: exact, or aws-like with the sidebar's knobs (over a calibrated
+    file's values when one is loaded). BadInput naming the knob and its range while one is out of it: a page calls
+    this when it starts something, so Start refuses rather than run other values than the ones shown."""
+    if st.session_state.get(PROFILE_KEY) != ServerProfile.AWS_LIKE.value:
+        return ProfileSpec.parse(str(st.session_state.get(PROFILE_KEY) or ServerProfile.EXACT.value))
     try:
         calibrated = calibrated_profile()
     except BadInput:
-        calibrated = None  # said under the field; new runs keep the model's defaults
-    if calibrated is not None:
-        return calibrated
-    return ProfileSpec.parse(str(st.session_state.get(PROFILE_KEY) or ServerProfile.EXACT.value))
+        calibrated = None  # said under the field; new runs start from the model's defaults
+    return profile_knobs.session_profile(calibrated or AWS_LIKE)
+
+
+def profile_params() -> dict[str, str]:
+    """The sidebar's part of a page's link: `profile=aws-like` and the knobs off the model's defaults, as the
+    controls hold them (never raises: a link of values out of range says so when opened, as the page does)."""
+    if st.session_state.get(PROFILE_KEY) != ServerProfile.AWS_LIKE.value:
+        return {}
+    return {links.PROFILE: ServerProfile.AWS_LIKE.value, **profile_knobs.profile_link_params()}
 
 
 CLUSTER_WORKERS_KEY = "cluster_workers"

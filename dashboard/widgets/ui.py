@@ -32,13 +32,16 @@ def show_error(error: BaseException, where: Any = None) -> None:
         where.error(f"**{plain(f'{type(error).__name__}: {error}')}**", icon=":material/error:")
 
 
-def chart(fig: go.Figure, key: str, *, screen_tall: bool = False) -> None:
-    """A chart; `screen_tall`: no height of its own, so the page's CSS sizes it to the screen (presenter view)."""
+def chart(fig: go.Figure, key: str, *, screen_tall: bool = False, on_select: Callable[[], None] | None = None) -> None:
+    """A chart; `screen_tall`: no height of its own, so the page's CSS sizes it to the screen (presenter view);
+    `on_select`: called when a click selects a point of it (st.session_state[key].selection says which)."""
+    picks: dict[str, Any] = {} if on_select is None else {"on_select": on_select, "selection_mode": "points"}
     if screen_tall:
         fig.update_layout(height=None, autosize=True)
-        st.plotly_chart(fig, key=key, theme=None, config={**PLOTLY_CONFIG, "responsive": True}, height="stretch")
+        config = {**PLOTLY_CONFIG, "responsive": True}
+        st.plotly_chart(fig, key=key, theme=None, config=config, height="stretch", **picks)
         return
-    st.plotly_chart(fig, key=key, theme=None, config=PLOTLY_CONFIG)
+    st.plotly_chart(fig, key=key, theme=None, config=PLOTLY_CONFIG, **picks)
 
 
 def budget_notice(registry: Registry, spec: BackendSpec) -> bool:

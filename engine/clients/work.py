@@ -150,7 +150,9 @@ def make_share(plan: SharePlan, max_calls: int | None, stop: threading.Event) ->
     injector = FaultInjector(client, FaultPlan(cfg.lost_response_share or 0.0, cfg.latency_ms))
     table = Table(plan.table_name, client, created=False, spec=plan.table_spec)  # never ours to drop
     outbox = Outbox()
-    shared: dict[str, Any] = {}  # one per share (patterns whose clients meet in memory are never spread)
+    # One per share (patterns whose clients meet in memory are never spread); it says how many clients the share
+    # holds, so clients that meet only among themselves (a workload's opening round) know whom to wait for.
+    shared: dict[str, Any] = {"_share_clients": len(plan.client_ids)}
     contexts = [
         ClientContext(
             client=client,

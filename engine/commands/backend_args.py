@@ -4,6 +4,7 @@ the NAME=VALUE knobs."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from engine.backends.backend import Backend, BackendKind, BackendSpec
 from engine.digits import ONLY, foreign_digits
@@ -26,6 +27,19 @@ def knob_settings(pairs: list[str], flag: str = "--set", example: str = "account
                 f"{flag} {name} was given twice: {options[name]!r} and {value!r}", f"give {flag} {name} once"
             )
         options[name] = value
+    return options
+
+
+def pattern_options(pairs: list[str], gsi_lag_ms: float | None) -> dict[str, Any]:
+    """The pattern knobs of `--set NAME=VALUE ...` and `--gsi-lag-ms` (its own flag for one knob)."""
+    options: dict[str, Any] = dict(knob_settings(pairs))
+    if gsi_lag_ms is not None:
+        if "gsi_lag_ms" in options:  # two ways to set one knob: neither may silently win
+            raise BadInput(
+                f"--gsi-lag-ms {gsi_lag_ms:g} and --set gsi_lag_ms={options['gsi_lag_ms']} were both given",
+                "give one of them",
+            )
+        options["gsi_lag_ms"] = gsi_lag_ms
     return options
 
 

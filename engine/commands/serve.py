@@ -37,31 +37,36 @@ def cmd_serve(args: argparse.Namespace) -> int:
     token = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
     profile = profile_for(args)
     app = build_app(ttl_interval_s=args.ttl_interval, lab_token=token, profile=profile)
+    server = None
+    # One try from the app's start: a Ctrl-C between the first line and serve_forever (a test sends it as soon as
+    # it reads the address) closes the server and the app like one while serving.
     try:
-        server = make_http_server(args.host, args.port, app)
-    except OSError as e:
-        app.close()
-        if e.errno in (98, 48):
+        try:
+            server = make_http_server(args.host, args.port, app)
+        except OSError as e:
+            if e.errno in (98, 48):
+                raise BadInput(
+                    f"port {args.port} on {args.host} is already in use",
+                    "pick another --port, or stop the program that holds it",
+                ) from None
             raise BadInput(
-                f"port {args.port} on {args.host} is already in use",
-                "pick another --port, or stop the program that holds it",
+                f"cannot listen on {args.host}:{args.port}: {e.strerror}", "check --host and --port"
             ) from None
-        raise BadInput(f"cannot listen on {args.host}:{args.port}: {e.strerror}", "check --host and --port") from None
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"warning: listening on {args.host}: other machines can reach this server", file=sys.stderr)
-    print(
-        f"embedded DynamoDB on http://{args.host}:{server.server_port} (endpoint_url for boto3); Ctrl-C to stop",
-        flush=True,
-    )
-    print(f"profile: {profile.describe()}", flush=True)
-    if not os.environ.get(TOKEN_ENV):  # set it in the environment to choose it, and to keep it off the screen
-        print(f"settings (POST /_lab/config) take the header {TOKEN_HEADER}: {token}", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-    try:
+        if args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"warning: listening on {args.host}: other machines can reach this server", file=sys.stderr)
+        print(
+            f"embedded DynamoDB on http://{args.host}:{server.server_port} (endpoint_url for boto3); Ctrl-C to stop",
+            flush=True,
+        )
+        print(f"profile: {profile.describe()}", flush=True)
+        if not os.environ.get(TOKEN_ENV):  # set it in the environment to choose it, and to keep it off the screen
+            print(f"settings (POST /_lab/config) take the header {TOKEN_HEADER}: {token}", flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
     finally:
-        server.server_close()
+        if server is not None:
+            server.server_close()
         app.close()
     return 0

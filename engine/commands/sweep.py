@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from engine.commands.backend_args import backend_for
+from engine.commands.backend_args import backend_for, pattern_options
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput
 from engine.patterns import get_pattern
@@ -18,6 +18,7 @@ from engine.run.config import DEFAULT_MAX_THREADS
 from engine.run.runner import RunConfig, RunState
 
 MAX_SWEEP_OPS = 100_000
+SWEEP_OPS = 20  # operations per client when neither --ops nor --duration is given
 
 
 def thread_counts(text: str) -> list[int]:
@@ -46,8 +47,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     counts = thread_counts(args.threads)
     pattern = get_pattern(args.pattern)
-    if not 1 <= args.ops <= MAX_SWEEP_OPS:
-        raise BadInput(f"--ops {args.ops} is out of range", f"use 1 to {MAX_SWEEP_OPS} operations per client")
+    ops = SWEEP_OPS if args.ops is None and args.duration is None else args.ops
+    if ops is not None and not 1 <= ops <= MAX_SWEEP_OPS:
+        raise BadInput(f"--ops {ops} is out of range", f"use 1 to {MAX_SWEEP_OPS} operations per client")
+    options = pattern_options(args.set, args.gsi_lag_ms)
+    shape = {"duration_s": args.duration, "options": options, "latency_ms": args.latency_ms}
     variants = list(pattern.variants)
     if args.variants is not None:
         variants = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -65,16 +69,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 f"pattern {pattern.name!r} has no variant {name!r}", f"use some of: {', '.join(pattern.variants)}"
             )
     for variant in variants:  # every run of the sweep is checked before the server starts
-        RunConfig(pattern=pattern.name, variant=variant, threads=counts[-1], ops_per_client=args.ops).validated()
+        RunConfig(pattern=pattern.name, variant=variant, threads=counts[-1], ops_per_client=ops, **shape).validated()
     planned = len(list(plan(counts, variants, args.repeats)))  # bad --repeats fails here, before any server starts
-    with _stop_on_signals() as stopped:
+    with stop_on_signals() as stopped:
         with backend_for(args) as backend:
             frame = sweep(
                 backend,
                 pattern.name,
                 counts,
-                ops_per_client=args.ops,
+                ops_per_client=ops,
                 profile=backend.profile,
+                **shape,
                 repeats=args.repeats,
                 variants=variants,
                 progress=None if args.json else lambda msg: print(msg, file=sys.stderr),
@@ -106,7 +111,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _stop_on_signals() -> Iterator[list[Any]]:
+def stop_on_signals() -> Iterator[list[Any]]:
     """Ctrl-C and SIGTERM stop the sweep in order, so its finished rows are printed: the list then holds the
     signal's name and number. A second Ctrl-C interrupts at once."""
     stopped: list[Any] = []

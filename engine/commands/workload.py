@@ -15,15 +15,15 @@ from typing import Any
 from engine.backends.backend import BackendKind, RetryPolicy
 from engine.commands.backend_args import backend_for, profile_for
 from engine.commands.run_io import check_history_path, history_target, start_and_wait
-from engine.digits import ONLY, foreign_digits
-from engine.errors import BadInput, LabError
 from engine.run.config import AWS_DEFAULT_MAX_CALLS
 from engine.run.runner import Run, RunConfig, RunState
 from engine.workloads import schema
 from engine.workloads.pattern import AS_WRITTEN, NAME, RACY
 from engine.workloads.report import CAUSES, load_line, report
+from engine.workloads.sweep import with_load
 
 EXIT_STOPPED = 3
+LATENCY_HELP = "added client-side latency per call, in ms (as `run --latency-ms`)"
 # The refusal causes as the text table heads them (the --json keys are the long names).
 SHORT = {
     "condition_refused": "condition",
@@ -63,6 +63,7 @@ def add_workload_parser(
     sweep.add_argument("--ops", type=int, help="operations per client (default: the file's)")
     sweep.add_argument("--duration", type=float, help="time limit per run in seconds (default: the file's)")
     sweep.add_argument("--seed", type=int, help="random seed for the clients' choices")
+    sweep.add_argument("--latency-ms", type=float, default=0.0, help=LATENCY_HELP)
     sweep.add_argument("--json", action="store_true", help="one JSON object per run, one a line")
     add_backend_args(sweep)
     add_profile_args(sweep)
@@ -78,6 +79,7 @@ def _add_overrides(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, help="random seed for the clients' choices")
     p.add_argument("--max-attempts", type=int, default=3, help="botocore attempts per call (default 3)")
     p.add_argument("--max-calls", type=int, help="stop after this many calls (default on AWS: 20000)")
+    p.add_argument("--latency-ms", type=float, default=0.0, help=LATENCY_HELP)
 
 
 def cmd_workload(args: argparse.Namespace) -> int:
@@ -98,15 +100,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def with_load(w: schema.Workload, **changes: Any) -> schema.Workload:
-    """The workload with load fields replaced, checked again (a --clients past the cap is refused like the file's)."""
-    data = w.model_dump(mode="json")
-    data["load"].update({k: v for k, v in changes.items() if v is not None})
-    if changes.get("rate") is not None:
-        data["load"]["mode"] = "open"
-    return schema.parse_data(data, "the workload with the command line's load")
-
-
 def config_for(w: schema.Workload, variant: str, args: argparse.Namespace) -> RunConfig:
     ops = w.load.ops if w.load.ops is not None or w.load.duration_s is not None else None
     config = RunConfig(
@@ -118,6 +111,7 @@ def config_for(w: schema.Workload, variant: str, args: argparse.Namespace) -> Ru
         options={"spec": w.to_json()},
         retry=RetryPolicy("standard", getattr(args, "max_attempts", 3)),
         lost_response_share=w.lost_responses,
+        latency_ms=getattr(args, "latency_ms", 0.0),
         seed=getattr(args, "seed", None),
         max_calls=getattr(args, "max_calls", None),
         processes=getattr(args, "processes", 1),
@@ -208,84 +202,41 @@ def render(data: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _list(text: str, flag: str, kind: type) -> list[Any]:
-    if foreign_digits(text):
-        raise BadInput(f"{flag} {text!r} has digits other than 0-9", ONLY)
-    try:
-        values = sorted({kind(t) for t in text.split(",") if t.strip()})
-    except ValueError:
-        raise BadInput(
-            f"{flag} {text[:60]!r} is not a comma-separated list of numbers", f"e.g. {flag} 1,4,16"
-        ) from None
-    if not values:
-        raise BadInput(f"{flag} is empty", f"e.g. {flag} 1,4,16")
-    return values
-
-
 def cmd_sweep(args: argparse.Namespace) -> int:
+    from engine.commands.sweep import stop_on_signals
+    from engine.workloads import sweep
+
     base = schema.load(args.file)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-    for v in variants:
-        if v not in (AS_WRITTEN, RACY):
-            raise BadInput(f"--variants names {v!r}", f"use {AS_WRITTEN} and/or {RACY}")
-    field, values = (
-        ("clients", _list(args.sweep_clients, "--clients", int))
-        if args.sweep_clients
-        else ("rate", _list(args.sweep_rates, "--rate", float))
+    axis, text, flag = (
+        ("clients", args.sweep_clients, "--clients") if args.sweep_clients else ("rate", args.sweep_rates, "--rate")
     )
-    plans: list[tuple[Any, str, schema.Workload, RunConfig]] = []
-    for value in values:  # every run is checked before the server starts
-        w = with_load(base, ops=args.ops, duration_s=args.duration, **{field: value})
-        plans.extend((value, v, w, config_for(w, v, args)) for v in variants)
-    rows = []
-    with backend_for(args) as backend:
-        for value, variant, w, config in plans:
-            run, data = run_workload(w, config, backend)
-            if run.state is RunState.FAILED:
-                raise LabError(
-                    f"the run at {field} {value} ({variant}) failed: {run.error}", "fix it, then sweep again"
-                )
-            row = _sweep_row(field, value, variant, data)
-            rows.append(row)
-            if args.json:
-                print(json.dumps(row, default=str), flush=True)
+    values = sweep.sweep_values(text, axis, flag)
+    points = sweep.plan(base, axis, values, variants, ops=args.ops, duration_s=args.duration)
+    configs = {(p.value, p.variant): config_for(p.workload, p.variant, args) for p in points}  # checked up front
+    rows: list[dict[str, Any]] = []
+
+    def on_row(row: dict[str, Any]) -> None:
+        rows.append(row)
+        if args.json:
+            print(json.dumps(row, default=str), flush=True)
+
+    with stop_on_signals() as stopped:
+        with backend_for(args) as backend:
+            sweep.run_points(
+                points,
+                axis,
+                lambda p: Run(configs[(p.value, p.variant)], backend),
+                on_row=on_row,
+                stop=lambda: bool(stopped),
+            )
     if not args.json:
-        print(_sweep_table(field, rows))
-    return 0
-
-
-def _sweep_row(field: str, value: Any, variant: str, data: dict[str, Any]) -> dict[str, Any]:
-    wl = data["workload"]
-    ops = wl["operations"].values()
-    refusals = {c: sum(op["refusals"][c] for op in ops) for c in CAUSES}
-    p99 = max((op["latency_ms"]["p99"] or 0.0 for op in ops), default=0.0)
-    return {
-        field: value,
-        "variant": variant,
-        "ops": sum(op["attempts"] for op in ops),
-        "goodput_per_s": round(sum(op["goodput_per_s"] for op in ops), 1),
-        "refusals": refusals,
-        "retries_per_success": round(sum(op["retries"] for op in ops) / max(1, sum(op["successes"] for op in ops)), 3),
-        "p99_ms": p99,
-        "violations": sum(inv["violations"] for inv in data["invariants"]),
-        "failed_invariants": [inv["key"] for inv in data["invariants"] if inv["holds"] is False],
-        "load": wl["load"],
-    }
-
-
-def _sweep_table(field: str, rows: list[dict[str, Any]]) -> str:
-    out = [
-        f"{field:>8} {'variant':<11} {'ops':>6} {'ok/s':>8} {'cond':>6} {'txconf':>6} {'throt':>6} {'busin':>6} "
-        f"{'retry/ok':>8} {'p99 ms':>8} {'violations':>10}"
-    ]
-    for r in rows:
-        ref = r["refusals"]
-        out.append(
-            f"{r[field]:>8g} {r['variant']:<11} {r['ops']:>6} {r['goodput_per_s']:>8.1f} {ref['condition_refused']:>6} "
-            f"{ref['transaction_conflict']:>6} {ref['throttled']:>6} {ref['business']:>6} "
-            f"{r['retries_per_success']:>8.2f} {r['p99_ms']:>8.1f} {r['violations']:>10}"
+        print(sweep.sweep_table(axis, rows), flush=True)
+    if stopped:
+        print(
+            f"error: INCOMPLETE sweep: stopped after {len(rows)} of {len(points)} runs ({stopped[0]}; a run under "
+            "way was stopped and verified, its row says 'stopped')",
+            file=sys.stderr,
         )
-        line = load_line(r["load"])
-        if line and not r["load"]["sustained"]:
-            out.append(f"         {line}")
-    return "\n".join(out)
+        return 128 + int(stopped[1])
+    return 0

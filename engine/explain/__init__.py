@@ -6,8 +6,9 @@ What lives here:
 - `calls`: the run's calls picked out of a History once, with the look-ups the witness finders share;
 - `registry`: the finders by (pattern, invariant key), and `explain`, which asks them for each broken invariant;
 - `shapes`: witness shapes several patterns share (two clients' writes computed from one value read);
-- `linearizable`: a check of each object's operations for linearizability (Wing & Gong with Lowe's memoization),
-  each pattern saying how its calls read as operations (`@operations`, in its witnesses module);
+- `operations`: how a run's calls read as operations on single objects (Op, Kind, Reading), each pattern saying
+  how its own do (`@operations`, in its witnesses module);
+- `linearizable`: a check of each object's operations for linearizability (Wing & Gong with Lowe's memoization);
 - `opinion`: that check as a second opinion on a run's invariants, in the shape a summary carries.
 
 Each pattern owns its witness finders, next to its invariants (engine/patterns/<pattern>/witnesses.py, or

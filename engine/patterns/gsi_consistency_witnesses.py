@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
-from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
+from engine.explain.operations import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds, key_of
 from engine.explain.witness import Anomaly, Step, Witness, before, client_name
 from engine.patterns.gsi_consistency import (

@@ -419,9 +419,14 @@ def read_jsonl(source: str | Path | TextIO) -> tuple[History, dict[str, Any]]:
 
 
 def csv_labels(summary: Mapping[str, Any]) -> dict[str, str]:
-    """The run-wide columns of a CSV export: the server profile, marked SIMULATED under aws-like (the rates in
-    such a file came from the server's model, and a spreadsheet shows nothing else to say so)."""
+    """The run-wide columns of a CSV export: the server profile, marked SIMULATED under aws-like with the knobs it
+    changed (the rates in such a file came from the server's model, and a spreadsheet shows nothing else to say so)."""
+    from engine.server.profile import ProfileSpec, simulated_label  # here: not on every import chain of History
+
     profile = summary.get("profile")
     if not isinstance(profile, Mapping) or not profile.get("name"):
         return {}
+    spec = ProfileSpec.from_summary(dict(profile))  # its knobs off the model's defaults are named in the column
+    if spec is not None:
+        return {"server_profile": simulated_label(spec)}
     return {"server_profile": f"{profile['name']} (SIMULATED)" if profile.get("simulated") else str(profile["name"])}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,14 +70,17 @@ def sweep(
     pattern: str,
     thread_counts: Sequence[int],
     *,
-    ops_per_client: int = 20,
+    ops_per_client: int | None = 20,
+    duration_s: float | None = None,
+    options: Mapping[str, Any] | None = None,
+    latency_ms: float = 0.0,
     profile: ProfileSpec = EXACT,
     repeats: int = 1,
     variants: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> pd.DataFrame:
-    """One run per point of `plan`; one row each (`sweep_row` and the repeat). Ends early after a run that
+    """One run per point of `plan`, each with the same ops, time limit, knobs and added latency; one row each (`sweep_row` and the repeat). Ends early after a run that
     FAILED (its row says so) or when `stop()` says so: a run under way is then stopped and verified, as `run`
     stops on Ctrl-C, and its row says "stopped"."""
     cls = get_pattern(pattern)
@@ -99,6 +102,9 @@ def sweep(
                 variant=point.variant,
                 threads=point.threads,
                 ops_per_client=ops_per_client,
+                duration_s=duration_s,
+                options=dict(options or {}),
+                latency_ms=latency_ms,
                 profile=profile,
             ),
             backend,

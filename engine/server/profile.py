@@ -62,6 +62,46 @@ CHOICES: dict[str, tuple[str, tuple[str, ...], str]] = {
 }
 
 
+# How screens name each knob and its unit: (words, unit); the dashboard's controls and run labels use them.
+KNOB_WORDS: dict[str, tuple[str, str]] = {
+    "commit_ms": ("commit window", "ms"),
+    "abort_ms": ("abort window", "ms"),
+    "write_ms": ("write window", "ms"),
+    "read_ms": ("read window", "ms"),
+    "window_spread": ("window spread", "× median"),
+    "stale_ms": ("stale lag", "ms"),
+    "stale_spread": ("stale lag spread", "× median"),
+    "stale_cap_ms": ("stale lag cap", "ms"),
+    "stale_share": ("stale share", "of reads"),
+    "write_units": ("write ceiling", "WCU/s per key"),
+    "read_units": ("read ceiling", "RCU/s per key"),
+    "latency_ms": ("network latency", "ms median"),
+    "latency_p99_ms": ("network latency p99", "ms"),
+    "gsi_lag_ms": ("GSI lag", "ms"),
+    "table_mode": ("table mode", ""),
+}
+
+
+def check_knob(knob: str, raw: Any) -> float | str:
+    """One knob's value from the user's words (CLI, dashboard control or link alike), or BadInput naming the knob,
+    its range (or choices) and the fix."""
+    if knob in CHOICES:
+        choices = CHOICES[knob][1]
+        if raw not in choices:
+            raise BadInput(f"profile knob {knob}={raw!r} is not one of its choices", f"use {' or '.join(choices)}")
+        return str(raw)
+    if knob not in KNOBS:
+        raise BadInput(f"unknown profile knob {knob!r}", f"use one of {', '.join([*KNOBS, *CHOICES])}")
+    _, low, high, _ = KNOBS[knob]
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise BadInput(f"profile knob {knob}={raw!r} is not a number", f"e.g. {knob}={KNOBS[knob][0]:g}") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise BadInput(f"profile knob {knob}={raw} is out of range", f"use {low:g} to {high:g}")
+    return value
+
+
 def draw_ms(chance: Any, median: float, spread: float, cap: float = math.inf) -> float:
     """A duration in seconds from a lognormal with that median (ms) and 99th percentile spread × median, at most
     `cap` ms; the median itself when spread is 1 (no draw: tests that need an exact window get one)."""
@@ -115,28 +155,7 @@ class ProfileSpec:
             return spec
         if profile is ServerProfile.EXACT:
             raise BadInput("profile knobs were given with the exact profile", "add --profile aws-like, or drop them")
-        values: dict[str, float | str] = {}
-        for knob, raw in knobs.items():
-            if knob in CHOICES:
-                choices = CHOICES[knob][1]
-                if raw not in choices:
-                    raise BadInput(
-                        f"profile knob {knob}={raw!r} is not one of its choices", f"use {' or '.join(choices)}"
-                    )
-                values[knob] = str(raw)
-                continue
-            if knob not in KNOBS:
-                raise BadInput(f"unknown profile knob {knob!r}", f"use one of {', '.join([*KNOBS, *CHOICES])}")
-            _, low, high, _ = KNOBS[knob]
-            try:
-                value = float(raw)
-            except (TypeError, ValueError):
-                raise BadInput(
-                    f"profile knob {knob}={raw!r} is not a number", f"e.g. {knob}={KNOBS[knob][0]:g}"
-                ) from None
-            if not math.isfinite(value) or not low <= value <= high:
-                raise BadInput(f"profile knob {knob}={raw} is out of range", f"use {low:g} to {high:g}")
-            values[knob] = value
+        values = {knob: check_knob(knob, raw) for knob, raw in knobs.items()}
         spec = replace(spec, **values)  # type: ignore[arg-type]  # every key is a knob of its type (checked above)
         if spec.latency_p99_ms < spec.latency_ms:
             raise BadInput(
@@ -202,7 +221,8 @@ class ProfileSpec:
         """One line for headers and captions; says "simulated" whenever anything is."""
         if not self.simulated:
             return "exact (every request atomic and instant)"
-        label = f"SIMULATED, calibrated from {self.source}" if self.source else "SIMULATED"
+        note = knobs_note(self)
+        label = f"SIMULATED, {note}" if note else "SIMULATED"
         return (
             f"aws-like ({label}: transaction commit / abort windows {self.commit_ms:g} / {self.abort_ms:g} ms median,"
             f" single writes {self.write_ms:g} ms, stale reads {self.stale_share:g} of reads within a lag of"
@@ -219,3 +239,35 @@ def knob_text(value: float | str) -> str:
 
 EXACT = ProfileSpec()
 AWS_LIKE = ProfileSpec(ServerProfile.AWS_LIKE)
+
+
+def knob_said(knob: str, value: float | str) -> str:
+    """One knob as screens say it: "commit window 40 ms", "table mode provisioned"."""
+    words, unit = KNOB_WORDS[knob]
+    return f"{words} {knob_text(value)} {unit}".rstrip()
+
+
+def changed_knobs(spec: ProfileSpec) -> dict[str, float | str]:
+    """The knobs of an aws-like profile that differ from the model's defaults (empty for exact)."""
+    if not spec.simulated:
+        return {}
+    default = AWS_LIKE.knobs()
+    return {k: v for k, v in spec.knobs().items() if v != default[k]}
+
+
+def knobs_note(spec: ProfileSpec) -> str:
+    """Where an aws-like run's knobs came from, for every place that says SIMULATED: "" with the model's defaults,
+    "calibrated from FILE (REGION, DATE)", or "knobs changed: commit window 40 ms, stale share 0.5 of reads"."""
+    if spec.source:
+        return f"calibrated from {spec.source}"
+    changed = changed_knobs(spec)
+    return "knobs changed: " + ", ".join(knob_said(k, v) for k, v in changed.items()) if changed else ""
+
+
+def simulated_label(spec: ProfileSpec) -> str:
+    """A run's profile in a table row or a CSV column: "exact", "aws-like (SIMULATED)", or with its note:
+    "aws-like (SIMULATED; knobs changed: commit window 40 ms)"."""
+    if not spec.simulated:
+        return spec.name.value
+    note = knobs_note(spec)
+    return f"{spec.name.value} (SIMULATED; {note})" if note else f"{spec.name.value} (SIMULATED)"

@@ -12,9 +12,10 @@ What lives here:
   carried in the run's options as JSON so client processes and cluster workers rebuild it;
 - invariants: the generic invariants a workload may declare;
 - report: per-operation figures, hottest keys and capacity units from a run's History;
+- sweep: a workload at several client counts or rates in both forms, for `workload sweep` and the dashboard;
 - docs: `python -m engine.workloads.docs` writes docs/workloads.md from the schema.
 
 It may import engine's shared modules (calls, history, patterns.base, options, tables, errors, run_config) but
 nothing imports it except `engine.patterns.get_pattern` (lazily, for the name "workload"), the workload
-command and its tests, so the engine runs the same without it.
+command, the dashboard's "Your workload" page and their tests, so the engine runs the same without it.
 """

@@ -169,8 +169,9 @@ def run_operation(run: OpRun, racy: bool) -> None:
 
 
 def opening_gate(ctx: ClientContext) -> Callable[[], None] | None:
-    """A barrier for this process's clients (single process: every client of the run), or None."""
-    local = len(ctx.shared.get("_ops_done") or ())
+    """A barrier for the clients of this process (single process: every client of the run; client processes and
+    cluster workers: the clients of its share), or None when it holds one client only."""
+    local = ctx.shared.get("_share_clients") or len(ctx.shared.get("_ops_done") or ())
     if local < 2:
         return None
     with _GATE_LOCK:

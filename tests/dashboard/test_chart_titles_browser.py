@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.dashboard.browser_fixture import browser, dashboard_url
+from tests.dashboard.test_browser import dashboard_url
 
-__all__ = ["browser", "dashboard_url"]
+__all__ = ["dashboard_url"]
 
 pytestmark = pytest.mark.browser
 

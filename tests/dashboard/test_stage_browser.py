@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.dashboard.browser_fixture import browser, dashboard_url
+from tests.dashboard.test_browser import dashboard_url
 
-__all__ = ["browser", "dashboard_url"]  # module-scoped fixtures, shared by every test here
+__all__ = ["dashboard_url"]  # the module-scoped server fixture, shared by every test here
 
 pytestmark = pytest.mark.browser
 

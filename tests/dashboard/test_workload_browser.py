@@ -36,7 +36,7 @@ def test_each_preset_runs_live_and_a_broken_edit_is_refused_by_field(dashboard_u
                 box.fill(preset)
                 box.press("Enter")
                 expect(page.get_by_text(f"name: {preset}").first).to_be_visible(timeout=30_000)
-                page.get_by_role("button", name="Start").click()
+                page.get_by_role("button", name="Start", exact=True).click()
                 heading = page.get_by_role("heading", name=f"{preset}: per operation")
                 expect(heading).to_be_visible(timeout=120_000)
                 expect(page.get_by_text("Per-call timeline").first).to_be_visible(timeout=60_000)
@@ -49,7 +49,7 @@ def test_each_preset_runs_live_and_a_broken_edit_is_refused_by_field(dashboard_u
                 timeout=30_000
             )
             expect(page.get_by_text("colour: unknown field").first).to_be_visible()
-            expect(page.get_by_role("button", name="Start")).to_be_disabled()
+            expect(page.get_by_role("button", name="Start", exact=True)).to_be_disabled()
             page.screenshot(path=str(tmp_path / "invalid.png"))
         finally:
             browser.close()

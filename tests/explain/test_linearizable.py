@@ -10,16 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.explain.linearizable import (
-    ABSENT,
     LINEARIZABLE,
     NOT_LINEARIZABLE,
     UNKNOWN,
-    Kind,
-    Op,
-    Reading,
     _next_states,
     check_ops,
 )
+from engine.explain.operations import ABSENT, Kind, Op, Reading
 from engine.record.history import Outcome
 
 OK, FAIL, INFO = Outcome.OK, Outcome.FAIL, Outcome.INFO

@@ -7,6 +7,7 @@ lock gets interleaved. The only difference between the two is FaithfulDynamoDB's
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import sys
@@ -109,6 +110,9 @@ def _race(threads: int, work: Callable[[int], Any]) -> list[Any]:
             return list(pool.map(start, range(threads)))
     finally:
         sys.setswitchinterval(old)
+        # A full collection while the race's objects are still fresh: if the race left a broken object, the
+        # segfault lands here, in the race that made it, not later in pytest's formatting (docs/crash.md).
+        gc.collect()
 
 
 def _code(e: ClientError) -> str:

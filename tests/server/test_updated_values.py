@@ -10,7 +10,7 @@ import pytest
 
 from bench import shared as bench_client
 from engine.backends.backend import Backend
-from engine.server.faithful.updated_values import project
+from engine.server.faithful.moto_fixes.updated_values import project
 
 
 @pytest.fixture

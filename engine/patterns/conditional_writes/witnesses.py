@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
-from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
+from engine.explain.operations import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, client_name, clients
 from engine.patterns.conditional_writes.invariants import (

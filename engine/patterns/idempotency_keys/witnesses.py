@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
-from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
+from engine.explain.operations import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds, key_of
 from engine.explain.witness import Anomaly, Step, Witness, applied, clients
 from engine.patterns.idempotency_keys.invariants import ONE_CHARGE, REUSE_REFUSED, SAME_REPLY

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
-from engine.explain.linearizable import Kind, Op, Reading, op_of, operations
+from engine.explain.operations import Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds, key_of
 from engine.explain.shapes import same_read
 from engine.explain.witness import Witness

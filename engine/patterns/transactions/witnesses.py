@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
-from engine.explain.linearizable import ABSENT, Kind, Op, Reading, op_of, operations
+from engine.explain.operations import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Step, Witness, applied, client_name
 from engine.patterns.transactions.invariants import COUNTS_AGREE, RESEND_APPLIES_ONCE

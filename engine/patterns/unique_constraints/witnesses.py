@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.explain.calls import Calls
-from engine.explain.linearizable import Kind, Op, Reading, operations
+from engine.explain.operations import Kind, Op, Reading, operations
 from engine.explain.registry import finds
 from engine.explain.witness import Anomaly, Step, Witness
 from engine.patterns.unique_constraints import CHANGE_EMAIL, CHECK_EMAIL, SIGN_UP

@@ -33,13 +33,9 @@ from engine.server.faithful import (
     key_types,
     limits,
     mistakes,
-    number_math,
-    projections,
+    moto_fixes,
     shapes,
     start_keys,
-    undo,
-    updated_values,
-    whole_update,
 )
 from engine.server.profile import EXACT, ProfileSpec
 from engine.server.simulated.gsi_lag import GsiLag
@@ -89,12 +85,7 @@ class FaithfulDynamoDB:
         lab_token: str = "",
         profile: ProfileSpec = EXACT,
     ) -> None:
-        undo.install()  # transactions restore the items they touched, not whole-table copies
-        limits.install()  # moto's item-size limit set to DynamoDB's
-        number_math.install()  # sums of numbers written with an exponent
-        updated_values.install()  # UpdateItem's UPDATED_NEW/UPDATED_OLD: the named paths, not what changed
-        whole_update.install()  # an UpdateItem one of whose actions is refused writes none of them
-        projections.install()  # a projected path through a number or a boolean matches nothing (moto crashed)
+        moto_fixes.install()  # moto's behaviour corrected where DynamoDB's differs (moto_fixes/)
         self._moto = moto_app
         self.lab_token = lab_token  # /_lab/config takes changes only with it (control.py); "" takes none
         self._lock = threading.Lock()
@@ -163,12 +154,12 @@ class FaithfulDynamoDB:
             table = None if self.model.table_changed(op) else self.model.profile(op, params, region)
             if op == "TransactWriteItems" and params.get("ClientRequestToken"):
                 status, headers, out = self._transact_with_token(environ, body, params, region, table)
-            elif op in limits.SIZED_WHOLE:
-                limits.request_sized = True
+            elif op in moto_fixes.item_size.SIZED_WHOLE:
+                moto_fixes.item_size.request_sized = True
                 try:
                     status, headers, out = self._apply(op, environ, body, params, region, table)
                 finally:
-                    limits.request_sized = False
+                    moto_fixes.item_size.request_sized = False
             else:
                 status, headers, out = self._apply(op, environ, body, params, region, table)
             if table is not None and table.delays:  # aws-like: the answer waits, outside the lock (serve.py)

@@ -29,7 +29,7 @@ from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.responses import DynamoHandler, validate_attributes_used
 from moto.utilities.aws_headers import gen_amz_crc32
 
-from engine.server.faithful import limits
+from engine.server.faithful.moto_fixes import item_size as moto_item_size
 from engine.server.fast import add as fast_add
 from engine.server.fast import item as fast_item
 from engine.server.fast import setup as fast_setup
@@ -167,8 +167,8 @@ def _dynamo(value: dict[str, Any]) -> DynamoType:
 
 def _item(hash_value: DynamoType, range_value: DynamoType | None, attrs: dict[str, Any]) -> Item:
     """Item(hash_value, range_value, attrs) of a plain item whose size limits.check has counted (a PutItem's: the
-    server sets limits.request_sized around it): the same objects, set without a call per attribute."""
-    if not limits.request_sized:
+    server sets moto_item_size.request_sized around it): the same objects, set without a call per attribute."""
+    if not moto_item_size.request_sized:
         return Item(hash_value, range_value, attrs)
     item: Any = _new_item(Item)  # BaseModel.__new__: moto tracks every instance
     item.hash_key, item.range_key = hash_value, range_value

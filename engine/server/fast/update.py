@@ -145,7 +145,7 @@ class _ItemNotCopied:
 def skip_item_copy_without_stream(update_item: Callable[..., Any]) -> Callable[..., Any]:
     """DynamoDBBackend.update_item, without its copy of the old item when the table has no stream (any other
     case, a table not found by its name too: moto's own way). The models module's `copy` is put back after,
-    whatever it was (undo.py swaps it during a transaction, which may call this)."""
+    whatever it was (moto_fixes/undo.py swaps it during a transaction, which may call this)."""
     import moto.dynamodb.models as models
 
     def updated(self: Any, table_name: str, *args: Any, **kwargs: Any) -> Any:
