@@ -135,7 +135,7 @@ def test_no_history_workload_or_scene_chart_title_or_legend_misfits(dashboard_ur
 
     page.goto(f"{dashboard_url}/workload?preset=ticket-sale", wait_until="domcontentloaded")
     expect(page.get_by_text("name: ticket-sale").first).to_be_visible(timeout=90_000)
-    page.get_by_role("button", name="Start").click()
+    page.get_by_role("button", name="Start", exact=True).click()
     expect(page.get_by_role("heading", name="ticket-sale: per operation")).to_be_visible(timeout=120_000)
     expect(page.get_by_text(re.compile(r"\d+ of \d+ hold|invariants? hold")).first).to_be_visible(timeout=120_000)
     page.wait_for_timeout(2500)
