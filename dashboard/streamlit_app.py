@@ -30,7 +30,11 @@ st.set_page_config(
 
 # Live charts redraw every refresh: without this, Streamlit fades them while each refresh runs (a flicker on a
 # projector); they are replaced in place anyway.
-st.html("<style>div[data-stale='true'] { opacity: 1 !important; transition: none !important; }</style>")
+st.html(
+    "<style>div[data-stale='true'] { opacity: 1 !important; transition: none !important; }"
+    # A run header's state badge at most of the heading's size: Streamlit draws a badge at 14 px in any heading.
+    "h2 .stMarkdownBadge { font-size: 0.7em !important; }</style>"
+)
 
 # `streamlit run` on this file skips python -m dashboard's launch check: a bad DDBLAB_* setting is shown here, on
 # every page, and nothing else: not a traceback, nor the app quietly starting on the embedded server. Checked

@@ -126,13 +126,20 @@ def style(
     more above the plot, for panel titles of more than one line.
 
     Up to five legend entries sit in one row under the subtitle; more go under the plot, so they never run
-    into the subtitle.
+    into the subtitle. In a narrow column (`narrow`) every legend goes under the plot, its long names broken
+    into lines: plotly wraps a row above the plot upwards over the subtitle, and let a long name run past the
+    chart's edge.
     """
     chars = _LINE_CHARS.get()
     shown = [str(t["name"]) for t in fig.data if t.get("name") and t.get("showlegend", True)]
     entries = len(shown)
-    below = legend and (entries > 5 or sum(len(n) + 6 for n in shown) > chars * 95 // SUBTITLE_CHARS)
+    slim = chars < SUBTITLE_CHARS
+    below = legend and (
+        slim or entries > 5 or sum(len(n) + 6 for n in shown) > chars * LEGEND_ROW_CHARS // SUBTITLE_CHARS
+    )
     rows = -(-entries // max(1, chars // 28)) if below else 0
+    if below and slim and entries:
+        rows = _legend_rows(fig, chars)
     subtitle, sub_lines = wrapped(subtitle, chars)
     title_lines = textwrap.wrap(title, max(TITLE_CHARS_MIN, int(chars * TITLE_PER_SUBTITLE_CHAR))) if title else []
     title = "<br>".join(title_lines) if chars < SUBTITLE_CHARS else title  # a full-width chart's title fits
@@ -173,6 +180,30 @@ def style(
     if chars < SUBTITLE_CHARS:
         _wrap_bar_labels(fig, max(24, chars * 11 // 20))  # 24: two lines hold a 40-character label
     return fig.figure()
+
+
+LEGEND_ENTRY_CHARS = 6  # a legend entry's symbol and gap, in characters of its name
+# A legend row's characters (names and LEGEND_ENTRY_CHARS each) in a chart SUBTITLE_CHARS wide: at 95, a 1024-px
+# screen's full-width chart wrapped a row of 83 upwards over the subtitle.
+LEGEND_ROW_CHARS = 80
+
+
+def _legend_rows(fig: Spec, chars: int) -> int:
+    """A narrow chart's legend under the plot: names longer than the column broken between words (the trace's
+    name, so its hover keeps it whole in one line's worth), and the rows of lines they take."""
+    width = max(TITLE_CHARS_MIN, chars - LEGEND_ENTRY_CHARS)
+    lines: list[int] = []
+    longest = 0
+    for trace in fig.data:
+        if not trace.get("name") or not trace.get("showlegend", True):
+            continue
+        parts = textwrap.wrap(str(trace["name"]), width) or [str(trace["name"])]
+        if len(parts) > 1:
+            trace["name"] = "<br>".join(parts)
+        lines.append(len(parts))
+        longest = max(longest, *map(len, parts))
+    per_row = max(1, chars // (longest + LEGEND_ENTRY_CHARS))
+    return sum(max(lines[i : i + per_row]) for i in range(0, len(lines), per_row))
 
 
 def _wrap_bar_labels(fig: Spec, width: int) -> None:

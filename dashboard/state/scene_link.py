@@ -1,5 +1,6 @@
 """The Seed scenes page's link: `?pattern=22` (a seed number or a pattern name), `variant=` for a scene of its own,
-the sidebar's `profile=`, and `autostart=1` to play it on open. Parsed like the other pages' links (dashboard.widgets.links):
+the sidebar's `profile=`, `type=S|M|L` for the log's type size, `step=N` for the call shown when stepping through
+the scene (presenter view), and `autostart=1` to play it on open. Parsed like the other pages' links (dashboard.widgets.links):
 a bad value is refused with a message naming the control, and that control keeps its default."""
 
 from __future__ import annotations
@@ -14,6 +15,11 @@ from engine.server.profile import ProfileSpec
 
 PAGE = "scenes"
 PATTERN_KEY = f"{PAGE}-pattern"
+TYPE_KEY = f"{PAGE}-type-size"
+STEP_KEY = f"{PAGE}-step"
+TYPES = ("S", "M", "L")  # the log's type: large, larger, largest
+DEFAULT_TYPE = "S"
+MAX_STEP = 10_000  # far past any scene's calls (a few dozen)
 
 
 def variant_key(pattern: str) -> str:
@@ -47,14 +53,36 @@ def parse(params: Mapping[str, str]) -> Restored:
             else:
                 why = f"has no scene of its own: use {' or '.join(own)}" if own else "has no scene of its own"
                 refuse("scene variant", text, why + " (or leave it out for the default scene)")
+        elif name == "type":
+            if text in TYPES:
+                values[TYPE_KEY] = text
+            else:
+                refuse("type size", text, f"is not one of {', '.join(TYPES)}")
+        elif name == "step":
+            if text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_STEP:
+                values[STEP_KEY] = int(text)
+            else:
+                refuse("step", text, f"is not a whole number from 1 to {MAX_STEP:,}")
         else:
-            refuse("parameter", name, "is not a control of this page: use pattern, variant or profile")
+            refuse("parameter", name, "is not a control of this page: use pattern, variant, profile, type or step")
     return Restored(values, [*problems, *profile_problems(params)])
 
 
-def encode(pattern: str, variant: str | None, *, profile: str | ProfileSpec = "exact") -> dict[str, str]:
-    """The URL parameters of this scene (the inverse of `parse`); the profile only when it is not exact."""
+def encode(
+    pattern: str,
+    variant: str | None,
+    *,
+    profile: str | ProfileSpec = "exact",
+    type_size: str = DEFAULT_TYPE,
+    step: int | None = None,
+) -> dict[str, str]:
+    """The URL parameters of this scene (the inverse of `parse`); the profile only when it is not exact, the type
+    size when not the default, the step when stepping."""
     out = {"pattern": pattern}
     if variant:
         out["variant"] = variant
+    if type_size != DEFAULT_TYPE:
+        out["type"] = type_size
+    if step is not None:
+        out["step"] = str(step)
     return with_profile(out, profile)

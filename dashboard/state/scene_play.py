@@ -51,6 +51,21 @@ def timeline_title(result: SceneResult) -> str:
     return f"The scene's {n} call{'s' if n != 1 else ''}" + (" · SIMULATED (aws-like)" if result.simulated else "")
 
 
+def steps(text: str) -> list[str]:
+    """The scene's log a call at a time, for stepping through it in front of a room: each step is one printed
+    call (its `>>>` block) with what follows it up to the next call (its result, a note); what comes before the
+    first call is a step of its own."""
+    out: list[str] = []
+    for block in text.strip("\n").split("\n\n"):
+        if not block.strip():
+            continue
+        if block.startswith(">>> ") or not out:
+            out.append(block)
+        else:
+            out[-1] += "\n\n" + block
+    return out
+
+
 def patterns() -> dict[str, type[Pattern]]:
     """Every pattern that has a scene, in seed order."""
     return dict(sorted(all_patterns().items(), key=lambda item: item[1].seed))

@@ -16,7 +16,7 @@ from dashboard.figures.palette import safety
 from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord
 from dashboard.state.verdicts import flagged_calls
-from dashboard.widgets import explainer, replay, ui
+from dashboard.widgets import explainer, panels, replay, ui
 from dashboard.widgets.live import headline, poll, verdict_box
 from engine.server.profile import knobs_note
 
@@ -26,6 +26,9 @@ PAIR_CHART_HEIGHT = 260  # a pair's timelines, under verdicts of up to three lin
 
 # Large type, less padding, no sidebar: the page is for the room, not for the operator.
 CSS = """<style>
+/* Type grows with the screen: Streamlit sizes its text and spacing in rem, so one root size scales them all,
+   16 px up to a 1600-px screen, 19.2 px at 1920. The heights below leave room in rem for what grows with it. */
+html { font-size: clamp(16px, 1vw, 19.2px) !important; }
 section[data-testid="stSidebar"], div[data-testid="stSidebarCollapsedControl"] { display: none !important; }
 div[data-testid="stMainBlockContainer"] { padding: 0.6rem 1.2rem 0 1.2rem !important; max-width: 100% !important; }
 header[data-testid="stHeader"] { display: none !important; }
@@ -35,8 +38,13 @@ div[data-testid="stMetricValue"] { font-size: clamp(1.8rem, 2.6vw, 3rem) !import
 div[data-testid="stMetricLabel"] p { font-size: clamp(1rem, 1.2vw, 1.4rem) !important; }
 /* A run's two charts take the height the verdict and counters leave: 300 px at 720 px, more on a taller screen. */
 .st-key-presenter-charts div[data-testid="stPlotlyChart"],
-.st-key-presenter-charts div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(300px, calc(100vh - 420px)) !important; }
+.st-key-presenter-charts div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(300px, calc(100vh - 26.25rem)) !important; }
+/* A pair's timelines: the same height side by side, as tall as the screen leaves (260 px at 720, under a replay's controls too). */
+.st-key-presenter-pair div[data-testid="stPlotlyChart"],
+.st-key-presenter-pair div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(260px, calc(100vh - 28.75rem)) !important; }
 .ddblab-verdict p { font-size: clamp(1.1rem, 1.5vw, 1.8rem) !important; font-weight: 700; margin: 0; }
+/* The run's state, read from the back of the room: the verdict's own size, not a caption's 14 px. */
+div[class*="st-key-verdict-"] .stMarkdownBadge { font-size: clamp(1.25rem, 1.6vw, 1.9rem) !important; }
 </style>"""
 
 
@@ -137,7 +145,8 @@ def _knobs_note(record: RunRecord) -> str:
     return f" ({note})" if note else ""
 
 
-PAIR_VERDICT_CHARS = 150  # what a pair's 110-px verdict box shows in its type (about 55 characters a line, 3 lines)
+PAIR_VERDICT_CHARS = 140  # what a pair's 110-px verdict box shows in its type (about 55 characters a line, 3
+# lines), less its state badge
 
 
 def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
@@ -145,14 +154,17 @@ def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
     headline cut to what it shows."""
     box = verdict_box(record)
     simulated = " · server profile aws-like: SIMULATED" + _knobs_note(record) if _simulated(record) else ""
-    lead = f"{record.variant} ({safety(record.safe)}) · "
+    lead = f"{record.variant} ({safety(record.safe)}) ·"
     said = headline(record)
     if height is not None:
         said = shortened(said, PAIR_VERDICT_CHARS - len(lead) - len(simulated))
     lead, said = ui.plain(lead), ui.plain(said)  # an imported file's variant and error: cut first, then escaped
+    # The header's badge, which presenter view has no header for: a run's whole trail (RUNNING 1.2 s → VERIFYING
+    # 0.03 s → DONE), a pair side's state now (its box holds three lines).
+    state = panels.state_trail(record) if height is None else panels.state_badge(panels.live_state(record))
     with st.container(key=f"verdict-{key}", height=height or "content", border=False):  # a replay's cut too
         st.html('<div class="ddblab-verdict"></div>')
-        box(f"**{lead}{said}{simulated}**")
+        box(f"{state} **{lead} {said}{simulated}**")  # the space after the escaping, which trims the ends
 
 
 def shortened(text: str, limit: int) -> str:
@@ -232,17 +244,34 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
                     spans.append(float(view.span) if view.n else 0.0)
                 spans.append(float(r.progress()["elapsed_s"]))
             x_range = (0.0, max(spans) * 1.02)
-        for col, side, whole in zip(st.columns(len(shown), gap="medium"), shown, records):
-            with col:
-                _verdict(side, whole.id, height=110)
-                _counters(side, pair=True)
-                timeline, _ = _figures(side, x_range, lanes, whole)
-                explainer.timeline(_sized(timeline, PAIR_CHART_HEIGHT), whole, f"{key}-{whole.id}-p-timeline")
+        timelines = [
+            _sized(_figures(side, x_range, lanes, whole)[0], PAIR_CHART_HEIGHT) for side, whole in zip(shown, records)
+        ]
+        _same_plot_area(timelines)
+        with st.container(key="presenter-pair"):  # as tall as the screen leaves (CSS): 260 px at 720
+            for col, side, whole, timeline in zip(st.columns(len(shown), gap="medium"), shown, records, timelines):
+                with col:
+                    _verdict(side, whole.id, height=110)
+                    _counters(side, pair=True)
+                    explainer.timeline(timeline, whole, f"{key}-{whole.id}-p-timeline", screen_tall=True)
 
     if not any(r.running for r in records) and replay.replay_toggle(key, toggle_at):
         replay.replay_pair(records, key, body, compact=True)
         return
     poll(lambda: any(r.running for r in records), lambda: body(records, key))
+
+
+PAIR_AXIS_PX = 34  # under a pair's plot: the time axis's numbers, "s" after each instead of a title line
+
+
+def _same_plot_area(figs: Sequence[go.Figure]) -> None:
+    """Side by side, the plots start at the same height: the room above each is the larger of the two (a
+    subtitle of two lines on one side made its plot shorter than the other's). The time axis says "s" on its
+    numbers instead of a title line: at 720 px a pair's plot had some 55 px for eight clients."""
+    top = max((f.layout.margin.t or 0) for f in figs)
+    for f in figs:
+        f.update_xaxes(title_text=None, ticksuffix=" s")
+        f.update_layout(margin=dict(t=top, b=PAIR_AXIS_PX))
 
 
 def page_title(on: bool, title: str, **kwargs: Any) -> None:

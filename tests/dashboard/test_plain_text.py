@@ -59,6 +59,7 @@ RUN_PARAMS = [
     HOSTILE,
 ]
 SWEEP_PARAMS = ["pattern", "threads", "ops", "repeats", "profile", HOSTILE]
+SCENE_PARAMS = ["pattern", "variant", "profile", "type", "step", HOSTILE]
 OTHER_PARAMS = ["run", "group", "sweep", "presenter"]
 
 
@@ -109,6 +110,7 @@ def test_the_escaping_helper_leaves_no_markdown_of_a_hostile_value() -> None:
         ("app_pages/compare.py", RUN_PARAMS + OTHER_PARAMS),
         ("app_pages/sweep.py", SWEEP_PARAMS + OTHER_PARAMS),
         ("app_pages/history.py", ["run"]),
+        ("app_pages/scenes.py", [*SCENE_PARAMS, "presenter"]),
     ],
 )
 def test_a_hostile_value_in_any_link_parameter_is_shown_as_plain_text(path: str, names: list[str]) -> None:

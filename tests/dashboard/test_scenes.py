@@ -34,7 +34,7 @@ def test_a_bad_link_refuses_each_value_by_name_and_keeps_the_rest() -> None:
     assert restored.problems == [
         "The link's pattern '99' is not a pattern: use a seed number (22 to 29) or a pattern name; "
         "that control keeps its default.",
-        "The link's parameter 'threads' is not a control of this page: use pattern, variant or profile; "
+        "The link's parameter 'threads' is not a control of this page: use pattern, variant, profile, type or step; "
         "that control keeps its default.",
         "The link's Server profile 'fast' is not one of exact, aws-like; that control keeps its default.",
     ]
@@ -70,3 +70,35 @@ def test_a_scene_plays_on_the_shared_backend_under_the_asked_profile_and_leaves_
     assert set(result.calls["client"]) == {0} and len(result.calls) >= 3
     assert scenes.timeline_title(result).endswith("· SIMULATED (aws-like)")
     assert not embedded.profile.simulated  # the copy played aws-like; the shared backend every session uses did not
+
+
+def test_a_scene_is_stepped_a_call_at_a_time_with_its_result() -> None:
+    text = (
+        "a note before any call\n\n>>> PutItem t\n    item:       {PK: 'a'}\n\n"
+        ">>> UpdateItem t\n    key:        {PK: 'a'}\n    ... (+3 more UpdateItem calls not shown)\n\n"
+        "=== After 4 increments ===\n{\n  \"n\": 4\n}\n\n...\n\n>>> GetItem t\n    key:        {PK: 'a'}\n"
+    )
+    assert scenes.steps(text) == [
+        "a note before any call",
+        ">>> PutItem t\n    item:       {PK: 'a'}",
+        ">>> UpdateItem t\n    key:        {PK: 'a'}\n    ... (+3 more UpdateItem calls not shown)\n\n"
+        '=== After 4 increments ===\n{\n  "n": 4\n}\n\n...',
+        ">>> GetItem t\n    key:        {PK: 'a'}",
+    ]
+    assert scenes.steps("") == []
+
+
+def test_a_presenter_link_carries_the_type_size_and_the_step() -> None:
+    link = scene_links.encode("conditional-writes", None, type_size="L", step=4)
+    assert link == {"pattern": "conditional-writes", "type": "L", "step": "4"}
+    assert scene_links.parse(link).values == {
+        "scenes-pattern": "conditional-writes",
+        "scenes-type-size": "L",
+        "scenes-step": 4,
+    }
+    bad = scene_links.parse({"type": "XXL", "step": "0"})
+    assert bad.values == {}
+    assert bad.problems == [
+        "The link's type size 'XXL' is not one of S, M, L; that control keeps its default.",
+        "The link's step '0' is not a whole number from 1 to 10,000; that control keeps its default.",
+    ]

@@ -93,3 +93,35 @@ def test_a_played_scene_is_charged_to_the_call_budget() -> None:
     assert not at.exception and not at.error, [e.value for e in at.error]
     calls = log(at).count(">>> ")
     assert calls > 0 and registry.calls.used() - before >= calls  # every printed call, and the unprinted set-up
+
+
+def test_a_presenter_link_steps_through_the_scene_a_call_at_a_time_and_keeps_its_step_in_the_link() -> None:
+    at = app(PAGE)
+    for name, value in {"pattern": "22", "presenter": "1", "type": "L", "step": "2", "autostart": "1"}.items():
+        at.query_params[name] = value
+    at.toggle(key="presenter").set_value(True).run()  # drawn before the link: a browser opening it starts it on
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.toggle(key="presenter").value and at.segmented_control(key="scenes-type-size").value == "L"
+    first = log(at)
+    assert first.count(">>> ") == 1 and "Step 2 of " in text(at)  # one call, and where it stands
+    at.button(key="scenes-next").click().run()
+    second = log(at)
+    assert second.count(">>> ") == 1 and second != first and "Step 3 of " in text(at)
+    assert at.query_params["step"] == "3" and at.query_params["type"] == "L" and at.query_params["presenter"] == "1"
+    at.button(key="scenes-back").click().run()
+    assert log(at) == first
+
+    at.toggle(key="presenter").set_value(False).run()  # the operator's view: the whole log again
+    whole = log(at)
+    assert whole.count(">>> ") > 2 and first in whole and "step" not in at.query_params
+
+
+def test_a_link_past_the_scenes_last_step_shows_the_last_and_says_so() -> None:
+    at = app(PAGE)
+    for name, value in {"pattern": "22", "presenter": "1", "step": "999", "autostart": "1"}.items():
+        at.query_params[name] = value
+    at.toggle(key="presenter").set_value(True).run()
+    assert not at.exception and not at.error
+    [warning] = [w.value for w in at.warning]
+    assert warning.startswith("Step 999 is past this scene's ") and "the last is shown" in warning
+    assert at.button(key="scenes-next").disabled and log(at).count(">>> ") == 1

@@ -193,7 +193,8 @@ def test_presenter_view_fits_a_run_and_a_pair_on_one_screen(
     _presented(page, 1)
     # The charts take the height the screen leaves: 300 px at 720, more than twice that at 1080.
     tallest = max(c.bounding_box()["height"] for c in page.get_by_test_id("stPlotlyChart").all())
-    assert tallest == pytest.approx(300, abs=2) if height == 720 else tallest >= 600, tallest
+    assert tallest == pytest.approx(300, abs=2) if height == 720 else tallest >= 550, tallest
+    _badges_read_from_the_back(page, 3)  # RUNNING → VERIFYING → DONE
     page.screenshot(path=f"/tmp/stageui-presenter-run-{width}.png")
     _replayed(page, 1, f"run-{width}")
 
@@ -201,6 +202,69 @@ def test_presenter_view_fits_a_run_and_a_pair_on_one_screen(
     _verdicts_given(page, 2)
     page.wait_for_timeout(1500)
     _presented(page, 2)
+    # The pair's two timelines have one plot area, and the racy side crosses only the calls that prove its breaks.
+    plots = page.evaluate(PLOT_AREAS)
+    assert len(plots) == 2 and plots[0]["plot"] == pytest.approx(plots[1]["plot"], abs=1), plots
+    assert all(p["crosses"] <= 60 for p in plots), plots
+    _badges_read_from_the_back(page, 2)
     page.screenshot(path=f"/tmp/stageui-presenter-pair-{width}.png")
     _replayed(page, 2, f"pair-{width}")
+    page.close()
+
+
+# Each chart's plot area and how many ✕ its timeline shows (a trace hidden behind its legend entry is not shown).
+PLOT_AREAS = """() => [...document.querySelectorAll('.js-plotly-plot')].map((p) => {
+  const r = p.querySelector('.nsewdrag').getBoundingClientRect();
+  const crosses = p.querySelectorAll('.scatterlayer .points path.point').length;  // a timeline's only markers
+  return {plot: [Math.round(r.top), Math.round(r.height)], crosses};
+})"""
+
+
+def _badges_read_from_the_back(page: Any, at_least: int) -> None:
+    """The run's state badge is in presenter view, in the verdict's box, in type of 20 px or more."""
+    badges = page.locator("[class*='st-key-verdict-'] .stMarkdownBadge")
+    assert badges.count() >= at_least
+    sizes = [float(b.evaluate("(e) => getComputedStyle(e).fontSize").removesuffix("px")) for b in badges.all()]
+    assert min(sizes) >= 20, sizes
+
+
+# A word of the scene's log that the browser broke over two lines.
+MID_WORD = """() => { const out = [];
+  for (const pre of document.querySelectorAll('.st-key-scenes-log pre')) {
+    const walk = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT); let node;
+    while ((node = walk.nextNode())) { const words = /\\S+/g; let m;
+      while ((m = words.exec(node.textContent))) {
+        const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+        if (new Set([...r.getClientRects()].map((q) => Math.round(q.top))).size > 1) out.push(m[0]);
+      } } }
+  return out; }"""
+
+
+def test_a_seed_scene_steps_call_by_call_in_presenter_view_at_the_links_type_size(
+    dashboard_url: str, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{dashboard_url}/scenes?pattern=24&presenter=1&type=L&step=3&autostart=1", wait_until="domcontentloaded")
+    expect(page.get_by_text(re.compile(r"^Step 3 of \d+$"))).to_be_visible(timeout=60_000)
+    expect(page.get_by_test_id("stSidebar")).to_be_hidden()
+    sizes = {}
+    for width, height in ((1280, 720), (1920, 1080)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.wait_for_timeout(500)
+        log = page.locator(".st-key-scenes-log pre").first
+        _inside(page, log, f"the step at {width} px")
+        assert page.evaluate(MID_WORD) == [], width
+        sizes[width] = float(log.evaluate("(e) => getComputedStyle(e).fontSize").removesuffix("px"))
+        page.screenshot(path=f"/tmp/stage-scene-step-{width}.png")
+    assert sizes[1280] >= 28 and sizes[1920] > sizes[1280] * 1.4, sizes  # the largest type, growing with the screen
+    before = page.locator(".st-key-scenes-log pre").first.inner_text()
+    page.keyboard.press("ArrowRight")  # a clicker's or the presenter's key, no click needed
+    expect(page.get_by_text(re.compile(r"^Step 4 of \d+$"))).to_be_visible(timeout=30_000)
+    expect(page).to_have_url(re.compile(r"[?&]step=4(&|$)"), timeout=10_000)
+    assert "type=L" in page.url and "presenter=1" in page.url
+    assert page.locator(".st-key-scenes-log pre").first.inner_text() != before
+    page.get_by_role("button", name="Previous").click()
+    expect(page.get_by_text(re.compile(r"^Step 3 of \d+$"))).to_be_visible(timeout=30_000)
     page.close()
