@@ -15,7 +15,9 @@ KNOBS = {"profile": "aws-like", "aws.commit_ms": "40", **FAST}
 def test_compare_starts_both_variants_with_the_knobs() -> None:
     at = page({"pattern": "atomic-counters", "threads": "2", "ops": "2", **KNOBS}, "app_pages/compare.py")
     at.button(key="compare-start").click().run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
+    # The racy side may already have ended with its verdict in red: only a refusal would be another error.
+    refusals = [e.value for e in at.error if "invariants broken" not in e.value]
+    assert not at.exception and not refusals, refusals
     pair = get_registry().group(at.session_state["compare_group"])
     assert len(pair) == 2 and {r.run.config.profile.commit_ms for r in pair if r.run} == {40.0}
     assert at.query_params["aws.commit_ms"] == "40"
