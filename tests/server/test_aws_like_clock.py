@@ -1,6 +1,6 @@
 """The aws-like profile's windows that a test needs several calls inside: the stale window after a write, a
 partition key's one-second bucket, a committed transaction's hold. The model reads a clock the test moves by hand
-(tests/server/hand_clock.py), so the calls land inside the window however slow the machine, and the window ends
+(tests/server/hand_clock.py, its fixtures in tests/server/conftest.py), so the calls land inside the window however slow the machine, and the window ends
 exactly when the test moves the clock past it.
 """
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,20 +18,8 @@ from engine.backends.tables import drop_table
 from engine.server.faithful.app import FaithfulDynamoDB
 from engine.server.host.process import table_stats
 from engine.server.profile import ProfileSpec
-from tests.server.hand_clock import HandClock, serve, swap_clock
+from tests.server.hand_clock import HandClock
 from tests.server.test_aws_like import _applied, _code, _put, _query, _table, _transfer, _unprocessed
-
-
-@pytest.fixture(scope="module")
-def lab() -> Iterator[tuple[Backend, FaithfulDynamoDB]]:
-    yield from serve()
-
-
-@pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> HandClock:
-    clock = HandClock()
-    swap_clock(monkeypatch, clock)
-    return clock
 
 
 @pytest.fixture
