@@ -4,8 +4,8 @@ machine: the window ends when the test says, not when a second of real time has 
 
 The server is the production one (FaithfulDynamoDB behind the same HTTP server), as tests/server/test_gsi_lag.py
 runs it. Only the clock the model reads is the test's: every `time` module, and every `time.monotonic`, that a
-module of engine/server/simulated holds is swapped for the hand clock while a test runs. An answer's own wait
-(network time, a commit window) still passes in real time, outside the model.
+module of engine/server/simulated (or faithful/app.py, for a request token in flight) holds is swapped for the
+hand clock while a test runs. An answer's own wait (network time, a commit window) still passes in real time.
 """
 
 from __future__ import annotations
@@ -58,17 +58,21 @@ class HandClock:
 def swap_clock(monkeypatch: pytest.MonkeyPatch, clock: HandClock) -> None:
     """Make every module of the aws-like model read `clock` (undone at the end of the test)."""
     swapped = []
-    for found in pkgutil.iter_modules(engine.server.simulated.__path__):
-        module = importlib.import_module(f"engine.server.simulated.{found.name}")
+    names = [
+        f"engine.server.simulated.{found.name}" for found in pkgutil.iter_modules(engine.server.simulated.__path__)
+    ]
+    # The server keeps a request token in flight until its answer leaves, on the same clock (faithful/app.py).
+    for found in [*names, "engine.server.faithful.app"]:
+        module = importlib.import_module(found)
         for name, value in list(vars(module).items()):
             if value is time:
                 monkeypatch.setattr(module, name, clock)
-                swapped.append(found.name)
+                swapped.append(found)
             elif value is time.monotonic:
                 monkeypatch.setattr(module, name, clock.monotonic)
-                swapped.append(found.name)
+                swapped.append(found)
     # The model reads its clock in model.py: if it ever reads it another way, say so rather than run on real time.
-    assert "model" in swapped, f"the aws-like model's clock was not found (swapped in: {swapped})"
+    assert "engine.server.simulated.model" in swapped, f"the model's clock was not found (swapped in: {swapped})"
 
 
 def serve() -> Iterator[tuple[Backend, FaithfulDynamoDB]]:
