@@ -3,7 +3,8 @@ invariant, and the witness's own calls prove the break (tests/explain/proofs.py 
 
 How each run is made certain to break, instead of hoping for a race: the read-then-write races are forced in
 lockstep (tests/lockstep.py: every client's first read is answered before any client's first write leaves), the
-lagging index is held for the whole read-back (tests/index_hold.py), and where the pattern allows, the knobs make
+lagging index is held for the whole read-back (tests/index_hold.py), a lock holder paused past its lease writes
+only after its successor has read (tests/explain/paused_holder.py), and where the pattern allows, the knobs make
 the harm a certainty outright (every client creates the same user, every order is resent, every request
 delivered twice).
 """
@@ -28,6 +29,7 @@ from engine.patterns.optimistic_locking.invariants import NO_LOST_UPDATE
 from engine.patterns.transactions.invariants import COUNTS_AGREE, NO_ORPHAN_ORDER, RESEND_APPLIES_ONCE
 from engine.patterns.unique_constraints.invariants import NO_SHARED_EMAIL
 from engine.run.runner import RunConfig, RunState, run_pattern
+from tests.explain.paused_holder import PausedHolder
 from tests.explain.proofs import PROOFS
 from tests.index_hold import IndexHold
 from tests.lockstep import Lockstep
@@ -37,7 +39,7 @@ from tests.lockstep import Lockstep
 NO_WITNESS = {NO_ORPHAN_ORDER}
 
 # (pattern, run knobs, the invariants the knobs make certain to break, the schedule that forces the race or None)
-Force = Callable[[Backend], "Lockstep | IndexHold"] | None
+Force = Callable[[Backend], "Lockstep | IndexHold | PausedHolder"] | None
 CASES: dict[str, tuple[dict[str, Any], set[str], Force]] = {
     # Six rounds, the first op's six calls: the 4 clients read views = 0 before any write leaves, and all write
     # 1; then the same for the next number; tickets = 1: all 4 read 1 left, and all of them sell it.
@@ -55,8 +57,8 @@ CASES: dict[str, tuple[dict[str, Any], set[str], Force]] = {
     # Every client signs up the same new user u0 with a plain put: 4 acknowledged creates of one user, the
     # last 3 of them get the old item back (overwrote), whatever the order.
     "conditional-writes": ({"threads": 4, "ops_per_client": 1}, {ONE_WINNER}, None),
-    # Every hold pauses 100 ms + 1 s past a 100 ms lease: the second worker takes the lock once the first's
-    # lease runs out (within the backoff's 20 ms cap), reads jobs = 0 a second before the paused worker writes.
+    # Every hold pauses past a 100 ms lease, and the paused holder's write waits until the other worker (who takes
+    # the lock once the lease has run out) has read jobs = 0: both write 1, the holder's write first.
     "distributed-locking": (
         {
             "threads": 2,
@@ -64,7 +66,7 @@ CASES: dict[str, tuple[dict[str, Any], set[str], Force]] = {
             "options": {"lease_ms": 100, "pause_share": 1.0, "work_ms": 0, "crash_share": 0.0},
         },
         {NO_STALE_WRITE, COUNTER_MATCHES_WRITES},
-        None,
+        lambda backend: PausedHolder(backend, workers=2),
     ),
     # Each write is read back once, at once, while the index is held (it shows no write until both read-backs
     # are answered): every read-back misses its write.

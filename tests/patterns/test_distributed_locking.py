@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
 
 from engine.backends.backend import Backend
-from engine.patterns.distributed_locking import _every
+from engine.patterns.distributed_locking import _every, walkthrough
 from engine.patterns.distributed_locking.invariants import _overlaps, held_and_late
 from engine.run.runner import RunConfig, RunState, run_pattern
 from engine.run.walkthrough import run_walkthrough
@@ -159,9 +160,26 @@ def test_pauses_are_spread_evenly_starting_with_the_first_hold() -> None:
     assert all(_every(1.0, n) for n in range(1, 10))
 
 
+class _SceneClock:
+    """The scene's epoch seconds, moved only by its own sleeps: worker-B's try comes in worker-A's second (its
+    2-second lease surely unexpired, however slow the machine), and the 3 s wait for the crash passes at once.
+    The calls are real; only the clock the workers read their `now` from is the test's."""
+
+    def __init__(self) -> None:
+        self.now = float(int(time.time()))
+
+    def time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @pytest.fixture(scope="module")
 def walkthrough_text(backend: Backend) -> str:
-    text, _ = run_walkthrough(29, backend)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(walkthrough, "time", _SceneClock())
+        text, _ = run_walkthrough(29, backend)
     return text
 
 

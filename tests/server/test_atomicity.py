@@ -292,19 +292,24 @@ def test_negative_control_plain_moto_loses_updates(plain_moto: Server, monkeypat
     """The same harness catches moto without our lock: the race tests can fail.
 
     The interleaving is forced, not hoped for (the stress scheduler alone lost 40-50 of 640 ADDs, most runs): moto
-    reads the number, adds, then stores the sum, and here each addition waits until a second ADD has read the
-    same number too, so the first two ADDs store the same sum in every run. The faithful server's lock would
-    keep a second ADD from reading before the first stores (that race runs above, without this pause)."""
+    reads the number, adds, then stores the sum, and here the first two additions each wait until the other has
+    read too, however long that takes; neither stores before both have read, so whichever stores last drops the
+    other's ADD in every run. Later additions go on alone. The faithful server's lock would keep a second ADD from
+    reading before the first stores (that race runs above, without this pause)."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
-    pairs = threading.Barrier(2, timeout=1.0)
+    first_two = threading.Barrier(2, timeout=60)  # a hang guard only: a pair that never met fails the test below
+    met: list[bool] = []
+    entered = itertools.count()
     add = DynamoType.__add__
 
     def add_when_another_has_read(self: DynamoType, other: DynamoType) -> DynamoType:
-        try:
-            pairs.wait()
-        except threading.BrokenBarrierError:
-            pairs.reset()  # the last ADD of a round has no partner: it goes on alone
+        if next(entered) < 2:  # count's next() is atomic under the GIL: exactly two additions wait
+            try:
+                first_two.wait()
+                met.append(True)
+            except threading.BrokenBarrierError:
+                pass
         return add(self, other)
 
     monkeypatch.setattr(DynamoType, "__add__", add_when_another_has_read)
@@ -316,6 +321,7 @@ def test_negative_control_plain_moto_loses_updates(plain_moto: Server, monkeypat
         if e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) < 500:
             raise
         seen = 1
+    assert met == [True, True], "the first two additions never met: the forced interleaving did not happen"
     assert seen > 0, "plain moto showed no lost update; the race harness may have lost its teeth"
 
 

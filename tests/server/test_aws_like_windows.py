@@ -3,10 +3,10 @@ transaction keeps the items it prepared until its release; a TransactGetItems na
 writing is cancelled; a hot key is answered with the error of the table's capacity mode and its
 ThrottlingReasons; a ClientRequestToken whose transaction is still in flight gets TransactionInProgressException.
 
-Each window is long (600 ms) and exact (window_spread 1). The test acts inside it as soon as the server has taken
-the request that opens it (the model's count of the table's requests says so), not after a guessed pause a loaded
-machine could outlast before the request even left: only this thread stalling 600 ms between two calls misses it.
-"""
+The model reads a clock the test moves by hand (tests/server/hand_clock.py): a hold or a bucket's second lasts
+until the test moves the clock past it, however slow the machine. Each window is exact (window_spread 1); an
+answer still waits its window (600 ms) in real time, so the test acts once the server has taken the request that
+opens it (the model's count of the table's requests says so)."""
 
 from __future__ import annotations
 
@@ -22,17 +22,18 @@ from engine.backends.backend import Backend, RetryPolicy
 from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.server.host.process import table_stats
 from engine.server.profile import ProfileSpec, draw_ms
+from tests.server.hand_clock import HandClock
 
 EXACT_WINDOWS = {"latency_ms": 0, "latency_p99_ms": 0, "window_spread": 1, "stale_share": 0}
 
 
 @pytest.fixture
-def tables(embedded: Backend):
+def tables(lab: tuple[Backend, Any], clock: HandClock):
     made: list[Any] = []
 
     def make(gsi: bool = False, **knobs: float | str) -> Any:
         spec = ProfileSpec.parse("aws-like", {**EXACT_WINDOWS, **knobs})
-        client = embedded.client(threads=8, retry=RetryPolicy("standard", 1))  # one attempt: every refusal shows
+        client = lab[0].client(threads=8, retry=RetryPolicy("standard", 1))  # one attempt: every refusal shows
         made.append(open_table(client, "aws-like", TableSpec(gsi=gsi, profile_tag=spec.tag_value())))
         return made[-1]
 
@@ -74,7 +75,7 @@ def _in_background(table: Any, call: Any, **kwargs: Any) -> tuple[threading.Thre
     return thread, outcome
 
 
-def test_a_cancelled_transaction_holds_the_items_it_prepared_until_its_abort_window_ends(tables) -> None:
+def test_a_cancelled_transaction_holds_the_items_it_prepared_until_its_abort_window_ends(tables, clock) -> None:
     table = tables(abort_ms=600)
     table.put({"PK": "A", "SK": "S", "n": 0})
     cancelled_one = dict(
@@ -97,11 +98,12 @@ def test_a_cancelled_transaction_holds_the_items_it_prepared_until_its_abort_win
     loser.join()
     assert outcome == ["TransactionCanceledException"]
     assert _code(inside) == "TransactionConflictException"
+    clock.later(0.61)
     table.client.put_item(TableName=table.name, Item={"PK": "B", "SK": "S", "n": 2})  # after the window: free
     assert table.get("B", "S")["n"] == 2
 
 
-def test_a_transaction_cancelled_by_a_conflict_blocks_others_for_its_own_window(tables) -> None:
+def test_a_transaction_cancelled_by_a_conflict_blocks_others_for_its_own_window(tables, clock) -> None:
     # The compounding AWS's prepare-time marks cause: the loser of a conflict holds its other items too.
     table = tables(commit_ms=1200, abort_ms=600)
 
@@ -128,6 +130,7 @@ def test_a_transaction_cancelled_by_a_conflict_blocks_others_for_its_own_window(
     winner.join()
     assert lost == ["TransactionCanceledException"] and len(won) == 1
     assert [r["Code"] for r in blocked.value.response["CancellationReasons"]] == ["TransactionConflict"]
+    clock.later(1.21)
     table.client.transact_write_items(**transfer("C"))
 
 
@@ -239,7 +242,7 @@ def test_a_hot_key_is_throttled_with_its_modes_error_and_a_key_range_reason(tabl
     assert [r["Code"] for r in transaction.value.response["CancellationReasons"]] == ["ThrottlingError"]
 
 
-def test_a_request_token_still_in_flight_gets_transaction_in_progress(tables) -> None:
+def test_a_request_token_still_in_flight_gets_transaction_in_progress(tables, clock: HandClock) -> None:
     table = tables(commit_ms=600)
     call = dict(
         TransactItems=[{"Put": {"TableName": table.name, "Item": {"PK": "A", "SK": "S", "n": 1}}}],
@@ -250,6 +253,7 @@ def test_a_request_token_still_in_flight_gets_transaction_in_progress(tables) ->
         table.client.transact_write_items(**call)
     first.join()
     assert _code(again) == "TransactionInProgressException" and outcome != ["TransactionInProgressException"]
+    clock.later(0.61)
     table.client.transact_write_items(**call)  # answered: the same token now gets the stored answer
     assert table.get("A", "S")["n"] == 1
 
@@ -280,10 +284,10 @@ def test_an_index_keys_write_capacity_throttles_base_table_writes_and_names_the_
     assert table.get("B", "S") is None  # refused whole: the base table did not take it either
 
 
-def test_global_indexes_lag_by_default_under_aws_like(tables) -> None:
+def test_global_indexes_lag_by_default_under_aws_like(tables, clock: HandClock) -> None:
     # The tables have no ddblab:gsi-lag-ms tag of their own: their aws-like profile's gsi_lag_ms makes their index
-    # lag. At 10 s (the knob's most), the read right after the write misses it unless this thread stalls 10 s
-    # between the two calls; at 300 ms, a read 350 ms after the write finds it however late it comes.
+    # lag. At 10 s (the knob's most), the read right after the write misses it; at 300 ms, a read 350 ms after the
+    # write finds it (the index's lag reads the hand clock too).
     assert ProfileSpec.parse("aws-like").gsi_lag_ms > 0
 
     def listed(table: Any) -> int:
@@ -299,5 +303,5 @@ def test_global_indexes_lag_by_default_under_aws_like(tables) -> None:
     for table in (slow, short):
         table.client.put_item(TableName=table.name, Item={"PK": "A", "SK": "S", "GSI1PK": "G", "GSI1SK": "1"})
     assert listed(slow) == 0  # not on the index yet
-    time.sleep(0.35)
-    assert listed(short) == 1
+    clock.later(0.35)
+    assert listed(short) == 1 and listed(slow) == 0
