@@ -27,7 +27,7 @@ from engine.server.simulated.item_keys import (
     table_name,
 )
 from engine.server.simulated.refusals import cancelled
-from engine.server.simulated.single_item import Single, SingleItemPass
+from engine.server.simulated.single_item import SingleItemPass
 from engine.server.simulated.stale_reads import StaleReads, lag_law
 from engine.server.wire import Refused
 
@@ -176,17 +176,12 @@ class AwsLike(SingleItemPass):
         self._holds.window = window
         counts["transactions_released"] += 1
 
-    def end(self, result: Modelled | Single) -> None:
+    # end (single_item.SingleItemPass) takes the single-item requests' records itself.
+
+    def end_general(self, result: Modelled) -> None:
         """After the moto call `begin` started: a read's swapped images put back; a transaction holds its items
         (committed: its commit window; cancelled by moto, e.g. a condition: its abort window); a write that
         succeeded leaves its images for stale reads."""
-        if type(result) is Single:
-            if result.restore is not None:
-                self._stale.swap_back(result.table.moto, result.restore)
-            elif result.ok:
-                self._stale.remember_one(result.table.ref, result.key, result.image, result.table.lag, result.now)
-            return
-        assert type(result) is Modelled
         if result.restore is not None:
             if result.restore:
                 self._stale.swap_back(result.target.moto, result.restore)

@@ -10,13 +10,15 @@ watches, the same stale images and the same draws from the model's one random so
 
 from __future__ import annotations
 
+import math
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from engine.server.moto_store import INTERNED, KeyValue, get_item, key_value
 from engine.server.simulated.batch import Modelled
-from engine.server.simulated.buckets import Buckets, reason
+from engine.server.simulated.buckets import BURST_S, Buckets, reason
 from engine.server.simulated.holds import Holds
 from engine.server.simulated.index_capacity import charge
 from engine.server.simulated.refusals import throttled
@@ -27,6 +29,7 @@ SINGLE_ITEM = frozenset({"GetItem", "PutItem", "UpdateItem", "DeleteItem"})
 # object is the image before the write as it is; an UpdateItem changes its item in place, so that one is copied.
 _REPLACED = frozenset({"PutItem", "DeleteItem"})
 _monotonic = time.monotonic
+_exp, _log, _sqrt, _cos, _sin, _TWO_PI = math.exp, math.log, math.sqrt, math.cos, math.sin, 2.0 * math.pi
 
 Answer = tuple[str, list[tuple[str, str]], bytes]
 
@@ -112,9 +115,30 @@ class SingleItemPass:
         ref = table.ref
         if op == "GetItem":
             eventual = not params.get("ConsistentRead")
-            if not self._buckets.admit_one(ref, partition, "r", 0.5 if eventual else 1.0, spec.read_units, now):
-                counts["throttled"] += 1
-                raise throttled(spec.table_mode, [reason(ref, (ref, partition, "r"))])
+            bucket, units, rate = "r", 0.5 if eventual else 1.0, spec.read_units
+        else:
+            bucket, units, rate = "w", 1.0, spec.write_units
+        # The one bucket of a single-item request: Buckets.has and take in one step, written out (buckets.py).
+        at = (ref, (partition.type, partition._cast), bucket)
+        size = rate * BURST_S
+        if size < 1.0:
+            size = 1.0
+        levels = self._buckets.levels
+        state = levels.get(at)
+        if state is None:
+            tokens = size
+            state = levels[at] = [size, now]
+        else:
+            tokens = state[0] + (now - state[1]) * rate
+            if tokens > size:
+                tokens = size
+            state[1] = now
+        if tokens < (units if units < size else size):
+            state[0] = tokens
+            counts["throttled"] += 1
+            raise throttled(spec.table_mode, [reason(ref, at)])
+        state[0] = tokens - units
+        if op == "GetItem":
             if not eventual:
                 return None
             counts["eventual_reads"] += 1
@@ -125,9 +149,6 @@ class SingleItemPass:
                 return None
             restore = stale.swap_one(pending, key, table.moto, now, counts)
             return None if restore is None else Single(table, key, None, now, restore)
-        if not self._buckets.admit_one(ref, partition, "w", 1.0, spec.write_units, now):
-            counts["throttled"] += 1
-            raise throttled(spec.table_mode, [reason(ref, (ref, partition, "w"))])
         if holds.held_until:  # an item may be held (holds.check)
             holds.check(op, ref, [("write", key)], now, counts)
         if table.indexes:  # its indexes' write capacity too (index_capacity.py)
@@ -139,5 +160,51 @@ class SingleItemPass:
         image = get_item(table.moto, key)
         return Single(table, key, image if op in _REPLACED else _snapshot(image), now, None)
 
+    def end(self, result: Modelled | Single) -> None:
+        """After the moto call `begin` started: a read's swapped images put back; a write that succeeded leaves
+        its image for stale reads (StaleReads.remember, written out for one image, with its table's lag law
+        worked out once); anything else: end_general."""
+        if type(result) is not Single:
+            return self.end_general(result)  # type: ignore[arg-type]  # a Modelled: every type but Single
+        stale = self._stale
+        if result.restore is not None:
+            stale.swap_back(result.table.moto, result.restore)
+            return None
+        if not result.ok:
+            return None
+        table, now, key = result.table, result.now, result.key
+        median, sigma, cap = table.lag
+        if sigma:
+            # random.gauss(0, 1) of the model's random source, written out (its own code and state, gauss_next):
+            # the same draws, a Python call less on every write.
+            chance: Any = stale.chance
+            z = chance.gauss_next
+            chance.gauss_next = None
+            if z is None:
+                x2pi = chance.random() * _TWO_PI
+                g2rad = _sqrt(-2.0 * _log(1.0 - chance.random()))
+                z = _cos(x2pi) * g2rad
+                chance.gauss_next = _sin(x2pi) * g2rad
+            lag_ms = median * _exp(sigma * z)
+            until = now + (lag_ms if lag_ms < cap else cap) / 1000.0
+        else:
+            until = now + (median if median < cap else cap) / 1000.0
+        lagging = stale.lagging
+        pending = lagging.get(table.ref)
+        if pending is None:
+            pending = lagging[table.ref] = {}
+        queue = pending.get(key)
+        if queue is None:
+            pending[key] = deque(((until, result.image),))
+            return None
+        while queue and queue[0][0] <= now:  # moto_store.expire, written out
+            queue.popleft()
+        # The lagging copy applies writes in order: a later write never shows before an earlier one.
+        queue.append((until if not queue or queue[-1][0] <= until else queue[-1][0], result.image))
+        return None
+
     def begin_general(self, op: str, params: dict[str, Any], table: Any) -> Modelled | None:
+        raise NotImplementedError  # model.AwsLike's
+
+    def end_general(self, result: Modelled) -> None:
         raise NotImplementedError  # model.AwsLike's

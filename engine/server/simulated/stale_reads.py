@@ -23,6 +23,7 @@ class StaleReads:
 
     def __init__(self, chance: random.Random) -> None:
         self._random = chance  # the model's own: one seed makes a whole run's draws repeatable
+        self.chance = chance  # for a caller that draws itself (single_item.py)
         self.draw = chance.random  # swap_in's draw, for a caller that makes it itself (swap_one)
         # Per table, per item: what the lagging copy still shows (read, not changed, outside this class).
         self.lagging: dict[Ref, dict[Any, Pending]] = {}
@@ -64,27 +65,6 @@ class StaleReads:
                 expire(queue, now)
             # The lagging copy applies writes in order: a later write never shows before an earlier one.
             queue.append((until if not queue or queue[-1][0] <= until else queue[-1][0], image))
-
-    def remember_one(self, ref: Ref, key: Any, image: Any, lag: tuple[float, float, float], now: float) -> None:
-        """remember() of a single write's one image, with its table's lag law worked out once (lag_law): the same
-        draw from the model's random source, without draw_ms's per-call work (single_item.py)."""
-        median, sigma, cap = lag
-        if sigma:
-            lag_ms = median * _exp(sigma * self._random.gauss(0.0, 1.0))
-            until = now + (lag_ms if lag_ms < cap else cap) / 1000.0
-        else:
-            until = now + (median if median < cap else cap) / 1000.0
-        pending = self.lagging.get(ref)
-        if pending is None:
-            pending = self.lagging[ref] = {}
-        queue = pending.get(key)
-        if queue is None:
-            pending[key] = deque(((until, image),))
-            return
-        while queue and queue[0][0] <= now:  # expire(), written out
-            queue.popleft()
-        # The lagging copy applies writes in order: a later write never shows before an earlier one.
-        queue.append((until if not queue or queue[-1][0] <= until else queue[-1][0], image))
 
     def swap_one(self, pending: dict[Any, Pending], key: Any, table: Any, now: float, counts: Counter[str]) -> Any:
         """swap_in for a GetItem of `key` whose draw (`draw() < stale_share`) its caller made, `pending` being its
@@ -138,7 +118,6 @@ def lag_law(spec: ProfileSpec) -> tuple[float, float, float]:
     return spec.stale_ms, sigma, spec.stale_cap_ms
 
 
-_exp = math.exp
 _SHARED_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})  # moto replaces these values, never changes them
 
 
