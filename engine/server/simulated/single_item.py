@@ -1,9 +1,9 @@
 """The model's pass for a GetItem, PutItem, UpdateItem or DeleteItem of a plain key (strings, numbers or binary):
-most requests a run makes. It does what model.AwsLike.begin's general pass does for them (one bucket, the holds,
-a stale image), with what a table's requests share worked out once per table (model._Table), the key read and
-the bucket refilled in place, and a small record (Single) instead of the general pass's: each Python call here
-is about 1 % of an exact request's server CPU, and aws-like may cost at most 10 % more. Any other request, or an
-odd key, goes the general way (model.AwsLike.begin_general).
+most requests a run makes. It does what model.AwsLike.begin_general and end_general do for them (one bucket, the
+holds, a stale image), with what a table's requests share worked out once per table (model._Table), the key read
+and the bucket refilled in place, a small record (Single) instead of the general one, and a write's lagging image
+kept in `end` itself: this pass is most of what aws-like costs in server CPU over exact (at most 10 % more).
+Any other request, or an odd key, goes the general way.
 
 Same behaviour as the general pass, request for request: the same buckets and units, the same holds and
 watches, the same stale images and the same draws from the model's one random source, in the same order."""
@@ -66,8 +66,8 @@ def _plain(raw: Any) -> KeyValue | None:
 
 
 class SingleItemPass:
-    """AwsLike.begin, whose first part (this class, a base of model.AwsLike) takes the single-item requests on their
-    own: one Python call for most requests, where a pass through a second function cost another 1 %."""
+    """AwsLike.begin and end (this class is a base of model.AwsLike): the single-item requests taken here, in one
+    Python call each, every other request passed on to begin_general and end_general (model.py)."""
 
     _buckets: Buckets
     _holds: Holds
@@ -136,7 +136,7 @@ class SingleItemPass:
         if tokens < (units if units < size else size):
             state[0] = tokens
             counts["throttled"] += 1
-            raise throttled(spec.table_mode, [reason(ref, at)])
+            raise throttled(spec.table_mode, [reason(ref, (ref, partition, bucket))])
         state[0] = tokens - units
         if op == "GetItem":
             if not eventual:
