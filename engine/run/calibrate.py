@@ -114,8 +114,8 @@ def run(table: Any, reference: Any, progress: Callable[[str], None] = lambda _: 
 
 
 def _latency(table: Any, reference: Any, result: Calibration) -> None:
-    added, failed = op_latency.measure(table, reference)
-    result.latency, network = op_latency.fitted(added, failed)
+    added, local_spread, failed = op_latency.measure(table, reference)
+    result.latency, network = op_latency.fitted(added, local_spread, failed)
     result.samples["latency"] = sum(len(v) for v in added.values())
     if network is None:
         result.notes.append("no latency probe call succeeded: latency_ms left at its default")

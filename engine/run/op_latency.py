@@ -1,10 +1,12 @@
 """calibrate's latency probe: the time each operation takes, per operation (GetItem, PutItem, UpdateItem, Query,
 TransactWriteItems, TransactGetItems), less this machine's own part of it.
 
-Each probe call is paired with the same call against the lab's own embedded server, its answers held back by a
-microsecond (so they take the path the model's network time takes), made just before it by the same thread: the
-difference is the time the measured DynamoDB added (its network and service time). Subtracting call by call,
-not one median measured beforehand, keeps a loaded machine's own delays (which come and go) out of the figure.
+Each probe call is paired with the same call against the lab's own embedded server, its answers held back
+exactly HELD_MS (so they take the path the model's network time takes, and wake as late), made just before it
+by the same thread. Each probe call's time less the median of its operation's local calls (less HELD_MS) is the
+time the measured DynamoDB added (its network and service time); measured alongside, not beforehand, so a
+loaded machine's own delays (which come and go) stay out of it, and the local calls' own spread is taken off
+the measured spread.
 
 The model has one network-time law for every operation (latency_ms, latency_p99_ms), fitted here from the plain
 operations (GetItem, PutItem, UpdateItem, Query) pooled; a transaction's answer also waits its windows (commit
@@ -51,7 +53,11 @@ _NO_WINDOWS = {
     "write_units": "100000",
     "read_units": "100000",
 }
-_Q1, _Q3 = -0.6744897501960817, 0.6744897501960817  # the standard normal's quartiles
+_Q3 = 0.6744897501960817  # the standard normal's upper quartile
+# How long the local server holds each answer back, exactly (taken off again): a held answer leaves when the
+# server's loop wakes for it, late by as much as a loaded machine makes it, so the local calls are late by as
+# much as the measured ones when that one is the lab's own server (the closed-loop test).
+HELD_MS = 20.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +128,7 @@ def local_reference() -> Iterator[Any]:
 
     # Held back a microsecond and nothing else: no window of its own (a transaction's would be taken off the
     # measured one's), no stale reads, no throttling.
-    held = ProfileSpec.parse("aws-like", {"latency_ms": "0.001", "latency_p99_ms": "0.001", **_NO_WINDOWS})
+    held = ProfileSpec.parse("aws-like", {"latency_ms": HELD_MS, "latency_p99_ms": HELD_MS, **_NO_WINDOWS})
     with Backend(profile=held) as local:
         client = local.client(threads=THREADS, retry=RetryPolicy("standard", 1))
         table = open_table(client, "calibrate-local", TableSpec())
@@ -132,9 +138,10 @@ def local_reference() -> Iterator[Any]:
             drop_table(table)
 
 
-def measure(table: Any, reference: Any) -> tuple[dict[str, list[float]], dict[str, int]]:
+def measure(table: Any, reference: Any) -> tuple[dict[str, list[float]], dict[str, float], dict[str, int]]:
     """Each operation CALLS times on `table` (the measured DynamoDB), each call right after the same call on
-    `reference` (local_reference()): the differences (ms) per operation, and the calls that failed."""
+    `reference` (local_reference()): the differences (ms) per operation, the spread (interquartile range, ms)
+    of the local calls of each, and the calls that failed."""
     ops = {"probe": _calls(table.client, table.name), "local": _calls(reference.client, reference.name)}
     for target in (table, reference):
         target.client.put_item(TableName=target.name, Item={"PK": "latency", "SK": "S"})
@@ -168,10 +175,11 @@ def measure(table: Any, reference: Any) -> tuple[dict[str, list[float]], dict[st
         thread.start()
     for thread in threads:
         thread.join()
-    # Less the median of the local calls of the same operation, not each call's own partner: a partner's own
-    # delay (a loaded machine holds a call up now and then) would widen the spread measured by as much again.
-    added = {op: [t - statistics.median(local[op]) for t in probed[op]] for op in OPERATIONS if probed[op]}
-    return added, failed
+    # Less the median of the local calls of the same operation (less their hold), not each call's own partner: a
+    # partner's own delay (a loaded machine holds a call up now and then) would widen the spread measured by as
+    # much again. What the machine adds to the spread is taken off in fit, from the local calls' own spread.
+    added = {op: [t - (statistics.median(local[op]) - HELD_MS) for t in probed[op]] for op in OPERATIONS if probed[op]}
+    return added, {op: _spread(local[op]) for op in OPERATIONS if local[op]}, failed
 
 
 def _timed(call: Callable[[str], Any], pk: str) -> float:
@@ -180,27 +188,39 @@ def _timed(call: Callable[[str], Any], pk: str) -> float:
     return (time.perf_counter() - started) * 1000.0
 
 
-def fit(added_ms: list[float], failed: int = 0) -> OpLatency:
+def _spread(values: list[float]) -> float:
+    """The interquartile range."""
+    if len(values) < 4:
+        return 0.0
+    q1, _, q3 = statistics.quantiles(values, n=4)
+    return q3 - q1
+
+
+def fit(added_ms: list[float], failed: int = 0, local_spread: float = 0.0) -> OpLatency:
     """The median (with the 95 % interval of its order statistics: ranks n/2 ± 1.96·√n/2) and the 99th percentile
-    of a lognormal through the quartiles. A difference at or below zero (a call the measured DynamoDB answered
-    faster than this machine's own server) is kept as 0.1 ms: it still counts on its side of each quartile."""
+    of a lognormal with that median and the measured interquartile range, less `local_spread` (this machine's
+    own: independent delays add their variances): a lognormal's is 2·median·sinh(0.674·sigma). A difference at
+    or below zero (a call the measured DynamoDB answered faster than this machine's own server) is kept as
+    0.1 ms: it still counts on its side of each quartile."""
     values = sorted(max(v, 0.1) for v in added_ms)
     n = len(values)
     median = statistics.median(values)
-    if n >= 4:
-        q1, _, q3 = statistics.quantiles(values, n=4)
-        sigma = math.log(q3 / q1) / (_Q3 - _Q1)
-    else:
-        sigma = 0.0
+    spread = math.sqrt(max(_spread(values) ** 2 - local_spread**2, 0.0))
+    sigma = math.asinh(spread / (2.0 * median)) / _Q3
     half = 1.96 * math.sqrt(n) / 2
     low, high = values[max(int(n / 2 - half), 0)], values[min(int(n / 2 + half), n - 1)]
     return OpLatency(median, median * math.exp(Z99 * sigma), (low, high), n, failed)
 
 
-def fitted(added: dict[str, list[float]], failed: dict[str, int]) -> tuple[dict[str, OpLatency], OpLatency | None]:
+def fitted(
+    added: dict[str, list[float]], local_spread: dict[str, float], failed: dict[str, int]
+) -> tuple[dict[str, OpLatency], OpLatency | None]:
     """Each operation's figures, and the model's one network-time law: the plain operations' differences pooled
     and fitted as one (None when none was measured)."""
-    per_op = {op: fit(added[op], failed.get(op, 0)) for op in OPERATIONS if added.get(op)}
+    per_op = {op: fit(added[op], failed.get(op, 0), local_spread.get(op, 0.0)) for op in OPERATIONS if added.get(op)}
     pooled = [v for op in PLAIN for v in added.get(op, [])]
-    network = fit(pooled, sum(failed.get(op, 0) for op in PLAIN)) if pooled else None
-    return per_op, network
+    if not pooled:
+        return per_op, None
+    spreads = [local_spread[op] for op in PLAIN if op in local_spread]
+    noise = math.sqrt(sum(x * x for x in spreads) / len(spreads)) if spreads else 0.0
+    return per_op, fit(pooled, sum(failed.get(op, 0) for op in PLAIN), noise)

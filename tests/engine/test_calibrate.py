@@ -73,10 +73,10 @@ def test_calibrate_recovers_the_knobs_of_a_known_server_and_runs_say_calibrated_
     # Each operation's latency: the time the model adds to it (its network time, and a transaction's windows).
     # Sized so that a miss is not luck: a median of 160 calls of a lognormal with sigma 0.3 (p99 / median = 2)
     # has a standard error of 3 % (1.25 sigma / sqrt(n)), so ±20 % is six of them (below one in 10^8 per
-    # operation); the pooled 99th percentile (640 calls, through the quartiles: 3 sigma / sqrt(n)) has 3.5 %, so
-    # ±20 % is five, four after the few % (at most 6 % seen, at a load of 18 on 2 cores and 100 ms) that this
-    # machine's own delays add to the spread: below one in 30,000. Each call's time is less this machine's part
-    # (the median of the same call against its own server, made alongside), which the 150 ms dwarfs.
+    # operation); the pooled 99th percentile (640 calls, through the interquartile range: about 3 sigma /
+    # sqrt(n)) has 3.5 %, so ±20 % is five (below one in 10^6). What the loaded machine adds is taken off both:
+    # each call less the median of the same call against the lab's own server, whose answers are held back too
+    # (so they wake as late as these), and the spread less that server's calls' own spread.
     latency = written["latency"]
     expected = expected_latency_ms(known)
     per_op = {op: round(latency[op]["median_ms"] / expected[op], 2) for op in expected}
