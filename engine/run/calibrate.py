@@ -2,9 +2,10 @@
 model's knobs, written as a profile file that `--profile-file` loads.
 
 The probes (their request count is known before the first call: `plan`):
-- latency: sequential consistent GetItems of one item, less this machine's own loop (the same calls against the
-  lab's embedded server, which every run adds by itself); the median and, from the median over the lower
-  quartile, the 99th percentile of a lognormal (latency_ms, latency_p99_ms).
+- latency, per operation (op_latency.py): GetItem, PutItem, UpdateItem, Query, TransactWriteItems and
+  TransactGetItems, each call less the same call against the lab's own embedded server made just before it (this
+  machine's part, which every run adds by itself); each operation's median and 99th percentile go into the
+  file, and the plain operations' pooled figures are the model's one network time (latency_ms, latency_p99_ms).
 - stale reads: a PutItem of a new item, then a GetItem without ConsistentRead sent at a controlled delay after
   it (0 to 640 ms, and never before the PutItem's answer); a read that misses the item is stale. Fitted to the model's own law, P(stale at d) =
   stale_share × P(lag > d), lag lognormal (median stale_ms, 99th percentile stale_spread × median) capped at
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
 import threading
 import time
 import uuid
@@ -39,10 +39,10 @@ import numpy as np
 from botocore.exceptions import ClientError
 
 from engine.errors import BadInput
+from engine.run import op_latency
 from engine.server.profile import KNOBS, Z99, ProfileSpec
 
-LATENCY_CALLS = 160
-LOCAL_CALLS = 60  # against the lab's own embedded server, not counted in the plan: no request leaves the machine
+FORMAT = 2  # of the profile file: 2 added each operation's latency ("latency"); a file without "format" is 1
 STALE_DELAYS_MS = (0, 10, 20, 40, 80, 120, 200, 300, 400, 500, 640)
 STALE_TRIALS = 40  # per delay
 WINDOW_OFFSETS_MS = (1, 5, 10, 15, 20, 25, 30, 35, 40, 50, 60, 75, 90, 150)
@@ -62,6 +62,7 @@ class Plan:
     requests: int
     write_units: float
     read_units: float
+    parts: tuple[tuple[str, int], ...] = ()  # (probe, its requests)
 
     @property
     def cost_usd(self) -> float:
@@ -72,10 +73,17 @@ def plan() -> Plan:
     """The probes' request count and request units at most (a transaction costs two units per item)."""
     stale = len(STALE_DELAYS_MS) * STALE_TRIALS
     windows = 2 * len(WINDOW_OFFSETS_MS) * WINDOW_TRIALS
-    requests = 1 + LATENCY_CALLS + 2 * stale + 2 * windows + HOT_MAX_CALLS + 3  # +seed, +table create/wait/delete
-    writes = 1 + stale + 2 * 2 * windows + HOT_MAX_CALLS
-    reads = LATENCY_CALLS + 0.5 * stale + len(WINDOW_OFFSETS_MS) * WINDOW_TRIALS * 2  # a failed condition reads
-    return Plan(requests, writes, reads)
+    latency_requests, latency_writes, latency_reads = op_latency.planned()
+    requests = latency_requests + 2 * stale + 2 * windows + HOT_MAX_CALLS + 3  # +table create/wait/delete
+    writes = latency_writes + stale + 2 * 2 * windows + HOT_MAX_CALLS
+    reads = latency_reads + 0.5 * stale + len(WINDOW_OFFSETS_MS) * WINDOW_TRIALS * 2  # a failed condition reads
+    parts = (
+        (f"latency ({len(op_latency.OPERATIONS)} operations x {op_latency.CALLS})", latency_requests),
+        ("stale reads", 2 * stale),
+        ("commit and abort windows", 2 * windows),
+        ("hot key", HOT_MAX_CALLS),
+    )
+    return Plan(requests, writes, reads, parts)
 
 
 @dataclass
@@ -84,14 +92,15 @@ class Calibration:
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     samples: dict[str, int] = field(default_factory=dict)
+    latency: dict[str, op_latency.OpLatency] = field(default_factory=dict)  # per operation
 
 
-def run(table: Any, local_ms: float, progress: Callable[[str], None] = lambda _: None) -> Calibration:
+def run(table: Any, reference: Any, progress: Callable[[str], None] = lambda _: None) -> Calibration:
     """Every probe against `table` (engine.backends.tables.Table, whose client has threads enough for PARALLEL trials of
-    two calls and no retries), fitted; `local_ms` is local_loop_ms()."""
+    two calls and no retries), fitted; `reference` is op_latency.local_reference()'s table."""
     result = Calibration()
-    progress("latency")
-    _latency(table, result, local_ms)
+    progress("latency of each operation")
+    _latency(table, reference, result)
     progress("stale reads")
     _stale(table, result)
     progress("commit and abort windows")
@@ -104,49 +113,18 @@ def run(table: Any, local_ms: float, progress: Callable[[str], None] = lambda _:
 # -- probes ---------------------------------------------------------------------------------------------------
 
 
-def _timed_gets(client: Any, name: str, calls: int) -> list[float]:
-    client.put_item(TableName=name, Item={"PK": "latency", "SK": "S"})
-    took = []
-    for _ in range(calls):
-        started = time.perf_counter()
-        client.get_item(TableName=name, Key={"PK": "latency", "SK": "S"}, ConsistentRead=True)
-        took.append((time.perf_counter() - started) * 1000.0)
-    return sorted(took)
-
-
-def local_loop_ms() -> float:
-    """The median time of the same GetItem against the lab's own embedded server, its answers held back by a
-    microsecond (so they take the path the model's network time takes): this machine's client, HTTP and timer
-    time, which every run under the model adds by itself on top of latency_ms."""
-    from engine.backends.backend import Backend, RetryPolicy
-    from engine.backends.tables import TableSpec, drop_table, open_table
-
-    held = ProfileSpec.parse("aws-like", {"latency_ms": "0.001", "latency_p99_ms": "0.001"})
-    with Backend(profile=held) as local:
-        client = local.client(retry=RetryPolicy("standard", 1))
-        table = open_table(client, "calibrate-local", TableSpec())
-        try:
-            return statistics.median(_timed_gets(client, table.name, LOCAL_CALLS))
-        finally:
-            drop_table(table)
-
-
-def _latency(table: Any, result: Calibration, local_ms: float) -> None:
-    took = _timed_gets(table.client, table.name, LATENCY_CALLS)
-    # The network time the model adds: what this machine's own loop takes is taken off (it adds that itself).
-    net = [max(t - local_ms, 0.1) for t in took]
-    median = statistics.median(net)
-    # The lognormal's sigma from its lower half (median over lower quartile): the calls a loaded machine held
-    # up swell the upper tail, and would swell a standard deviation or the upper quartile with it.
-    lower = statistics.quantiles(net, n=4)[0]
-    sigma = math.log(median / lower) / 0.6744897501960817 if lower > 0 else 0.0
-    result.knobs["latency_ms"] = median
-    result.knobs["latency_p99_ms"] = median * math.exp(Z99 * sigma)
-    # The median's 95 % interval from order statistics: ranks n/2 ± 1.96·√n/2.
-    half = 1.96 * math.sqrt(len(net)) / 2
-    result.intervals["latency_ms"] = (net[int(len(net) / 2 - half)], net[int(len(net) / 2 + half)])
-    result.samples["latency"] = len(net)
-    result.notes.append(f"this machine's own loop took {local_ms:.1f} ms a call (median), taken off the latency")
+def _latency(table: Any, reference: Any, result: Calibration) -> None:
+    added, local_spread, failed = op_latency.measure(table, reference)
+    result.latency, network = op_latency.fitted(added, local_spread, failed)
+    result.samples["latency"] = sum(len(v) for v in added.values())
+    if network is None:
+        result.notes.append("no latency probe call succeeded: latency_ms left at its default")
+        return
+    result.knobs["latency_ms"] = network.median_ms
+    result.knobs["latency_p99_ms"] = network.p99_ms
+    result.intervals["latency_ms"] = network.interval_95
+    if any(failed.values()):
+        result.notes.append(f"latency probe calls that failed (left out): {failed}")
 
 
 def _after(
@@ -350,10 +328,14 @@ def write_profile(path: Path, calibration: Calibration, region: str, endpoint: s
         knobs["latency_p99_ms"] = knobs["latency_ms"]
     doc = {
         "profile": "aws-like",
+        "format": FORMAT,
         "calibrated": {"region": region, "date": datetime.now(UTC).strftime("%Y-%m-%d"), "endpoint": endpoint},
         "knobs": knobs,
         "intervals_95": {k: [round(a, 3), round(b, 3)] for k, (a, b) in calibration.intervals.items()},
         "samples": calibration.samples,
+        # Each operation's added time: the model's network time is one law for all (knobs above), plus a
+        # transaction's windows; this says how far that is from the account.
+        "latency": {op: figures.as_dict() for op, figures in calibration.latency.items()},
         "notes": calibration.notes,
     }
     path.write_text(json.dumps(doc, indent=2) + "\n")
@@ -374,6 +356,13 @@ def load_profile(path: str) -> ProfileSpec:
         raise BadInput(f"{path!r} is not JSON", "give the file `python -m engine calibrate` wrote") from None
     if not isinstance(doc, dict) or doc.get("profile") != "aws-like" or not isinstance(doc.get("knobs"), dict):
         raise BadInput(f"{path!r} is not a calibrated profile", "give the file `python -m engine calibrate` wrote")
+    # A file before "format" (1) has no per-operation latency: its knobs load as they are.
+    written = doc.get("format", 1)
+    if not isinstance(written, int) or isinstance(written, bool) or written > FORMAT:
+        raise BadInput(
+            f"{path!r} is a profile file of format {written!r}, newer than this lab reads (at most {FORMAT})",
+            "update the lab, or calibrate again with this one",
+        )
     spec = ProfileSpec.parse("aws-like", {k: str(v) for k, v in doc["knobs"].items()})
     made = doc.get("calibrated")
     made = made if isinstance(made, dict) else {}

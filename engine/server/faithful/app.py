@@ -39,6 +39,7 @@ from engine.server.faithful import (
 )
 from engine.server.profile import EXACT, ProfileSpec
 from engine.server.simulated.gsi_lag import GsiLag
+from engine.server.simulated.item_keys import TRANSACTIONS as _TRANSACTIONS
 from engine.server.wire import JSON_TYPE, Refused, error_body, refusal_body
 
 TOKEN_WINDOW_S = 600.0  # DynamoDB keeps a ClientRequestToken for 10 minutes
@@ -162,7 +163,8 @@ class FaithfulDynamoDB:
                     moto_fixes.item_size.request_sized = False
             else:
                 status, headers, out = self._apply(op, environ, body, params, region, table)
-            if table is not None and table.delays:  # aws-like: the answer waits, outside the lock (serve.py)
+            # aws-like: the answer waits, outside the lock (serve.py): its network time, a transaction's window
+            if table is not None and (table.delays or (table.windows and op in _TRANSACTIONS)):
                 delay = environ["ddblab.delay_s"] = self.model.delay_s(table)
                 if op == "TransactWriteItems" and params.get("ClientRequestToken"):
                     self._in_flight[str(params["ClientRequestToken"])] = time.monotonic() + delay

@@ -16,7 +16,7 @@ from engine.server.profile import ProfileSpec
 from engine.server.simulated.item_keys import Named, Ref, consistent_read
 from engine.server.simulated.refusals import THROTTLED_REASON, cancelled, key_range_reason, throttled
 
-_BURST_S = 0.1  # a bucket holds a tenth of a second of its rate
+BURST_S = 0.1  # a bucket holds a tenth of a second of its rate
 
 Slot = tuple[Ref, Any, str]  # (table, partition key as _plain gives it, "w" or "r")
 
@@ -40,7 +40,7 @@ class Buckets:
     """Each partition key's write and read bucket: [tokens, last refill (monotonic s)]."""
 
     def __init__(self) -> None:
-        self._buckets: dict[Slot, list[float]] = {}
+        self.levels: dict[Slot, list[float]] = {}  # read and changed by single_item.py too
 
     def admit(
         self,
@@ -79,46 +79,24 @@ class Buckets:
                     [dict(THROTTLED_REASON) if _plain(key[0]) in hot else {"Code": "None"} for _, key in keys]
                 )
             raise throttled(spec.table_mode, [reason(ref, at) for at in short])
-        buckets = self._buckets
+        buckets = self.levels
         for at, units in wanted.items():
             buckets[at][0] -= units  # take(), written out
-
-    def admit_one(self, ref: Ref, partition: KeyValue, bucket: str, units: float, rate: float, now: float) -> bool:
-        """has() and take() of one partition key's bucket, in one step (single_item.py): the one bucket of a
-        single-item request. False, and nothing taken, when it does not hold `units`."""
-        at = (ref, (partition.type, partition._cast), bucket)
-        size = rate * _BURST_S
-        if size < 1.0:
-            size = 1.0
-        state = self._buckets.get(at)
-        if state is None:
-            tokens = size
-            state = self._buckets[at] = [size, now]
-        else:
-            tokens = state[0] + (now - state[1]) * rate
-            if tokens > size:
-                tokens = size
-            state[1] = now
-        if tokens < (units if units < size else size):
-            state[0] = tokens
-            return False
-        state[0] = tokens - units
-        return True
 
     def has(self, slot: Slot, units: float, spec: ProfileSpec, now: float) -> bool:
         """Refill the slot's bucket to now; True when it holds `units`. A bucket holds a tenth of a second of
         its rate but at least one unit, and a request larger than the bucket passes when it is full, leaving
         it in debt: at a few units per second the rate still holds on average, and every request can pass."""
         rate = spec.write_units if slot[2] == "w" else spec.read_units
-        size = max(rate * _BURST_S, 1.0)
-        tokens, last = self._buckets.get(slot) or (size, now)
+        size = max(rate * BURST_S, 1.0)
+        tokens, last = self.levels.get(slot) or (size, now)
         tokens = min(size, tokens + (now - last) * rate)
-        self._buckets[slot] = [tokens, now]
+        self.levels[slot] = [tokens, now]
         return tokens >= min(units, size)
 
     def take(self, slot: Slot, units: float) -> None:
         """Spend `units` of a bucket `has` just refilled (it may go into debt)."""
-        self._buckets[slot][0] -= units
+        self.levels[slot][0] -= units
 
 
 def reason(ref: Ref, at: Slot) -> dict[str, str]:

@@ -51,7 +51,7 @@ class Holds:
     """The items transactions hold, each until a monotonic time, and the TransactGetItems under way."""
 
     def __init__(self) -> None:
-        self._until: dict[tuple[Ref, Any], float] = {}
+        self.held_until: dict[tuple[Ref, Any], float] = {}  # per (table, item key): read, not changed, outside
         # The window (s) the request being modelled holds its items for: its answer waits it out (model.delay_s).
         self.window = 0.0
         self.watched: dict[tuple[Ref, Any], list[tuple[Watch, int]]] = {}  # TransactGetItems under way, per item
@@ -82,7 +82,7 @@ class Holds:
 
     def hold(self, ref: Ref, keys: Named, until: float) -> None:
         """A transaction's items are held until `until` (a longer hold already there stays)."""
-        held = self._until
+        held = self.held_until
         for _, key in keys:
             at = (ref, key)
             if held.get(at, 0.0) < until:
@@ -90,23 +90,23 @@ class Holds:
 
     def holding(self) -> bool:
         """Whether any item may be held (an expired hold counts until it is looked at)."""
-        return bool(self._until)
+        return bool(self.held_until)
 
     def held(self, ref: Ref, key: Any, now: float) -> bool:
-        until = self._until.get((ref, key))
+        until = self.held_until.get((ref, key))
         if until is not None and until <= now:
-            del self._until[(ref, key)]
+            del self.held_until[(ref, key)]
             return False
         return until is not None
 
     def check(self, op: str, ref: Ref, keys: Named, now: float, counts: Counter[str]) -> None:
         """Refuse a write or a transaction naming a held item: TransactionConflictException for a single write,
         a cancellation with reason TransactionConflict on the held items for a transaction."""
-        if not self._until or op not in _CHECKED:
+        if not self.held_until or op not in _CHECKED:
             return
         held = [self.held(ref, key, now) for _, key in keys]
-        if len(self._until) > _PRUNE_ABOVE:
-            self._until = {k: u for k, u in self._until.items() if u > now}
+        if len(self.held_until) > _PRUNE_ABOVE:
+            self.held_until = {k: u for k, u in self.held_until.items() if u > now}
         if not any(held):
             return
         counts["transaction_conflicts"] += 1

@@ -27,8 +27,8 @@ from engine.server.simulated.item_keys import (
     table_name,
 )
 from engine.server.simulated.refusals import cancelled
-from engine.server.simulated.single_item import SINGLE_ITEM, begin_single, single_key
-from engine.server.simulated.stale_reads import StaleReads
+from engine.server.simulated.single_item import SingleItemPass
+from engine.server.simulated.stale_reads import StaleReads, lag_law
 from engine.server.wire import Refused
 
 _READS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan"})
@@ -47,11 +47,16 @@ class _Table:
     hash_attr: str
     range_attr: str | None
     stale: bool  # stale reads are simulated (stale_ms and stale_share above 0)
-    delays: bool  # answers wait (network time, a commit, abort or read window): delay_s has work to do
+    # Answers wait: every one its network time (delays), a transaction's its window (windows). The app asks
+    # delay_s only then: for any other request it would answer 0.
+    delays: bool
+    windows: bool
+    lag: tuple[float, float, float]  # the lagging copy's lag law (stale_reads.lag_law)
+    latency_sigma: float  # of the network time's lognormal
     indexes: tuple[tuple[str, str], ...] = ()  # (name, partition key attribute) of each GSI: index_capacity.py
 
 
-class AwsLike:
+class AwsLike(SingleItemPass):
     """State of the model; every method is called with the server's request lock held, except `delay_s`."""
 
     def __init__(self, default: ProfileSpec, seed: int | None = None) -> None:
@@ -97,7 +102,8 @@ class AwsLike:
             return None
         counts = self.stats.setdefault(name, Counter())
         stale = spec.stale_ms > 0 and spec.stale_share > 0
-        delays = spec.latency_ms > 0 or max(spec.commit_ms, spec.abort_ms, spec.write_ms, spec.read_ms) > 0
+        windows = max(spec.commit_ms, spec.abort_ms, spec.write_ms, spec.read_ms) > 0
+        sigma = math.log(max(spec.latency_p99_ms, spec.latency_ms) / spec.latency_ms) / Z99 if spec.latency_ms else 0.0
         return _Table(
             table,
             spec,
@@ -106,24 +112,20 @@ class AwsLike:
             table.hash_key_attr,
             table.range_key_attr,
             stale,
-            delays,
+            spec.latency_ms > 0,
+            windows,
+            lag_law(spec),
+            sigma,
             index_partitions(table),
         )
 
     # -- one request ----------------------------------------------------------------------------------------
 
-    def begin(self, op: str, params: dict[str, Any], table: _Table) -> Modelled | None:
-        """Before one moto call on an aws-like table: Refused (throttled, conflict), or the request's pass through
-        the model, with stale images swapped in for an eventually consistent read. The caller sets `ok`, calls
-        moto (through `send` when `kept` is not None: a BatchWriteItem may lose some of its writes to
-        UnprocessedItems), then calls `end`, also when the call raised. None: the request passed and `end` would
-        have nothing to do (single_item.py), so the caller calls moto as for an exact table."""
+    # begin (single_item.SingleItemPass) takes a GetItem, PutItem, UpdateItem or DeleteItem of a plain key itself.
+
+    def begin_general(self, op: str, params: dict[str, Any], table: _Table) -> Modelled | None:
+        """begin for every other request: the same contract."""
         holds = self._holds
-        holds.window = 0.0
-        if op in SINGLE_ITEM:
-            key = single_key(params, table)
-            if key is not None:
-                return begin_single(op, params, key, table, self._buckets, holds, self._stale)
         now = time.monotonic()
         spec = table.profile
         ref = table.ref
@@ -174,7 +176,9 @@ class AwsLike:
         self._holds.window = window
         counts["transactions_released"] += 1
 
-    def end(self, result: Modelled) -> None:
+    # end (single_item.SingleItemPass) takes the single-item requests' records itself.
+
+    def end_general(self, result: Modelled) -> None:
         """After the moto call `begin` started: a read's swapped images put back; a transaction holds its items
         (committed: its commit window; cancelled by moto, e.g. a condition: its abort window); a write that
         succeeded leaves its images for stale reads."""
@@ -206,12 +210,10 @@ class AwsLike:
         """How long the answer of the request just modelled waits before it leaves: network time, plus the
         window it holds its items for (a transaction's commit or abort window, a single write's window), so
         its client never meets its own marks. Called under the request lock, right after the request."""
-        spec = table.profile
         delay = self._holds.window
         self._holds.window = 0.0
-        if spec.latency_ms > 0:
-            sigma = math.log(max(spec.latency_p99_ms, spec.latency_ms) / spec.latency_ms) / Z99
-            delay += spec.latency_ms * math.exp(sigma * self._random.gauss(0.0, 1.0)) / 1000.0
+        if table.delays:
+            delay += table.profile.latency_ms * math.exp(table.latency_sigma * self._random.gauss(0.0, 1.0)) / 1000.0
         return min(delay, 10.0)
 
     def cancelled_late(self, result: Modelled) -> Refused | None:

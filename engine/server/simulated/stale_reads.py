@@ -6,12 +6,13 @@ writes. (GSI reads keep their own lag, gsi_lag.py.)"""
 from __future__ import annotations
 
 import copy
+import math
 import random
 from collections import Counter, deque
 from typing import Any
 
 from engine.server.moto_store import Pending, expire, get_item, put_item, written_keys
-from engine.server.profile import ProfileSpec, draw_ms
+from engine.server.profile import Z99, ProfileSpec, draw_ms
 from engine.server.simulated.item_keys import SINGLE_WRITES, Named, Ref, item_key
 
 _WRITES = SINGLE_WRITES | {"TransactWriteItems", "BatchWriteItem"}
@@ -22,7 +23,10 @@ class StaleReads:
 
     def __init__(self, chance: random.Random) -> None:
         self._random = chance  # the model's own: one seed makes a whole run's draws repeatable
-        self._pending: dict[Ref, dict[Any, Pending]] = {}
+        self.chance = chance  # for a caller that draws itself (single_item.py)
+        self.draw = chance.random  # swap_in's draw, for a caller that makes it itself (swap_one)
+        # Per table, per item: what the lagging copy still shows (read, not changed, outside this class).
+        self.lagging: dict[Ref, dict[Any, Pending]] = {}
 
     def capture(
         self, op: str, params: dict[str, Any], table: Any, spec: ProfileSpec, keys: Named
@@ -49,9 +53,9 @@ class StaleReads:
         """After the write succeeded: its captured images stay visible to stale reads for `stale_ms`."""
         if not captured:
             return
-        pending = self._pending.get(ref)
+        pending = self.lagging.get(ref)
         if pending is None:
-            pending = self._pending[ref] = {}
+            pending = self.lagging[ref] = {}
         until = now + draw_ms(self._random, spec.stale_ms, spec.stale_spread, spec.stale_cap_ms)
         for key, image in captured:
             queue = pending.get(key)
@@ -62,12 +66,27 @@ class StaleReads:
             # The lagging copy applies writes in order: a later write never shows before an earlier one.
             queue.append((until if not queue or queue[-1][0] <= until else queue[-1][0], image))
 
+    def swap_one(self, pending: dict[Any, Pending], key: Any, table: Any, now: float, counts: Counter[str]) -> Any:
+        """swap_in for a GetItem of `key` whose draw (`draw() < stale_share`) its caller made, `pending` being its
+        table's lagging images: the item shows its lagging image; returns what `swap_back` puts back, or None."""
+        queue = pending.get(key)
+        if queue is None:
+            return None
+        expire(queue, now)
+        if not queue:
+            del pending[key]
+            return None
+        restore = [(key, get_item(table, key))]
+        put_item(table, key, queue[0][1])  # the image before the oldest write this copy has not seen
+        counts["stale_reads"] += 1
+        return restore
+
     def swap_in(
         self, op: str, ref: Ref, keys: Named, table: Any, spec: ProfileSpec, now: float, counts: Counter[str]
     ) -> list[tuple[Any, Any]]:
         """Before an eventually consistent read: with probability `stale_share`, the items it may read show their
         lagging images while moto reads them; returns what `swap_back` puts back after (the current images)."""
-        pending = self._pending.get(ref)
+        pending = self.lagging.get(ref)
         if not pending or self._random.random() >= spec.stale_share:
             return []
         wanted = [key for _, key in keys] if op in ("GetItem", "BatchGetItem") else list(pending)
@@ -91,6 +110,12 @@ class StaleReads:
         """After the read (also one that raised): the items `swap_in` changed show their current images again."""
         for key, item in reversed(restore):
             put_item(table, key, item)
+
+
+def lag_law(spec: ProfileSpec) -> tuple[float, float, float]:
+    """(median ms, sigma, cap ms) of a table's lag: draw_ms's terms, worked out once per table."""
+    sigma = math.log(spec.stale_spread) / Z99 if spec.stale_spread > 1.0 else 0.0
+    return spec.stale_ms, sigma, spec.stale_cap_ms
 
 
 _SHARED_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})  # moto replaces these values, never changes them
