@@ -225,6 +225,8 @@ if pair:
     st.query_params["workload_pair"] = pair[0].group or ""
     names = [workload_of(r.options()["spec"]).name for r in pair]
     two_forms = len({r.variant for r in pair}) > 1 and len(set(names)) == 1  # else: two workloads, titled by name
+    if not two_forms and len(set(names)) < len(names):  # a second text not renamed: first and second apart
+        names = [f"{name} #{i}" for i, name in enumerate(names, 1)]
     for column, member, name in zip(st.columns(len(pair)), pair, names):
         with column:
             st.markdown(f"#### {member.variant}" if two_forms else f"#### {plain(name)} ({member.variant})")

@@ -58,3 +58,21 @@ def test_a_preset_is_offered_as_the_second_workload() -> None:
     at = app("app_pages/workload.py")
     at.selectbox(key="wl-other").set_value("hot-customer").run()
     assert not at.error and not at.button(key="wl-two").disabled
+
+
+def test_one_workload_with_transactions_and_without_are_told_apart() -> None:
+    at = app("app_pages/workload.py")
+    at.selectbox(key="wl-preset").set_value("hot-customer").run()
+    with_transactions = (at.text_area(key="wl-text").value or "").replace(*SHRUNK)
+    at.text_area(key="wl-text").set_value(with_transactions).run()
+    at.selectbox(key="wl-other").set_value("a second text…").run()
+    assert at.text_area(key="wl-other-text").value == with_transactions  # a copy to edit into the other design
+    without = with_transactions.split("  - name: transfer-3")[0] + "load: {mode: closed, clients: 2, ops: 3}\n"
+    at.text_area(key="wl-other-text").set_value(without).run()
+    at.button(key="wl-two").click().run()
+    assert not at.error, [e.value for e in at.error]
+    until(at, lambda a: len(verdicts(a)) == 2)
+    body = text(at)
+    assert "#### hot-customer #1 (as-written)" in body and "#### hot-customer #2 (as-written)" in body
+    tables = [list(d.value["operation"]) for d in at.dataframe]
+    assert ["update-customer", "transfer-3"] in tables and ["update-customer"] in tables

@@ -34,7 +34,12 @@ def second_workload(presets: Sequence[str], folder: Path, first_text: str, cap: 
     if pick == SECOND_TEXT:
         if "wl-other-text" not in st.session_state:
             st.session_state["wl-other-text"] = first_text
-        text = st.text_area("Second workload (YAML)", key="wl-other-text", height=300)
+        text = st.text_area(
+            "Second workload (YAML)",
+            key="wl-other-text",
+            height=300,
+            help="A copy of the editor's text at first: change the design, and its name: to tell the sides apart.",
+        )
     else:
         text = (folder / f"{pick}.yaml").read_text(encoding="utf-8")
     workload, problems = checked(text, cap, "the second workload")
