@@ -1,6 +1,7 @@
 """Your workload: a preset or your own YAML in an editor, each problem listed under it by field, Start/Stop, the
-Run page's live charts, and the workload's own report (per operation, hottest keys, capacity) when it ends; below,
-a sweep of it over client counts or rates (dashboard.widgets.workload_sweep).
+Run page's live charts, and the workload's own report (per operation, hottest keys, capacity) when it ends; under
+the buttons, a Compare of two workloads (dashboard.widgets.workload.compare); below, a sweep of it over client
+counts or rates (dashboard.widgets.workload_sweep).
 
 The editor's text lives in this session only (st.session_state), and is parsed with the file's size and alias
 limits, so nothing typed here reaches another session's page. A link fills it with a preset (?preset=NAME) or
@@ -18,6 +19,7 @@ from dashboard.text.plain import plain
 from dashboard.widgets import live, sidebar, ui
 from dashboard.widgets.links import link_to
 from dashboard.widgets.registry import get_registry
+from dashboard.widgets.workload.compare import checked, compare_section
 from dashboard.widgets.workload_sweep import sweep_section
 from engine.run.runner import RunConfig
 from engine.workloads import schema
@@ -83,15 +85,8 @@ for problem in link_problems:  # a link's values are someone else's text: shown 
 text = left.text_area("Workload (YAML)", key="wl-text", height=460)
 variant = right.radio("Form", [AS_WRITTEN, RACY], horizontal=True, key="wl-variant")
 
-workload: schema.Workload | None = None
-problems: list[str] = []
-try:
-    workload = schema.parse(text, "the workload")
-except schema.WorkloadInvalid as e:
-    problems = e.lines()
 cap = registry.max_threads_per_run
-if workload is not None and workload.load.clients > cap:
-    problems.append(f"load.clients: {workload.load.clients} is above this dashboard's cap: use at most {cap}")
+workload, problems = checked(text, cap)
 with left:
     for problem in problems:  # one per problem, under the editor, each starting with its field; it may quote
         st.error(plain(problem), icon=":material/error:")  # the text, which may have come from a link
@@ -159,6 +154,18 @@ if pair_col.button("Compare both forms", icon=":material/compare:", key="wl-pair
     if workload is not None:
         both = workload
         ui.start_and_remember(lambda: start_both(both), "wl_group", "workload_pair")
+
+
+def start_two(a: schema.Workload, b: schema.Workload) -> None:
+    def start() -> str:
+        st.session_state.pop("wl_run_id", None)
+        st.query_params.pop("workload", None)
+        return registry.start_group((config(a), config(b)), sidebar.current_spec())[0].group or ""
+
+    ui.start_and_remember(start, "wl_group", "workload_pair")
+
+
+compare_section(presets, PRESETS, workload, text, cap, registry.max_total_threads, blocked, start_two)
 shown_runs = list(pair) if pair else [record] if record is not None else []
 running = any(r.running for r in shown_runs)
 if stop_col.button("Stop", icon=":material/stop:", key="wl-stop", disabled=not running, width="stretch"):
@@ -216,11 +223,16 @@ def live_report(shown: Any) -> None:
 
 if pair:
     st.query_params["workload_pair"] = pair[0].group or ""
-    for column, member in zip(st.columns(len(pair)), pair):
+    names = [workload_of(r.options()["spec"]).name for r in pair]
+    two_forms = len({r.variant for r in pair}) > 1 and len(set(names)) == 1  # else: two workloads, titled by name
+    if not two_forms and len(set(names)) < len(names):  # a second text not renamed: first and second apart
+        names = [f"{name} #{i}" for i, name in enumerate(names, 1)]
+    for column, member, name in zip(st.columns(len(pair)), pair, names):
         with column:
-            st.markdown(f"#### {member.variant}")
+            st.markdown(f"#### {member.variant}" if two_forms else f"#### {plain(name)} ({member.variant})")
             live_report(member)
-    live.compare_view(pair, f"wl-pair-{pair[0].group}")
+    titles = None if two_forms else {r.id: name for r, name in zip(pair, names)}
+    live.compare_view(pair, f"wl-pair-{pair[0].group}", titles)
 elif record is not None:
     st.query_params["workload"] = record.id
     live_report(record)

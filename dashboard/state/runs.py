@@ -9,7 +9,7 @@ import dataclasses
 import io
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
@@ -271,20 +271,24 @@ class RunRegistry:
             )
             for name, value in config.options.items()
         }
-        safe = self._validated(dataclasses.replace(config, variant=safe_name), spec)
-        racy = self._validated(dataclasses.replace(config, variant=racy_name, options=racy_options), spec)
-        workers = self._check_cluster(config.cluster, spec)
+        safe = dataclasses.replace(config, variant=safe_name)
+        racy = dataclasses.replace(config, variant=racy_name, options=racy_options)
+        return self.start_group((safe, racy), spec)  # type: ignore[return-value]
+
+    def start_group(self, configs: Sequence[RunConfig | ValidRun], spec: BackendSpec) -> tuple[RunRecord, ...]:
+        """Runs compared side by side (two forms of one pattern, or two workloads), started together on their own
+        tables: checked like single runs, within the thread and process caps together, splitting the calls left."""
+        valid = [self._validated(config, spec) for config in configs]
+        workers = self._check_cluster(valid[0].config.cluster, spec)
         with self._lock:
-            self._check_capacity(
-                safe.config.threads + racy.config.threads,
-                client_processes(safe.config) + client_processes(racy.config),
-            )
-            safe, cap = self._budgeted(safe, spec, share=2)
-            racy = racy.with_max_calls(safe.config.max_calls)  # one cap for both: a fair comparison
+            self._check_capacity(sum(v.config.threads for v in valid), sum(client_processes(v.config) for v in valid))
+            budgeted = [self._budgeted(v, spec, share=len(valid)) for v in valid]  # one cap each: a fair comparison
             backend = self.backend(spec)
             group = self._new_id("c")
-            runs = (Run(safe, backend), Run(racy, backend))
-            records = tuple(self._record(run, backend, spec, group, cap, workers) for run in runs)
+            runs = tuple(Run(v, backend) for v, _ in budgeted)
+            records = tuple(
+                self._record(run, backend, spec, group, cap, workers) for run, (_, cap) in zip(runs, budgeted)
+            )
             for record in records:
                 self._add(record)
             started: list[Run] = []
@@ -299,7 +303,7 @@ class RunRegistry:
                     elif not run.finished:
                         run.fail(e)
                 raise
-        return records  # type: ignore[return-value]
+        return records
 
     def import_history(self, name: str, data: bytes) -> RunRecord:
         """A history file exported by the lab (or the CLI's --history FILE.jsonl), to view without DynamoDB."""

@@ -185,14 +185,16 @@ def verdict_box(record: RunRecord) -> Callable[..., Any]:
 PAIR_COLUMN_CHARS = 32  # characters of subtitle a Compare side's column shows at 1024 px with the sidebar open
 
 
-def compare_view(records: Sequence[RunRecord], key: str) -> None:
+def compare_view(records: Sequence[RunRecord], key: str, titles: Mapping[str, str] | None = None) -> None:
     """The safe and racy runs side by side, with shared axes: timeline, outcomes, final state, invariants; once
-    both have ended, replayable together on one clock."""
-    records = sorted(records, key=lambda r: (r.safe is False, r.id))
+    both have ended, replayable together on one clock. `titles` (by run id) names each side, in the order given:
+    two workloads compared, rather than two forms of one."""
+    if titles is None:
+        records = sorted(records, key=lambda r: (r.safe is False, r.id))
     if not any(r.running for r in records) and replay.replay_toggle(key):
-        replay.replay_pair(records, key, lambda rs, k, x: compare_body(rs, k, x, wholes=records))
+        replay.replay_pair(records, key, lambda rs, k, x: compare_body(rs, k, x, wholes=records, titles=titles))
         return
-    poll(lambda: any(r.running for r in records), lambda: compare_body(records, key))
+    poll(lambda: any(r.running for r in records), lambda: compare_body(records, key, titles=titles))
 
 
 def compare_body(
@@ -200,9 +202,10 @@ def compare_body(
     key: str,
     x_range: tuple[float, float] | None = None,
     wholes: Sequence[RunRecord] | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> None:
     """The pair as it stands now; `x_range` fixes the time axis (a replay keeps the whole runs'); `wholes`: the
-    runs a replay's cuts come from."""
+    runs a replay's cuts come from; `titles`: each side's name, by run id."""
     wholes = wholes or records
     if x_range is None:
         spans = []
@@ -243,7 +246,8 @@ def compare_body(
         with col:
             kind = safety(record.safe)
             colour = "green" if record.safe else "red"
-            st.markdown(f"## :{colour}[{ui.plain(record.variant)}] ({kind})")
+            title = f"{titles[record.id]}: {record.variant}" if titles and record.id in titles else record.variant
+            st.markdown(f"## :{colour}[{ui.plain(title)}] ({kind})")
             profile_caption(record)
             with st.container(height=130, border=False):
                 verdict_box(record)(f"**{ui.plain(headline(record))}**")

@@ -147,6 +147,29 @@ def test_compare_pair_runs_both_variants_on_separate_tables(registry: Registry) 
     assert all(inv["holds"] for inv in safe.invariants())
 
 
+def test_a_group_of_two_configs_runs_them_together_within_the_thread_limit(registry: Registry) -> None:
+    with pytest.raises(BadInput, match="13 more client threads would pass the dashboard's limit of 12"):
+        registry.start_group(
+            (
+                RunConfig(pattern="atomic-counters", threads=8, ops_per_client=1),
+                RunConfig(pattern="optimistic-locking", threads=5, ops_per_client=1),
+            ),
+            SPEC,
+        )
+    assert registry.threads_in_use() == 0 and registry.groups() == []
+    counters, locking = registry.start_group(
+        (
+            RunConfig(pattern="atomic-counters", threads=2, ops_per_client=3),
+            RunConfig(pattern="optimistic-locking", threads=3, ops_per_client=2),
+        ),
+        SPEC,
+    )
+    wait([counters, locking])
+    assert (counters.pattern, locking.pattern) == ("atomic-counters", "optimistic-locking")
+    assert (counters.threads, locking.threads) == (2, 3) and registry.group(counters.group) == [counters, locking]
+    assert summary_of(counters)["table"] != summary_of(locking)["table"]
+
+
 def test_sweep_rows_per_variant_and_thread_count(registry: Registry) -> None:
     job = registry.start_sweep("atomic-counters", [2, 1], 2, SPEC)
     deadline = time.monotonic() + 90
