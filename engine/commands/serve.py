@@ -38,9 +38,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     profile = profile_for(args)
     app = build_app(ttl_interval_s=args.ttl_interval, lab_token=token, profile=profile)
     server = None
-    # One try from the app's start: a Ctrl-C between the first line and serve_forever (a test sends it as soon as
-    # it reads the address) closes the server and the app like one while serving.
+    # Ctrl-C's handler is set before the address line (whoever reads it may send Ctrl-C at once), and even where
+    # SIGINT started ignored (a script's `serve &`), as run and sweep do: the script's Ctrl-C then stops its server
+    # rather than leave it holding the port. One try from the app's start closes the server and the app either way.
     try:
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             server = make_http_server(args.host, args.port, app)
         except OSError as e:
@@ -61,10 +64,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"profile: {profile.describe()}", flush=True)
         if not os.environ.get(TOKEN_ENV):  # set it in the environment to choose it, and to keep it off the screen
             print(f"settings (POST /_lab/config) take the header {TOKEN_HEADER}: {token}", flush=True)
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
-        # Ctrl-C stops it even where it started with SIGINT ignored (a script's `serve &`), as run and sweep do:
-        # the script's Ctrl-C then takes its server down with it instead of leaving it holding the port.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
