@@ -161,7 +161,7 @@ class ConditionalWrites(Pattern):
             "PutItem",
             key=pk,
             detail={"op": op},
-            observe=lambda r: {"overwrote": "Attributes" in r},
+            observe=_replaced,
             **params,
         )
 
@@ -285,3 +285,12 @@ def _spent(response: dict[str, Any]) -> dict[str, Any]:
     """The balance a spend left, and the status it landed on when the response carries it (ALL_NEW)."""
     new = response["Attributes"]
     return {"credits_after": int(new["credits"])} | ({"status_after": new["status"]} if "status" in new else {})
+
+
+def _replaced(answer: dict[str, Any]) -> dict[str, Any]:
+    """Whether a create replaced a user, and the credits the replaced user had left: fewer than a new user's
+    prove a spend had landed on the item this create wiped, however the two calls overlapped in time."""
+    old = answer.get("Attributes")
+    if old is None:
+        return {"overwrote": False}
+    return {"overwrote": True, **({"old_credits": int(old["credits"])} if "credits" in old else {})}

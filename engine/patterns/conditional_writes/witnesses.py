@@ -182,28 +182,47 @@ def spend_on_suspended(calls: Calls, invariant: Mapping[str, Any]) -> Witness | 
 
 @finds(PATTERN, SPENDS_ADD_UP)
 def spend_wiped(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
-    """An acknowledged spend, then (sent after it returned) a create that replaced the user with full credits."""
+    """An acknowledged spend, then a create that replaced the user with full credits: sent after the spend
+    returned, or overlapping it when the user it replaced had the balance that spend left (the create's old item
+    is the spend's result)."""
     for seq, create in _ok(calls, "create-user"):
         if not create.detail.get("overwrote"):
             continue
-        spend = _last_before(calls, "spend", create.key, create, other_client=False)
+        spend = _last_before(calls, "spend", create.key, create, other_client=False) or _replaced_spend(calls, create)
         if spend is None:
             continue
+        amount, left = spend[1].detail.get("amount"), create.detail.get("old_credits")
+        replaced = "" if left is None else f" (the user it replaced had {left} credits left)"
         return Witness(
             anomaly=Anomaly.LOST_UPDATE,
             invariant=SPENDS_ADD_UP,
             key=create.key,
             steps=(
-                Step(spend[0], spend[1], f"spent {spend[1].detail.get('amount')}"),
-                Step(seq, create, "created the user again, with full credits"),
+                Step(spend[0], spend[1], f"spent {amount}"),
+                Step(seq, create, "created the user again, with full credits" + replaced),
             ),
             story=(
-                f"{client_name(spend[1].client)} spent {spend[1].detail.get('amount')} of {create.key}'s credits; "
-                f"then {client_name(create.client)}'s create replaced the user with full credits; the spend vanished"
+                f"{client_name(spend[1].client)} spent {amount} of {create.key}'s credits; "
+                f"then {client_name(create.client)}'s create replaced the user with full credits{replaced}; "
+                "the spend vanished"
             ),
             edges=(Edge(seq, Relation.OVERWROTE, spend[0]),),
         )
     return None
+
+
+def _replaced_spend(calls: Calls, create: Call) -> tuple[int, Call] | None:
+    """The acknowledged spend whose result the create replaced: sent before the create returned, and leaving the
+    balance the create's old item had."""
+    left = create.detail.get("old_credits")
+    if left is None:
+        return None
+    found = [
+        (s, c)
+        for s, c in _ok(calls, "spend")
+        if c.key == create.key and c.invoke_ns < create.complete_ns and c.detail.get("credits_after") == left
+    ]
+    return max(found, key=lambda f: f[1].complete_ns) if found else None
 
 
 @finds(PATTERN, NO_GHOST)
