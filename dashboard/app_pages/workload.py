@@ -17,7 +17,7 @@ import streamlit as st
 from dashboard.state import workload_link
 from dashboard.text.plain import plain
 from dashboard.widgets import live, sidebar, ui
-from dashboard.widgets.links import link_to
+from dashboard.widgets.links import link_to, remember
 from dashboard.widgets.registry import get_registry
 from dashboard.widgets.workload.compare import checked, compare_section
 from dashboard.widgets.workload_sweep import sweep_section
@@ -30,7 +30,8 @@ PRESETS = Path(__file__).resolve().parents[2] / "workloads"
 
 
 def copy_link(text: str) -> None:
-    """A "Copy link" for the editor's text as it is now: whoever opens it gets a copy in their own editor."""
+    """A "Copy link" for the editor's text as it is now, with the sidebar's aws-like knobs: whoever opens it gets a
+    copy in their own editor."""
     value = workload_link.encode(text)
     with st.popover("Copy link", icon=":material/link:"):
         if len(value) > workload_link.MAX_LINK_CHARS:
@@ -40,10 +41,13 @@ def copy_link(text: str) -> None:
             )
             return
         st.caption("This workload as a link: opening it puts a copy of this text in the opener's editor.")
-        st.code(link_to({workload_link.PARAM: value}), language=None, wrap_lines=True)
+        st.code(link_to({workload_link.PARAM: value, **sidebar.profile_params()}), language=None, wrap_lines=True)
 
 
 registry = get_registry()
+# The URL keeps the sidebar's profile and knobs (a link that carried them has been applied by now, and is marked
+# as seen, so a later change in the sidebar is not undone by the same link on the next rerun).
+remember("workload", sidebar.profile_params())
 st.title("Your workload")
 st.caption(
     "Describe your table and traffic (field by field in docs/workloads.md), or start from a preset. "

@@ -29,7 +29,7 @@ from engine.server.profile import ProfileSpec, ServerProfile
 
 # Parameters that are not controls: the page's own state (which run it shows) and flags; "Your workload" keeps its
 # preset and runs in the URL too (without them here, each rerun there took them for a new link: profile reset).
-OTHER = frozenset({"run", "group", "sweep", "autostart", "presenter", "preset", "workload", "workload_pair"})
+OTHER = frozenset({"run", "group", "sweep", "autostart", "presenter", "preset", "workload", "workload_pair", "wl"})
 LIMITS = {"ops": LIMIT_OPS, "duration": LIMIT_DURATION}
 KNOB = "k."  # a pattern knob's parameter: k.accounts=4
 PROFILE = "profile"  # the sidebar's "Server profile": restored before the sidebar is drawn (restore_profile)

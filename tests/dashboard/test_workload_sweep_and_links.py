@@ -138,3 +138,34 @@ def test_a_link_with_both_a_preset_and_a_workload_uses_the_workload_and_says_so(
     assert at.text_area(key="wl-text").value == "name: theirs\n"
     [error] = link_errors(at)
     assert "both a preset and a workload" in error
+
+
+def test_a_workload_link_keeps_the_sidebars_profile_and_carries_its_knobs() -> None:
+    from dashboard.state.profile_knobs import knob_key
+
+    # Opened with a workload and aws-like knobs: both applied once; a later choice in the sidebar is the user's.
+    at = opened(wl=workload_link.encode(small_ticket_sale_text()), profile="aws-like", **{"aws.commit_ms": "40"})
+    assert at.session_state["server_profile"] == "aws-like"
+    assert at.number_input(key=knob_key("commit_ms")).value == 40
+    at.number_input(key=knob_key("commit_ms")).set_value(55).run()
+    at.run()
+    assert at.session_state["server_profile"] == "aws-like"
+    assert at.number_input(key=knob_key("commit_ms")).value == 55
+    assert "wl" in at.query_params  # the link's workload stays in the URL beside the knobs
+    link = next(c.value for c in at.code if "wl=" in c.value)
+    assert parse_qs(urlsplit(link).query)["aws.commit_ms"] == ["55"]
+    # Without knobs in the URL, choosing aws-like in the sidebar holds across reruns (the link's wl= is no control).
+    plain_link = opened(wl=workload_link.encode(small_ticket_sale_text()))
+    plain_link.sidebar.radio(key="server_profile").set_value("aws-like").run()
+    plain_link.run()
+    assert plain_link.session_state["server_profile"] == "aws-like"
+
+
+def small_ticket_sale_text() -> str:
+    from pathlib import Path
+
+    return (
+        (Path(__file__).resolve().parents[2] / "workloads" / "ticket-sale.yaml")
+        .read_text()
+        .replace("clients: 16, ops: 25", SMALL)
+    )
