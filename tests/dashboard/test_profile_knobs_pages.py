@@ -60,8 +60,8 @@ def test_your_workload_runs_with_the_knobs_and_keeps_them_after_start() -> None:
     record = get_registry().get(at.session_state["wl_run_id"])
     assert record is not None and record.run is not None and record.run.config.profile.commit_ms == 40.0
     until(at, lambda a: ":green-badge[PASS]" in text(a) or ":red-badge[FAIL]" in text(a))
-    # The page keeps its run in the URL (?workload=…): not a link just opened, so the sidebar keeps the profile and
-    # its knobs (it once took it for one, and set the profile back to exact after every Start).
-    assert dict(at.query_params) == {"workload": record.id}
+    # The page keeps its run in the URL (?workload=…) beside the sidebar's profile and knobs: not a link just
+    # opened, so the sidebar keeps them (it once took it for one, and set the profile back to exact after every Start).
+    assert dict(at.query_params) == {"workload": record.id, "profile": "aws-like", "aws.commit_ms": "40"}
     assert at.sidebar.radio(key="server_profile").value == "aws-like"
     assert at.number_input(key="aws-knob-commit_ms").value == 40.0
