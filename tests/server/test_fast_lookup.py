@@ -1,4 +1,4 @@
-"""The seventh round's shortcuts give what the code they stand in for gives: moto's backend lookup (also after a
+"""The server's shortcuts give what the code they stand in for gives: moto's backend lookup (also after a
 reset of moto's backends), DynamoType's hash and equality, a number's size, and the JSON parse of a body."""
 
 from __future__ import annotations
