@@ -4,6 +4,7 @@ controls tucked away in a collapsed expander. A toggle at the top of the page, a
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -11,13 +12,15 @@ from typing import Any
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.figures import charts
+from dashboard.figures import charts, figure
 from dashboard.figures.palette import safety
+from dashboard.figures.text_scale import scaled
 from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord
 from dashboard.state.verdicts import flagged_calls
 from dashboard.widgets import explainer, panels, replay, ui
 from dashboard.widgets.live import headline, poll, verdict_box
+from dashboard.widgets.viewport import probe
 from engine.server.profile import knobs_note
 
 KEY = "presenter"
@@ -25,7 +28,7 @@ CHART_HEIGHT = 300  # two charts side by side under the verdict and counters fit
 PAIR_CHART_HEIGHT = 260  # a pair's timelines, under verdicts of up to three lines: 720 px too
 
 # Large type, less padding, no sidebar: the page is for the room, not for the operator.
-CSS = """<style>
+CSS_TEMPLATE = """<style>
 /* Type grows with the screen: Streamlit sizes its text and spacing in rem, so one root size scales them all,
    16 px up to a 1600-px screen, 19.2 px at 1920. The heights below leave room in rem for what grows with it. */
 html { font-size: clamp(16px, 1vw, 19.2px) !important; }
@@ -36,16 +39,39 @@ div[data-testid="stMainBlockContainer"] div[data-testid="stVerticalBlock"] { gap
 div[data-testid="stMetric"] > div { padding: 0.2rem 0.5rem !important; }
 div[data-testid="stMetricValue"] { font-size: clamp(1.8rem, 2.6vw, 3rem) !important; }
 div[data-testid="stMetricLabel"] p { font-size: clamp(1rem, 1.2vw, 1.4rem) !important; }
-/* A run's two charts take the height the verdict and counters leave: 300 px at 720 px, more on a taller screen. */
-.st-key-presenter-charts div[data-testid="stPlotlyChart"],
-.st-key-presenter-charts div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(300px, calc(100vh - 26.25rem)) !important; }
-/* A pair's timelines: the same height side by side, as tall as the screen leaves (260 px at 720, under a replay's controls too). */
-.st-key-presenter-pair div[data-testid="stPlotlyChart"],
-.st-key-presenter-pair div[data-testid="stPlotlyChart"] .js-plotly-plot { height: max(260px, calc(100vh - 28.75rem)) !important; }
-.ddblab-verdict p { font-size: clamp(1.1rem, 1.5vw, 1.8rem) !important; font-weight: 700; margin: 0; }
+HEIGHTS
+.ddblab-verdict p { font-size: VERDICT_FONT !important; font-weight: 700; margin: 0; }
 /* The run's state, read from the back of the room: the verdict's own size, not a caption's 14 px. */
 div[class*="st-key-verdict-"] .stMarkdownBadge { font-size: clamp(1.25rem, 1.6vw, 1.9rem) !important; }
 </style>"""
+RUN_LESS_REM = 26.25  # what sits above and around a run's charts: the verdict, the counters, the padding
+# Above a pair's timelines, besides its verdicts' lines: the toggle, the controls' expander, Start, the counters,
+# the gaps and a little room below (and a replay's controls, 4.75 rem).
+PAIR_LESS_REM = 17.3
+PAIR_REPLAY_LESS_REM = PAIR_LESS_REM + 4.75
+VERDICT_FONT = "clamp(1.1rem, 1.5vw, 1.8rem)"  # a verdict's type: 19.2 px at 1280, 28.8 px at 1920
+VERDICT_LINES = 4.05  # 3 lines of 1.35: a pair's verdict box: three lines of it
+_HEIGHTS = f"""
+/* A run's two charts take the height the verdict and counters leave: {CHART_HEIGHT} px at 720 px, more on a taller screen. */
+.st-key-presenter-charts div[data-testid="stPlotlyChart"],
+.st-key-presenter-charts div[data-testid="stPlotlyChart"] .js-plotly-plot {{
+  height: max({CHART_HEIGHT}px, calc(100vh - {RUN_LESS_REM}rem)) !important; }}
+/* A pair's verdicts: three lines of their type and a slim padding, each side the same. */
+div[class*="st-key-presenter-pair"] div:has(> div[class*="st-key-verdict-"]),
+div[class*="st-key-presenter-pair"] div[class*="st-key-verdict-"] {{
+  flex: 0 0 auto !important; height: calc({VERDICT_LINES} * {VERDICT_FONT} + 1rem) !important; }}
+div[class*="st-key-presenter-pair"] div[class*="st-key-verdict-"] div[data-testid="stAlertContainer"] {{ padding: 0.45rem 0.75rem !important; }}
+div[class*="st-key-presenter-pair"] .ddblab-verdict p {{ line-height: 1.35; }}
+/* A pair's timelines: the same height side by side, as tall as the screen leaves under the verdicts (and a
+   replay's controls: another container key, since Python knows which is drawn). */
+.st-key-presenter-pair div[data-testid="stPlotlyChart"],
+.st-key-presenter-pair div[data-testid="stPlotlyChart"] .js-plotly-plot {{
+  height: max({PAIR_CHART_HEIGHT}px, calc(100vh - {PAIR_LESS_REM}rem - {VERDICT_LINES} * {VERDICT_FONT})) !important; }}
+.st-key-presenter-pair-replay div[data-testid="stPlotlyChart"],
+.st-key-presenter-pair-replay div[data-testid="stPlotlyChart"] .js-plotly-plot {{
+  height: max({PAIR_CHART_HEIGHT}px, calc(100vh - {PAIR_REPLAY_LESS_REM}rem - {VERDICT_LINES} * {VERDICT_FONT})) !important; }}
+"""
+CSS = CSS_TEMPLATE.replace("HEIGHTS", _HEIGHTS + probe.CSS).replace("VERDICT_FONT", VERDICT_FONT)
 
 
 def enabled() -> bool:
@@ -62,7 +88,30 @@ def enabled() -> bool:
         del st.query_params[KEY]
     if on:
         st.html(CSS)
+        probe.viewport()  # the screen's size, for the charts' type (text_scale) and heights
     return bool(on)
+
+
+# The root font of CSS above, 16 px up to a 1600-px screen and 1 % of its width up to 19.2 px at 1920: what a
+# chart's px-sized text is multiplied by, so that it grows with the page's.
+ROOT_PX, ROOT_MAX_PX = 16.0, 19.2
+
+
+def type_scale(view: probe.Viewport | None) -> float:
+    """How much larger than on a laptop the page's text is on this screen (1 before the browser has said)."""
+    if view is None:
+        return 1.0
+    return min(max(view.width / 100, ROOT_PX), ROOT_MAX_PX) / ROOT_PX
+
+
+def screen_height(least: int, less_rem: float, view: probe.Viewport | None, verdicts: bool = False) -> int:
+    """A chart's height as CSS above gives it, max(least, 100vh - less_rem), less a pair's verdict lines
+    (`verdicts`): what its ticks are spaced for."""
+    if view is None:
+        return least
+    root = ROOT_PX * type_scale(view)
+    verdict = min(max(view.width * 0.015, 1.1 * root), 1.8 * root) * VERDICT_LINES if verdicts else 0.0
+    return max(least, round(view.height - less_rem * root - verdict))
 
 
 @contextmanager
@@ -78,15 +127,22 @@ def tucked(on: bool, label: str = "Controls") -> Iterator[None]:
 LEGEND_BESIDE_EXTRA = 42  # px a chart grows by when its legend moves beside the plot: still inside 720 px
 
 
-def _sized(fig: go.Figure, height: int = CHART_HEIGHT) -> go.Figure:
-    """`height` for the whole chart. A legend that figure.style put under the plot (more than five entries, or long
-    names: a lease Gantt's eight) moves to the plot's right, one entry a line, and the chart grows a little so
-    that they all show: under the plot, its rows would squeeze the plot to a strip or push the page past the
-    screen's bottom."""
-    if (fig.layout.margin.b or 56) > 56:
+def _sized(
+    fig: go.Figure, height: int = CHART_HEIGHT, *, screen: probe.Viewport | None = None, less_rem: float = RUN_LESS_REM
+) -> go.Figure:
+    """The chart for this screen (`screen`, the browser's viewport): its text as much larger as the page's
+    (type_scale; the margins with it), spaced for the height the page's CSS gives it, `height` at the least.
+
+    A legend that figure.style put under the plot (more than five entries, or long names: a lease Gantt's eight)
+    moves to the plot's right, one entry a line, and the chart grows a little so that they all show: under the
+    plot, its rows would squeeze the plot to a strip or push the page past the screen's bottom."""
+    scale = type_scale(screen)
+    fig = scaled(fig, scale)
+    height = screen_height(height, less_rem, screen, verdicts=less_rem != RUN_LESS_REM)
+    if (fig.layout.margin.b or 56) > 56 * scale:
         height += LEGEND_BESIDE_EXTRA
         fig.update_layout(
-            margin=dict(b=56),
+            margin=dict(b=round(56 * scale)),
             legend=dict(
                 orientation="v",
                 yref="paper",
@@ -94,33 +150,34 @@ def _sized(fig: go.Figure, height: int = CHART_HEIGHT) -> go.Figure:
                 yanchor="top",
                 x=1.02,
                 xanchor="left",
-                font=dict(size=13),
+                font=dict(size=round(13 * scale, 1)),
                 tracegroupgap=0,
             ),
         )
+    _fit_title(fig, line_chars(screen), scale)
     fig.update_layout(height=height)
-    _spaced_ticks(fig)
-    _every_category(fig)
+    _spaced_ticks(fig, LABEL_PX * scale)
+    _every_category(fig, LABEL_PX * scale)
     return fig
 
 
 LABEL_PX = 16  # a tick label's height: closer labels print over each other (a projector's 8 clients in 60 px)
 
 
-def _every_category(fig: go.Figure) -> None:
+def _every_category(fig: go.Figure, label_px: float = LABEL_PX) -> None:
     """Horizontal bars on a category axis: plotly leaves out every other label once the bars are close (a
     projector's calls per action showed "close", "pay", "read-order", "spend" and not the four between); every
-    label is shown when the plot has LABEL_PX for each."""
+    label is shown when the plot has `label_px` for each."""
     bars = [t for t in fig.data if t.type == "bar" and t.orientation == "h" and t.y is not None]
     if not bars or fig.layout.yaxis.tickmode not in (None, "auto"):
         return
     names = list(dict.fromkeys(str(y) for t in bars for y in t.y))
     plot_px = (fig.layout.height or 0) - (fig.layout.margin.t or 0) - (fig.layout.margin.b or 0)
-    if names and len(names) * LABEL_PX <= plot_px:
+    if names and len(names) * label_px <= plot_px:
         fig.update_yaxes(tickmode="array", tickvals=names, ticktext=names)
 
 
-def _spaced_ticks(fig: go.Figure) -> None:
+def _spaced_ticks(fig: go.Figure, label_px: float = LABEL_PX) -> None:
     """A y axis with a label at every step (a timeline's clients) labels every 2nd, 5th, ... step instead when
     the plot is too short for all of them."""
     axis = fig.layout.yaxis
@@ -128,9 +185,9 @@ def _spaced_ticks(fig: go.Figure) -> None:
         return
     plot_px = (fig.layout.height or 0) - (fig.layout.margin.t or 0) - (fig.layout.margin.b or 0)
     steps = abs(axis.range[1] - axis.range[0]) / axis.dtick
-    if plot_px <= 0 or steps * LABEL_PX <= plot_px:
+    if plot_px <= 0 or steps * label_px <= plot_px:
         return
-    every = next(n for n in (2, 5, 10, 20, 50, 100, 1_000) if steps / n * LABEL_PX <= plot_px or n == 1_000)
+    every = next(n for n in (2, 5, 10, 20, 50, 100, 1_000) if steps / n * label_px <= plot_px or n == 1_000)
     fig.update_yaxes(dtick=axis.dtick * every)
 
 
@@ -189,6 +246,36 @@ def _counters(record: RunRecord, *, pair: bool = False) -> None:
         col.metric(label, f"{value:,}", border=True)
 
 
+def _fit_title(fig: go.Figure, chars: int, scale: float) -> None:
+    """A title longer than its column shows (`chars` of subtitle), broken between words as figure.style breaks
+    a narrow column's, the room above the plot growing by its further lines."""
+    text = str(fig.layout.title.text or "")
+    inner = text.removeprefix("<b>").removesuffix("</b>")
+    width = max(figure.TITLE_CHARS_MIN, int(chars * figure.TITLE_PER_SUBTITLE_CHAR))
+    if "<br>" in inner or len(inner) <= width:
+        return
+    lines = textwrap.wrap(inner, width)
+    more = len(lines) - 1
+    fig.update_layout(
+        title_text=f"<b>{'<br>'.join(lines)}</b>",
+        title_pad_t=(fig.layout.title.pad.t or 0) + round(figure.TITLE_PAD_PX * scale) * more,
+        margin_t=(fig.layout.margin.t or 0) + round(figure.TITLE_LINE_PX * scale) * more,
+    )
+
+
+COLUMNS_REM = 3.4  # a half-width chart's column is half the screen less this: the page's padding and the gap
+
+
+def line_chars(view: probe.Viewport | None) -> int:
+    """Characters of subtitle a half-width chart shows on this screen, in its type: figure.SUBTITLE_CHARS at
+    1280 px, fewer on a narrower screen (at 1024, a pattern chart's title ran past its chart's edge)."""
+    if view is None:
+        return figure.SUBTITLE_CHARS
+    column = view.width - COLUMNS_REM * ROOT_PX * type_scale(view)
+    reference = 1280 - COLUMNS_REM * ROOT_PX
+    return min(figure.SUBTITLE_CHARS, int(figure.SUBTITLE_CHARS * column / reference / type_scale(view)))
+
+
 def _figures(
     record: RunRecord, x_range: Sequence[float] | None, lanes: int, whole: RunRecord | None = None
 ) -> tuple[go.Figure, go.Figure]:
@@ -205,7 +292,7 @@ def _figures(
             witnesses=explainer.marks(record, whole),  # a replay's cut: the whole run's witnesses, as far as shown
         )
         own = charts.pattern_views(record.pattern, view, invariants, record.options(), lanes=lanes, x_range=x_range)
-    return _sized(timeline), _sized(own[0])
+    return timeline, own[0]
 
 
 def run_view(record: RunRecord, key: str, toggle_at: Any = None) -> None:
@@ -216,7 +303,8 @@ def run_view(record: RunRecord, key: str, toggle_at: Any = None) -> None:
     def body(shown: RunRecord, key: str, x_range: Sequence[float] | None = None) -> None:
         _verdict(shown, record.id)
         _counters(shown)
-        timeline, own = _figures(shown, x_range, record.threads, record)
+        screen = probe.last()
+        timeline, own = (_sized(f, screen=screen) for f in _figures(shown, x_range, record.threads, record))
         with st.container(key="presenter-charts"):  # as tall as the screen leaves (CSS): 300 px at 720
             left, right = st.columns(2)
             with left:
@@ -237,6 +325,7 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
     lanes = max(r.threads for r in records)
 
     def body(shown: Sequence[RunRecord], key: str, x_range: Sequence[float] | None = None) -> None:
+        replaying = x_range is not None
         if x_range is None:
             spans: list[float] = [0.1]
             for r in shown:
@@ -244,11 +333,19 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
                     spans.append(float(view.span) if view.n else 0.0)
                 spans.append(float(r.progress()["elapsed_s"]))
             x_range = (0.0, max(spans) * 1.02)
+        screen = probe.last()
         timelines = [
-            _sized(_figures(side, x_range, lanes, whole)[0], PAIR_CHART_HEIGHT) for side, whole in zip(shown, records)
+            _sized(
+                _figures(side, x_range, lanes, whole)[0],
+                PAIR_CHART_HEIGHT,
+                screen=screen,
+                less_rem=PAIR_REPLAY_LESS_REM if replaying else PAIR_LESS_REM,
+            )
+            for side, whole in zip(shown, records)
         ]
-        _same_plot_area(timelines)
-        with st.container(key="presenter-pair"):  # as tall as the screen leaves (CSS): 260 px at 720
+        _same_plot_area(timelines, type_scale(screen))
+        # As tall as the screen leaves (CSS), under a replay's controls too when it is one (given its x_range).
+        with st.container(key="presenter-pair" if not replaying else "presenter-pair-replay"):
             for col, side, whole, timeline in zip(st.columns(len(shown), gap="medium"), shown, records, timelines):
                 with col:
                     _verdict(side, whole.id, height=110)
@@ -264,14 +361,14 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
 PAIR_AXIS_PX = 34  # under a pair's plot: the time axis's numbers, "s" after each instead of a title line
 
 
-def _same_plot_area(figs: Sequence[go.Figure]) -> None:
+def _same_plot_area(figs: Sequence[go.Figure], scale: float = 1.0) -> None:
     """Side by side, the plots start at the same height: the room above each is the larger of the two (a
     subtitle of two lines on one side made its plot shorter than the other's). The time axis says "s" on its
     numbers instead of a title line: at 720 px a pair's plot had some 55 px for eight clients."""
     top = max((f.layout.margin.t or 0) for f in figs)
     for f in figs:
         f.update_xaxes(title_text=None, ticksuffix=" s")
-        f.update_layout(margin=dict(t=top, b=PAIR_AXIS_PX))
+        f.update_layout(margin=dict(t=top, b=round(PAIR_AXIS_PX * scale)))
 
 
 def page_title(on: bool, title: str, **kwargs: Any) -> None:
