@@ -13,6 +13,7 @@ import streamlit as st
 
 from dashboard.figures.flag_marks import Witnessed
 from dashboard.figures.happens_before import happens_before
+from dashboard.figures.text_scale import scaled
 from dashboard.state.records import RunRecord
 from dashboard.state.verdicts import key_of
 from dashboard.widgets import explain_panel, ui
@@ -74,8 +75,11 @@ def _picks_key(key: str) -> str:
     return f"{key}-picks"
 
 
-def timeline(fig: go.Figure, record: RunRecord, key: str, *, screen_tall: bool = False) -> None:
-    """The timeline chart; when it marks witnesses, a click on one of their ✕ opens its explainer."""
+def timeline(
+    fig: go.Figure, record: RunRecord, key: str, *, screen_tall: bool = False, text_scale: float = 1.0
+) -> None:
+    """The timeline chart; when it marks witnesses, a click on one of their ✕ opens its explainer (its diagram's
+    text `text_scale` times as large: presenter view's, grown with the screen)."""
     picks = {
         i: t.meta["witness"] for i, t in enumerate(fig.data) if isinstance(t.meta, Mapping) and t.meta.get("witness")
     }
@@ -102,7 +106,7 @@ def timeline(fig: go.Figure, record: RunRecord, key: str, *, screen_tall: bool =
     if opened is not None:
         found = witnesses(record).get(str(opened))
         if found is not None:
-            _dialog(record, found, _invariant_name(record, found.invariant))
+            _dialog(record, found, _invariant_name(record, found.invariant), text_scale)
 
 
 def _invariant_name(record: RunRecord, key: str) -> str:
@@ -118,11 +122,11 @@ DIALOG_CSS = """<style>
 
 
 @st.dialog("Why it broke", width="large")
-def _dialog(record: RunRecord, found: Witness, invariant: str) -> None:
+def _dialog(record: RunRecord, found: Witness, invariant: str, text_scale: float = 1.0) -> None:
     st.html(DIALOG_CSS)
     with st.container(key="explainer-story"):
         st.markdown(f"**{ui.plain(found.anomaly.value.capitalize())}** · {ui.plain(found.story)}")
-    fig = happens_before(record.history, found)
+    fig = scaled(happens_before(record.history, found), text_scale)
     name = f"{record.pattern}-{found.anomaly.value.replace(' ', '-')}"
     config = {**ui.PLOTLY_CONFIG, "toImageButtonOptions": {"format": "svg", "filename": name}}
     fig.update_layout(height=None, autosize=True)

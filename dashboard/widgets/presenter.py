@@ -308,7 +308,9 @@ def run_view(record: RunRecord, key: str, toggle_at: Any = None) -> None:
         with st.container(key="presenter-charts"):  # as tall as the screen leaves (CSS): 300 px at 720
             left, right = st.columns(2)
             with left:
-                explainer.timeline(timeline, record, f"{key}-p-timeline", screen_tall=True)  # a ✕ opens why
+                explainer.timeline(
+                    timeline, record, f"{key}-p-timeline", screen_tall=True, text_scale=type_scale(screen)
+                )  # a ✕ opens why
             with right:
                 ui.chart(own, f"{key}-p-view", screen_tall=True)
 
@@ -350,7 +352,9 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
                 with col:
                     _verdict(side, whole.id, height=110)
                     _counters(side, pair=True)
-                    explainer.timeline(timeline, whole, f"{key}-{whole.id}-p-timeline", screen_tall=True)
+                    explainer.timeline(
+                        timeline, whole, f"{key}-{whole.id}-p-timeline", screen_tall=True, text_scale=type_scale(screen)
+                    )
 
     if not any(r.running for r in records) and replay.replay_toggle(key, toggle_at):
         replay.replay_pair(records, key, body, compact=True)
