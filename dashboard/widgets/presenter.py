@@ -44,7 +44,10 @@ HEIGHTS
 /* The run's state, read from the back of the room: the verdict's own size, not a caption's 14 px. */
 div[class*="st-key-verdict-"] .stMarkdownBadge { font-size: clamp(1.25rem, 1.6vw, 1.9rem) !important; }
 </style>"""
-RUN_LESS_REM = 26.25  # what sits above and around a run's charts: the verdict, the counters, the padding
+# What sits above and around a run's charts: the toggle, the controls' expander, Start, a verdict of up to two
+# lines, the counters, the gaps and a little room below (and a replay's controls, 3.25 rem).
+RUN_LESS_REM = 23.0
+RUN_REPLAY_LESS_REM = RUN_LESS_REM + 3.25
 # Above a pair's timelines, besides its verdicts' lines: the toggle, the controls' expander, Start, the counters,
 # the gaps and a little room below (and a replay's controls, 4.75 rem).
 PAIR_LESS_REM = 17.3
@@ -56,6 +59,9 @@ _HEIGHTS = f"""
 .st-key-presenter-charts div[data-testid="stPlotlyChart"],
 .st-key-presenter-charts div[data-testid="stPlotlyChart"] .js-plotly-plot {{
   height: max({CHART_HEIGHT}px, calc(100vh - {RUN_LESS_REM}rem)) !important; }}
+.st-key-presenter-charts-replay div[data-testid="stPlotlyChart"],
+.st-key-presenter-charts-replay div[data-testid="stPlotlyChart"] .js-plotly-plot {{
+  height: max({CHART_HEIGHT}px, calc(100vh - {RUN_REPLAY_LESS_REM}rem)) !important; }}
 /* A pair's verdicts: three lines of their type and a slim padding, each side the same. */
 div[class*="st-key-presenter-pair"] div:has(> div[class*="st-key-verdict-"]),
 div[class*="st-key-presenter-pair"] div[class*="st-key-verdict-"] {{
@@ -128,7 +134,12 @@ LEGEND_BESIDE_EXTRA = 42  # px a chart grows by when its legend moves beside the
 
 
 def _sized(
-    fig: go.Figure, height: int = CHART_HEIGHT, *, screen: probe.Viewport | None = None, less_rem: float = RUN_LESS_REM
+    fig: go.Figure,
+    height: int = CHART_HEIGHT,
+    *,
+    screen: probe.Viewport | None = None,
+    less_rem: float = RUN_LESS_REM,
+    verdicts: bool = False,
 ) -> go.Figure:
     """The chart for this screen (`screen`, the browser's viewport): its text as much larger as the page's
     (type_scale; the margins with it), spaced for the height the page's CSS gives it, `height` at the least.
@@ -138,7 +149,7 @@ def _sized(
     plot, its rows would squeeze the plot to a strip or push the page past the screen's bottom."""
     scale = type_scale(screen)
     fig = scaled(fig, scale)
-    height = screen_height(height, less_rem, screen, verdicts=less_rem != RUN_LESS_REM)
+    height = screen_height(height, less_rem, screen, verdicts)
     if (fig.layout.margin.b or 56) > 56 * scale:
         height += LEGEND_BESIDE_EXTRA
         fig.update_layout(
@@ -304,8 +315,12 @@ def run_view(record: RunRecord, key: str, toggle_at: Any = None) -> None:
         _verdict(shown, record.id)
         _counters(shown)
         screen = probe.last()
-        timeline, own = (_sized(f, screen=screen) for f in _figures(shown, x_range, record.threads, record))
-        with st.container(key="presenter-charts"):  # as tall as the screen leaves (CSS): 300 px at 720
+        replaying = x_range is not None  # a replay's cut, given the whole run's axis
+        less_rem = RUN_REPLAY_LESS_REM if replaying else RUN_LESS_REM
+        figs = _figures(shown, x_range, record.threads, record)
+        timeline, own = (_sized(f, screen=screen, less_rem=less_rem) for f in figs)
+        # As tall as the screen leaves (CSS), under a replay's controls too when it is one.
+        with st.container(key="presenter-charts" if not replaying else "presenter-charts-replay"):
             left, right = st.columns(2)
             with left:
                 explainer.timeline(
@@ -342,6 +357,7 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
                 PAIR_CHART_HEIGHT,
                 screen=screen,
                 less_rem=PAIR_REPLAY_LESS_REM if replaying else PAIR_LESS_REM,
+                verdicts=True,
             )
             for side, whole in zip(shown, records)
         ]

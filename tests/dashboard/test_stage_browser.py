@@ -191,9 +191,9 @@ def test_presenter_view_fits_a_run_and_a_pair_on_one_screen(
     page.wait_for_timeout(1500)  # the charts' final redraw
     expect(page.get_by_test_id("stMetric")).to_have_count(4, timeout=30_000)  # drawn once their code has loaded
     _presented(page, 1)
-    # The charts take the height the screen leaves: 300 px at 720, more than twice that at 1080.
+    # The charts take the height the screen leaves: some 350 px at 720 (300 under a replay's controls), 630 at 1080.
     tallest = max(c.bounding_box()["height"] for c in page.get_by_test_id("stPlotlyChart").all())
-    assert tallest == pytest.approx(300, abs=2) if height == 720 else tallest >= 550, tallest
+    assert tallest >= 340 if height == 720 else tallest >= 600, tallest
     _badges_read_from_the_back(page, 3)  # RUNNING → VERIFYING → DONE
     page.screenshot(path=f"/tmp/stageui-presenter-run-{width}.png")
     _replayed(page, 1, f"run-{width}")
