@@ -24,8 +24,8 @@ from dashboard.widgets.viewport import probe
 from engine.server.profile import knobs_note
 
 KEY = "presenter"
-CHART_HEIGHT = 300  # two charts side by side under the verdict and counters fit 720 px
-PAIR_CHART_HEIGHT = 260  # a pair's timelines, under verdicts of up to three lines: 720 px too
+CHART_HEIGHT = 300  # a run's charts at the least: under a replay's controls too they fit 720 px
+PAIR_CHART_HEIGHT = 260  # a pair's timelines at the least
 
 # Large type, less padding, no sidebar: the page is for the room, not for the operator.
 CSS_TEMPLATE = """<style>
@@ -53,7 +53,7 @@ RUN_REPLAY_LESS_REM = RUN_LESS_REM + 3.25
 PAIR_LESS_REM = 17.3
 PAIR_REPLAY_LESS_REM = PAIR_LESS_REM + 4.75
 VERDICT_FONT = "clamp(1.1rem, 1.5vw, 1.8rem)"  # a verdict's type: 19.2 px at 1280, 28.8 px at 1920
-VERDICT_LINES = 4.05  # 3 lines of 1.35: a pair's verdict box: three lines of it
+VERDICT_LINES = 4.05  # a pair's verdict box: three lines of its type at a line height of 1.35
 _HEIGHTS = f"""
 /* A run's two charts take the height the verdict and counters leave: {CHART_HEIGHT} px at 720 px, more on a taller screen. */
 .st-key-presenter-charts div[data-testid="stPlotlyChart"],
@@ -116,7 +116,7 @@ def screen_height(least: int, less_rem: float, view: probe.Viewport | None, verd
     if view is None:
         return least
     root = ROOT_PX * type_scale(view)
-    verdict = min(max(view.width * 0.015, 1.1 * root), 1.8 * root) * VERDICT_LINES if verdicts else 0.0
+    verdict = min(max(view.width * 0.015, 1.1 * root), 1.8 * root) * VERDICT_LINES if verdicts else 0.0  # its clamp
     return max(least, round(view.height - less_rem * root - verdict))
 
 
@@ -150,7 +150,7 @@ def _sized(
     scale = type_scale(screen)
     fig = scaled(fig, scale)
     height = screen_height(height, less_rem, screen, verdicts)
-    if (fig.layout.margin.b or 56) > 56 * scale:
+    if (fig.layout.margin.b or 56) > round(56 * scale):
         height += LEGEND_BESIDE_EXTRA
         fig.update_layout(
             margin=dict(b=round(56 * scale)),

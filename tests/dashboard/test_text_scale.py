@@ -117,3 +117,24 @@ def test_a_charts_text_keeps_its_hierarchy_at_a_larger_screens_scale(counters_ra
     assert big.layout.title.font.size == round(fig.layout.title.font.size * scale, 1)
     assert big.layout.title.font.size > big.layout.font.size > big.layout.hoverlabel.font.size  # titles over ticks
     assert big.layout.margin.t == round(fig.layout.margin.t * scale)
+
+
+def test_a_presenter_chart_on_a_full_hd_screen_is_drawn_in_its_type_for_its_height(counters_racy) -> None:
+    # At 1920x1080 the page's text is a fifth larger and the charts some 630 px tall: a chart in laptop type
+    # and spaced for 300 px labelled every other client of eight, in 17-px ticks under 19-px headings.
+    from dashboard.widgets.presenter import _fit_title, _sized
+
+    hd = Viewport(1920, 1080)
+    laptop = _sized(charts.timeline(counters_racy[0], lanes=8))
+    big = _sized(charts.timeline(counters_racy[0], lanes=8), screen=hd)
+    assert big.layout.title.font.size == round(laptop.layout.title.font.size * 1.2, 1)
+    assert big.layout.font.size == round(laptop.layout.font.size * 1.2, 1)
+    assert laptop.layout.yaxis.dtick == 2 and big.layout.yaxis.dtick == 1  # room for every client's label
+    assert big.layout.height > 600
+
+    # On a 1024-px screen a half-width chart's long title breaks between words, the room above it growing.
+    fig = charts.timeline(counters_racy[0], lanes=4)
+    fig.update_layout(title_text="<b>Counter: acknowledged increments vs the count</b>")
+    top = fig.layout.margin.t
+    _fit_title(fig, 69, 1.0)
+    assert fig.layout.title.text.count("<br>") == 1 and fig.layout.margin.t > top
