@@ -94,7 +94,6 @@ def enabled() -> bool:
         del st.query_params[KEY]
     if on:
         st.html(CSS)
-        probe.viewport()  # the screen's size, for the charts' type (text_scale) and heights
     return bool(on)
 
 
@@ -311,10 +310,11 @@ def run_view(record: RunRecord, key: str, toggle_at: Any = None) -> None:
     ended, replayable in place (the replay's controls on one row above; its toggle in `toggle_at`, e.g. beside
     the page's Start and Stop)."""
 
+    screen = probe.viewport()  # the screen's size, for the charts' type and heights (not in a fragment: once)
+
     def body(shown: RunRecord, key: str, x_range: Sequence[float] | None = None) -> None:
         _verdict(shown, record.id)
         _counters(shown)
-        screen = probe.last()
         replaying = x_range is not None  # a replay's cut, given the whole run's axis
         less_rem = RUN_REPLAY_LESS_REM if replaying else RUN_LESS_REM
         figs = _figures(shown, x_range, record.threads, record)
@@ -340,6 +340,7 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
     ended, replayable together on one clock (its toggle in `toggle_at`)."""
     records = sorted(records, key=lambda r: (r.safe is False, r.id))
     lanes = max(r.threads for r in records)
+    screen = probe.viewport()  # the screen's size, for the charts' type and heights (not in a fragment: once)
 
     def body(shown: Sequence[RunRecord], key: str, x_range: Sequence[float] | None = None) -> None:
         replaying = x_range is not None
@@ -350,7 +351,6 @@ def compare_view(records: Sequence[RunRecord], key: str, toggle_at: Any = None) 
                     spans.append(float(view.span) if view.n else 0.0)
                 spans.append(float(r.progress()["elapsed_s"]))
             x_range = (0.0, max(spans) * 1.02)
-        screen = probe.last()
         timelines = [
             _sized(
                 _figures(side, x_range, lanes, whole)[0],

@@ -66,9 +66,3 @@ def viewport() -> Viewport | None:
     size = _size(result.get("size"))
     st.session_state[SEEN] = {"width": size.width, "height": size.height} if size else None
     return size
-
-
-def last() -> Viewport | None:
-    """The size the probe last reported in this session (read by what draws after it in the same run, and by a
-    fragment's rerun, which does not mount the probe again), or None."""
-    return _size(st.session_state.get(SEEN))
