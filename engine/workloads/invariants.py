@@ -14,7 +14,7 @@ from typing import Any
 from engine.backends.tables import Table
 from engine.patterns.base import Invariant
 from engine.record.history import History
-from engine.workloads.operations import DETAIL_COUNTED, DETAIL_CREATED, DETAIL_TOKEN, NEW_PREFIX
+from engine.workloads.operations.layout import DETAIL_COUNTED, DETAIL_CREATED, DETAIL_TOKEN, NEW_PREFIX
 from engine.workloads.schema import Workload
 
 NO_LOST_CHANGE = "no-lost-change"
