@@ -5,9 +5,9 @@ from __future__ import annotations
 from engine.record.calls import CallError
 from engine.workloads import schema as s
 from engine.workloads.operations.op_run import OpRun
-from engine.workloads.operations.reads import _get, _query, _transact_get
-from engine.workloads.operations.transfers import _transact_write
-from engine.workloads.operations.writes import _batch_write, _delete, _put, _update
+from engine.workloads.operations.reads import get, query, transact_get
+from engine.workloads.operations.transfers import transact_write
+from engine.workloads.operations.writes import batch_write, delete, put, update
 
 
 def run_operation(run: OpRun, racy: bool) -> None:
@@ -15,20 +15,20 @@ def run_operation(run: OpRun, racy: bool) -> None:
     op = run.op
     try:
         if isinstance(op, s.Get):
-            _get(run, op)
+            get(run, op)
         elif isinstance(op, s.Query):
-            _query(run, op)
+            query(run, op)
         elif isinstance(op, s.Delete):
-            _delete(run, op)
+            delete(run, op)
         elif isinstance(op, s.BatchWrite):
-            _batch_write(run, op)
+            batch_write(run, op)
         elif isinstance(op, s.TransactGet):
-            _transact_get(run, op)
+            transact_get(run, op)
         elif isinstance(op, s.Put):
-            _put(run, op, racy)
+            put(run, op, racy)
         elif isinstance(op, s.Update):
-            _update(run, op, racy)
+            update(run, op, racy)
         elif isinstance(op, s.TransactWrite):
-            _transact_write(run, op, racy)
+            transact_write(run, op, racy)
     except CallError:
         pass  # recorded in the History with its cause; the report and the invariants read it there

@@ -11,7 +11,7 @@ from engine.workloads.operations.layout import GSI_NAME
 from engine.workloads.operations.op_run import OpRun
 
 
-def _get(run: OpRun, op: s.Get) -> None:
+def get(run: OpRun, op: s.Get) -> None:
     rank = run.rank()
     run.call(
         "read",
@@ -24,7 +24,7 @@ def _get(run: OpRun, op: s.Get) -> None:
     )
 
 
-def _query(run: OpRun, op: s.Query) -> None:
+def query(run: OpRun, op: s.Query) -> None:
     rank = run.rank()
     layout = run.mix.layout
     size = layout.size
@@ -60,7 +60,7 @@ def _query(run: OpRun, op: s.Query) -> None:
         )
 
 
-def _transact_get(run: OpRun, op: s.TransactGet) -> None:
+def transact_get(run: OpRun, op: s.TransactGet) -> None:
     layout = run.mix.layout
     ranks = run.ranks(op.items)
     run.call(
@@ -75,7 +75,7 @@ def _transact_get(run: OpRun, op: s.TransactGet) -> None:
     )
 
 
-def _read(run: OpRun, rank: int, consistent: bool) -> dict[str, Any] | None:
+def read_item(run: OpRun, rank: int, consistent: bool) -> dict[str, Any] | None:
     layout = run.mix.layout
     response = run.call(
         "read",

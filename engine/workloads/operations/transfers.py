@@ -9,10 +9,10 @@ from engine.workloads import schema as s
 from engine.workloads.capacity import write_units
 from engine.workloads.operations.layout import DETAIL_BUSINESS, DETAIL_COUNTED, DETAIL_TOKEN, pad
 from engine.workloads.operations.op_run import OpRun
-from engine.workloads.operations.reads import _read
+from engine.workloads.operations.reads import read_item
 
 
-def _transact_write(run: OpRun, op: s.TransactWrite, racy: bool) -> None:
+def transact_write(run: OpRun, op: s.TransactWrite, racy: bool) -> None:
     layout = run.mix.layout
     everything = run.ranks(op.items + op.checks)
     ranks, checked = everything[: op.items], everything[op.items :]
@@ -71,7 +71,7 @@ def _transact_write(run: OpRun, op: s.TransactWrite, racy: bool) -> None:
 def _racy_transfer(run: OpRun, op: s.TransactWrite, ranks: list[int], deltas: list[int]) -> None:
     """The transfer without a transaction: read each item, then put each back changed, one by one, unguarded."""
     layout = run.mix.layout
-    olds = [_read(run, r, True) for r in ranks]
+    olds = [read_item(run, r, True) for r in ranks]
     run.meet()
     first = olds[0] or layout.item(ranks[0])
     if op.floor and int(first["balance"]) + deltas[0] < 0:

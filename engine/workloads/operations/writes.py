@@ -11,12 +11,12 @@ from engine.workloads import schema as s
 from engine.workloads.capacity import read_units, write_units
 from engine.workloads.operations.layout import DETAIL_BUSINESS, DETAIL_COUNTED, DETAIL_CREATED, NEW_PREFIX, pad
 from engine.workloads.operations.op_run import OpRun
-from engine.workloads.operations.reads import _read
+from engine.workloads.operations.reads import read_item
 
 # -- writes that count no change -----------------------------------------------------------------------------
 
 
-def _delete(run: OpRun, op: s.Delete) -> None:
+def delete(run: OpRun, op: s.Delete) -> None:
     rank = run.rank()
     layout = run.mix.layout
     extra: dict[str, Any] = {"ConditionExpression": "attribute_exists(PK)"} if op.conditional else {}
@@ -31,7 +31,7 @@ def _delete(run: OpRun, op: s.Delete) -> None:
     )
 
 
-def _batch_write(run: OpRun, op: s.BatchWrite) -> None:
+def batch_write(run: OpRun, op: s.BatchWrite) -> None:
     layout = run.mix.layout
     ranks = run.ranks(op.items)
     requests = [{"PutRequest": {"Item": layout.item(r, data=f"c{run.ctx.client_id}-{run.o}")}} for r in ranks]
@@ -51,7 +51,7 @@ def _batch_write(run: OpRun, op: s.BatchWrite) -> None:
 # -- counted writes ------------------------------------------------------------------------------------------
 
 
-def _put(run: OpRun, op: s.Put, racy: bool) -> None:
+def put(run: OpRun, op: s.Put, racy: bool) -> None:
     layout = run.mix.layout
     rank = run.rank()
     data = f"c{run.ctx.client_id}-{run.o}"
@@ -98,7 +98,7 @@ def _put(run: OpRun, op: s.Put, racy: bool) -> None:
     _read_modify_write(run, rank, op.read_consistent, op.retry, racy, lambda old: {"data": data})
 
 
-def _update(run: OpRun, op: s.Update, racy: bool) -> None:
+def update(run: OpRun, op: s.Update, racy: bool) -> None:
     layout = run.mix.layout
     rank = run.rank()
     label = layout.label(rank)
@@ -160,7 +160,7 @@ def _read_modify_write(
     layout = run.mix.layout
     label = layout.label(rank)
     for attempt in range(retry.attempts):
-        old = _read(run, rank, consistent)
+        old = read_item(run, rank, consistent)
         run.meet()
         base = old if old is not None else layout.item(rank)
         version, changes = int(base.get("version", 0)), int(base.get("changes", 0))
