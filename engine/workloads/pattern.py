@@ -19,7 +19,8 @@ from engine.workloads.load import arrivals
 from engine.workloads.operations.dispatch import run_operation
 from engine.workloads.operations.layout import Layout, Mix
 from engine.workloads.operations.op_run import OpRun, opening_gate
-from engine.workloads.schema import Workload, WorkloadInvalid, from_json
+from engine.workloads.schema.parsing import WorkloadInvalid, from_json
+from engine.workloads.schema.workload import Workload
 
 NAME = "workload"
 AS_WRITTEN = "as-written"

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.workloads import schema as s
 from engine.workloads.capacity import item_size
 from engine.workloads.keys import KeySampler
+from engine.workloads.schema.operations import Operation, Put, TransactWrite, Update
+from engine.workloads.schema.workload import Workload
 
 GSI_NAME = "GSI1"  # the lab's one index layout (engine/backends/tables.py)
 NEW_PREFIX = "NEW#"  # create-only puts go to keys of their own
@@ -21,7 +22,7 @@ DETAIL_BUSINESS = "business"  # refused by the file's own rule (a condition, a f
 class Layout:
     """Where a key rank lives in the lab's PK/SK table, and what its item looks like."""
 
-    w: s.Workload
+    w: Workload
 
     def partition(self, rank: int) -> str:
         return f"{self.w.table.partition_key.name}#{rank // self.w.table.items_per_partition}"
@@ -67,14 +68,14 @@ def pad(item: dict[str, Any], size: int) -> dict[str, Any]:
 class Mix:
     """The operations and their samplers, chosen by weight with the client's seeded random."""
 
-    def __init__(self, w: s.Workload) -> None:
+    def __init__(self, w: Workload) -> None:
         self.w = w
         self.layout = Layout(w)
         self.ops = [op for op in w.operations if op.weight > 0]
         self.total = sum(op.weight for op in self.ops)
         self.samplers = {op.name: KeySampler(op.keys or w.keys, w.table.items) for op in self.ops}
 
-    def choose(self, rng: Any) -> s.Operation:
+    def choose(self, rng: Any) -> Operation:
         x = rng.random() * self.total
         for op in self.ops:
             x -= op.weight
@@ -82,13 +83,13 @@ class Mix:
                 return op
         return self.ops[-1]
 
-    def opening(self) -> s.Operation | None:
+    def opening(self) -> Operation | None:
         """The operation of the opening round: the first read-modify-write of the mix (its racy form has a gap)."""
         for op in self.ops:
-            if isinstance(op, (s.Update, s.TransactWrite)) or (isinstance(op, s.Put) and op.mode != "unconditional"):
+            if isinstance(op, (Update, TransactWrite)) or (isinstance(op, Put) and op.mode != "unconditional"):
                 return op
         return None
 
 
-def size_of_item(w: s.Workload) -> int:
+def size_of_item(w: Workload) -> int:
     return item_size(Layout(w).item(0))

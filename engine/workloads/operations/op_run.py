@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from engine.record.calls import ClientContext
-from engine.workloads import schema as s
 from engine.workloads.operations.layout import Mix
+from engine.workloads.schema.operations import Operation, Retry
 
 OPENING_TIMEOUT_S = 5.0
 
@@ -17,7 +17,7 @@ class OpRun:
     """One operation of one client: its calls share `o`, the first carries how late it started."""
 
     def __init__(
-        self, ctx: ClientContext, mix: Mix, op: s.Operation, o: int, late_ms: float | None, stream: str | None = None
+        self, ctx: ClientContext, mix: Mix, op: Operation, o: int, late_ms: float | None, stream: str | None = None
     ) -> None:
         self.ctx = ctx
         self.mix = mix
@@ -49,7 +49,7 @@ class OpRun:
             gate, self.gate = self.gate, None
             gate()
 
-    def backoff(self, attempt: int, retry: s.Retry) -> bool:
+    def backoff(self, attempt: int, retry: Retry) -> bool:
         return self.ctx.backoff(attempt, retry.backoff_ms / 1000, retry.max_backoff_ms / 1000)
 
 

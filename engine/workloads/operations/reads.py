@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.workloads import schema as s
 from engine.workloads.capacity import read_units
 from engine.workloads.operations.layout import GSI_NAME
 from engine.workloads.operations.op_run import OpRun
+from engine.workloads.schema.operations import Get, Query, TransactGet
 
 
-def get(run: OpRun, op: s.Get) -> None:
+def get(run: OpRun, op: Get) -> None:
     rank = run.rank()
     run.call(
         "read",
@@ -24,7 +24,7 @@ def get(run: OpRun, op: s.Get) -> None:
     )
 
 
-def query(run: OpRun, op: s.Query) -> None:
+def query(run: OpRun, op: Query) -> None:
     rank = run.rank()
     layout = run.mix.layout
     size = layout.size
@@ -60,7 +60,7 @@ def query(run: OpRun, op: s.Query) -> None:
         )
 
 
-def transact_get(run: OpRun, op: s.TransactGet) -> None:
+def transact_get(run: OpRun, op: TransactGet) -> None:
     layout = run.mix.layout
     ranks = run.ranks(op.items)
     run.call(

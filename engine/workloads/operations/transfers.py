@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from engine.record.calls import Ambiguous, TransactionCanceled
-from engine.workloads import schema as s
 from engine.workloads.capacity import write_units
 from engine.workloads.operations.layout import DETAIL_BUSINESS, DETAIL_COUNTED, DETAIL_TOKEN, pad
 from engine.workloads.operations.op_run import OpRun
 from engine.workloads.operations.reads import read_item
+from engine.workloads.schema.operations import TransactWrite
 
 
-def transact_write(run: OpRun, op: s.TransactWrite, racy: bool) -> None:
+def transact_write(run: OpRun, op: TransactWrite, racy: bool) -> None:
     layout = run.mix.layout
     everything = run.ranks(op.items + op.checks)
     ranks, checked = everything[: op.items], everything[op.items :]
@@ -68,7 +68,7 @@ def transact_write(run: OpRun, op: s.TransactWrite, racy: bool) -> None:
             return
 
 
-def _racy_transfer(run: OpRun, op: s.TransactWrite, ranks: list[int], deltas: list[int]) -> None:
+def _racy_transfer(run: OpRun, op: TransactWrite, ranks: list[int], deltas: list[int]) -> None:
     """The transfer without a transaction: read each item, then put each back changed, one by one, unguarded."""
     layout = run.mix.layout
     olds = [read_item(run, r, True) for r in ranks]

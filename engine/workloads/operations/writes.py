@@ -7,16 +7,16 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.record.calls import ConditionFailed
-from engine.workloads import schema as s
 from engine.workloads.capacity import read_units, write_units
 from engine.workloads.operations.layout import DETAIL_BUSINESS, DETAIL_COUNTED, DETAIL_CREATED, NEW_PREFIX, pad
 from engine.workloads.operations.op_run import OpRun
 from engine.workloads.operations.reads import read_item
+from engine.workloads.schema.operations import BatchWrite, Delete, Put, Retry, Update
 
 # -- writes that count no change -----------------------------------------------------------------------------
 
 
-def delete(run: OpRun, op: s.Delete) -> None:
+def delete(run: OpRun, op: Delete) -> None:
     rank = run.rank()
     layout = run.mix.layout
     extra: dict[str, Any] = {"ConditionExpression": "attribute_exists(PK)"} if op.conditional else {}
@@ -31,7 +31,7 @@ def delete(run: OpRun, op: s.Delete) -> None:
     )
 
 
-def batch_write(run: OpRun, op: s.BatchWrite) -> None:
+def batch_write(run: OpRun, op: BatchWrite) -> None:
     layout = run.mix.layout
     ranks = run.ranks(op.items)
     requests = [{"PutRequest": {"Item": layout.item(r, data=f"c{run.ctx.client_id}-{run.o}")}} for r in ranks]
@@ -51,7 +51,7 @@ def batch_write(run: OpRun, op: s.BatchWrite) -> None:
 # -- counted writes ------------------------------------------------------------------------------------------
 
 
-def put(run: OpRun, op: s.Put, racy: bool) -> None:
+def put(run: OpRun, op: Put, racy: bool) -> None:
     layout = run.mix.layout
     rank = run.rank()
     data = f"c{run.ctx.client_id}-{run.o}"
@@ -98,7 +98,7 @@ def put(run: OpRun, op: s.Put, racy: bool) -> None:
     _read_modify_write(run, rank, op.read_consistent, op.retry, racy, lambda old: {"data": data})
 
 
-def update(run: OpRun, op: s.Update, racy: bool) -> None:
+def update(run: OpRun, op: Update, racy: bool) -> None:
     layout = run.mix.layout
     rank = run.rank()
     label = layout.label(rank)
@@ -151,7 +151,7 @@ def _read_modify_write(
     run: OpRun,
     rank: int,
     consistent: bool,
-    retry: s.Retry,
+    retry: Retry,
     racy: bool,
     change: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> None:
