@@ -5,13 +5,13 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 
-class _Model(BaseModel):
+class StrictModel(BaseModel):
     # An unknown field is a typo until proven otherwise: refused, with the known ones named.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-_AT = " | "  # a model-level check's message is "field path | problem and fix": the path names the field
+FIELD_MARK = " | "  # a model-level check's message is "field path | problem and fix": the path names the field
 
 
-def _at(field: str, message: str) -> ValueError:
-    return ValueError(f"{field}{_AT}{message}")
+def at_field(field: str, message: str) -> ValueError:
+    return ValueError(f"{field}{FIELD_MARK}{message}")

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from engine.workloads.schema.base import _at, _Model
+from engine.workloads.schema.base import StrictModel, at_field
 from engine.workloads.schema.limits import (
     MAX_ATTEMPTS,
     MAX_BACKOFF_MS,
@@ -16,7 +16,7 @@ from engine.workloads.schema.limits import (
 )
 
 
-class Keys(_Model):
+class Keys(StrictModel):
     """Which keys clients touch: uniform, Zipf (rank r drawn with weight 1/r^s), or a hot set (the first
     `hot_keys` keys take `hot_share` of the traffic, the rest share what is left evenly)."""
 
@@ -26,7 +26,7 @@ class Keys(_Model):
     hot_share: float = Field(0.9, ge=0, le=1, description="share of traffic on the hot set (hot-set only)")
 
 
-class Retry(_Model):
+class Retry(StrictModel):
     """What a read-modify-write does when its write is refused because another client got there first."""
 
     attempts: int = Field(5, ge=1, le=MAX_ATTEMPTS, description="tries in all, the first included")
@@ -34,7 +34,7 @@ class Retry(_Model):
     max_backoff_ms: float = Field(200.0, ge=0, le=MAX_BACKOFF_MS, description="cap of one backoff")
 
 
-class _Op(_Model):
+class _Op(StrictModel):
     name: str = Field(min_length=1, max_length=64, description="the operation's name in the report")
     weight: float = Field(ge=0, le=1e6, description="relative share of the mix")
     keys: Keys | None = Field(None, description="key popularity for this operation (default: the workload's)")
@@ -83,12 +83,16 @@ class Update(_Op):
     @model_validator(mode="after")
     def _condition_given(self) -> Update:
         if self.mode == "set" and self.guard == "condition" and not self.condition:
-            raise _at("condition", "guard: condition needs a condition expression: add condition: 'balance >= :zero'")
+            raise at_field(
+                "condition", "guard: condition needs a condition expression: add condition: 'balance >= :zero'"
+            )
         clash = sorted(set(self.values) & {":d", ":one", ":zero"})
         if clash:
-            raise _at("values", f"{clash[0]!r} is a value the lab defines itself: give it another name")
+            raise at_field("values", f"{clash[0]!r} is a value the lab defines itself: give it another name")
         if self.condition and (self.mode != "set" or self.guard != "condition"):
-            raise _at("condition", "condition is used only with mode: set and guard: condition: set those or drop it")
+            raise at_field(
+                "condition", "condition is used only with mode: set and guard: condition: set those or drop it"
+            )
         return self
 
 

@@ -10,7 +10,7 @@ import yaml
 from pydantic import ValidationError
 
 from engine.errors import BadInput
-from engine.workloads.schema.base import _AT
+from engine.workloads.schema.base import FIELD_MARK
 from engine.workloads.schema.limits import MAX_FILE_CHARS
 from engine.workloads.schema.operations import OPERATION_TYPES
 from engine.workloads.schema.workload import Workload
@@ -70,7 +70,7 @@ def _message(error: Mapping[str, Any]) -> str:
         )
         return f"{error.get('input')!r} is out of range: use a value {word} {bound}"
     if kind == "value_error":
-        return str(ctx.get("error", error["msg"])).partition(_AT)[2] or str(ctx.get("error", error["msg"]))
+        return str(ctx.get("error", error["msg"])).partition(FIELD_MARK)[2] or str(ctx.get("error", error["msg"]))
     if kind == "string_too_short":
         return f"{error.get('input')!r} is too short: use at least {ctx.get('min_length')} characters"
     if kind == "string_too_long":
@@ -91,8 +91,8 @@ def parse_data(data: Any, source: str = "the workload") -> Workload:
         problems: list[tuple[str, str]] = []
         for err in e.errors():
             path = _path(tuple(err["loc"]), data)
-            if err["type"] == "value_error" and _AT in str((err.get("ctx") or {}).get("error", "")):
-                field = str(err["ctx"]["error"]).partition(_AT)[0]
+            if err["type"] == "value_error" and FIELD_MARK in str((err.get("ctx") or {}).get("error", "")):
+                field = str(err["ctx"]["error"]).partition(FIELD_MARK)[0]
                 path = f"{path}.{field}" if path else field
             if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
                 path += ".type"

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from engine.workloads.schema.base import _at, _Model
+from engine.workloads.schema.base import StrictModel, at_field
 from engine.workloads.schema.limits import MAX_ITEM_BYTES, MAX_ITEMS
 
 _ATTRIBUTE_NAME = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
@@ -16,21 +16,21 @@ RESERVED_ATTRIBUTES = frozenset(
 )
 
 
-class KeyAttribute(_Model):
+class KeyAttribute(StrictModel):
     """A key attribute of the table."""
 
     name: str = Field(min_length=1, max_length=255, description="attribute name, e.g. customerId")
     type: Literal["S", "N"] = Field("S", description="S (string) or N (number)")
 
 
-class Gsi(_Model):
+class Gsi(StrictModel):
     """A global secondary index: items are spread over `groups` index partitions (item i in group i mod groups)."""
 
     name: str = Field(min_length=3, max_length=255, description="index name, e.g. by-region")
     groups: int = Field(10, ge=1, le=MAX_ITEMS, description="distinct index partition key values")
 
 
-class Table(_Model):
+class Table(StrictModel):
     """The table and the items it holds when the run starts. The lab stores them in its own layout (string keys
     PK/SK, index GSI1): the names here label the keys in the report."""
 
@@ -58,13 +58,13 @@ class Table(_Model):
     def _own_names(self) -> Table:
         taken = sorted(set(self.attributes) & RESERVED_ATTRIBUTES)
         if taken:
-            raise _at("attributes", f"{taken[0]!r} is an attribute the lab keeps itself: give it another name")
+            raise at_field("attributes", f"{taken[0]!r} is an attribute the lab keeps itself: give it another name")
         return self
 
     @model_validator(mode="after")
     def _sort_key_for_partitions(self) -> Table:
         if self.items_per_partition > 1 and self.sort_key is None:
-            raise _at(
+            raise at_field(
                 "items_per_partition",
                 "items_per_partition above 1 needs a sort_key: give table.sort_key, e.g. {name: sk}",
             )

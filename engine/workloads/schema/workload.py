@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from engine.workloads.schema.base import _at, _Model
+from engine.workloads.schema.base import StrictModel, at_field
 from engine.workloads.schema.limits import (
     MAX_CLIENTS,
     MAX_DURATION_S,
@@ -29,7 +29,7 @@ from engine.workloads.schema.operations import (
 from engine.workloads.schema.table import Table
 
 
-class Load(_Model):
+class Load(StrictModel):
     """How hard the clients press. closed: each client runs one operation after another with `think_ms` between.
     open: operations arrive at `rate` per second (Poisson), spread over `clients` threads, each with one request in
     flight (so `clients` caps the requests in flight); latency counts from each arrival's scheduled time."""
@@ -46,16 +46,16 @@ class Load(_Model):
     @model_validator(mode="after")
     def _rate_for_open(self) -> Load:
         if self.mode == "open" and self.rate is None:
-            raise _at("rate", "open loop needs a target rate: add rate: 100 (operations per second)")
+            raise at_field("rate", "open loop needs a target rate: add rate: 100 (operations per second)")
         if self.mode == "closed" and self.rate is not None:
-            raise _at("rate", "rate is for open loop: add mode: open, or drop rate")
+            raise at_field("rate", "rate is for open loop: add mode: open, or drop rate")
         return self
 
 
 INVARIANTS = ("no-lost-change", "all-or-nothing", "one-winner")
 
 
-class Workload(_Model):
+class Workload(StrictModel):
     """A team's table and traffic."""
 
     name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="short name")
@@ -74,27 +74,31 @@ class Workload(_Model):
     @model_validator(mode="after")
     def _mix(self) -> Workload:
         if sum(op.weight for op in self.operations) <= 0:
-            raise _at("operations", "the operations' weights sum to 0: give at least one operation a weight above 0")
+            raise at_field(
+                "operations", "the operations' weights sum to 0: give at least one operation a weight above 0"
+            )
         names = [op.name for op in self.operations]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
-            raise _at("operations", f"two operations are named {dup[0]!r}: give each a name of its own")
+            raise at_field("operations", f"two operations are named {dup[0]!r}: give each a name of its own")
         if any(isinstance(op, Query) and op.index for op in self.operations) and self.table.gsi is None:
-            raise _at("table.gsi", "a query with index: true needs table.gsi: add gsi: {name: by-group}")
+            raise at_field("table.gsi", "a query with index: true needs table.gsi: add gsi: {name: by-group}")
         for i, op in enumerate(self.operations):
             if isinstance(op, TransactWrite) and op.items + op.checks > MAX_TRANSACT_ITEMS:
-                raise _at(
+                raise at_field(
                     f"operations[{i}].checks",
                     f"items + checks is {op.items + op.checks}: a transaction takes at most {MAX_TRANSACT_ITEMS}",
                 )
         widest = max((getattr(op, "items", 1) + getattr(op, "checks", 0) for op in self.operations), default=1)
         if widest > self.table.items:
-            raise _at("table.items", f"an operation needs {widest} distinct keys but table.items is {self.table.items}")
+            raise at_field(
+                "table.items", f"an operation needs {widest} distinct keys but table.items is {self.table.items}"
+            )
         if self.invariants is not None:
             allowed = applicable_invariants(self)
             for inv in self.invariants:
                 if inv not in allowed:
-                    raise _at(
+                    raise at_field(
                         "invariants", f"invariant {inv!r} does not apply to these operations: {why_not(self, inv)}"
                     )
         return self
