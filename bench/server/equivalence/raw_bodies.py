@@ -34,7 +34,7 @@ def odd_bodies(t: str) -> list[tuple[str, str, str, bytes]]:
 
 def hostile_bodies(t: str) -> list[tuple[str, str, str, bytes]]:
     """Client mistakes that crashed moto or were taken where DynamoDB refuses them (tests/server/
-    test_hostile_requests.py has each kind): both paths must answer each with the same 400."""
+    hostile/ has each kind): both paths must answer each with the same 400."""
     key = {"pk": {"S": "h"}, "sk": {"S": "1"}}
     big = {":v": {"N": "9.9E+125"}}
 
