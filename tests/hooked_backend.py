@@ -24,16 +24,20 @@ def in_client_thread() -> bool:
     return threading.current_thread().name.startswith(CLIENT_THREAD)
 
 
-class HookedBackend(_Wrapped):
-    # before-call fires once per API call, in the caller's thread, before any attempt (retries do not wait again);
-    # before-parameter-build fires then too, with the call's parameters, which it may change.
-    BEFORE = "before-call.dynamodb"
+class WrappedBackend(_Wrapped):
+    """A test's backend wrapping a real one: whatever it does not change, the real one does."""
 
     def __init__(self, backend: Any) -> None:
         self._backend = backend
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._backend, name)
+
+
+class HookedBackend(WrappedBackend):
+    # before-call fires once per API call, in the caller's thread, before any attempt (retries do not wait again);
+    # before-parameter-build fires then too, with the call's parameters, which it may change.
+    BEFORE = "before-call.dynamodb"
 
     def client(self, **kwargs: Any) -> Any:
         client = self._backend.client(**kwargs)

@@ -283,7 +283,7 @@ def test_a_token_that_expires_during_a_run_ends_it_with_the_credentials_message_
 ) -> None:
     run = run_pattern(
         RunConfig(pattern="optimistic-locking", threads=4, ops_per_client=50),
-        _TokenExpires(backend, calls=60),  # type: ignore[arg-type]
+        _TokenExpires(backend, calls=60),
     )
     assert run.state is RunState.FAILED and isinstance(run.error, BadCredentials)
     assert "rejected the credentials: the session token has expired (ExpiredTokenException)" in run.error.problem
