@@ -171,3 +171,46 @@ def test_a_crash_in_the_servers_own_code_stays_a_server_error() -> None:
     assert mistakes.expression_parsed(traceback_from(f"{site}/moto/dynamodb/comparisons.py")) == "ConditionExpression"
     assert mistakes.expression_parsed(traceback_from(f"{site}/moto/dynamodb/models/table.py")) is None
     assert mistakes.expression_parsed(traceback_from("/x/engine/server/fast_item.py")) is None
+
+
+NOT_DYNAMODBS_TOKENS = [
+    "n = 1",
+    "1 = 1",
+    "0<0",
+    "size(n) > 0",
+    "n IN (0, 1)",
+    "n = 'x'",
+    "n-1 = :v",
+    "n^x = :v",
+    "`n` = :v",
+]
+
+
+@pytest.mark.parametrize("member", ["ConditionExpression", "FilterExpression"])
+@pytest.mark.parametrize("expression", NOT_DYNAMODBS_TOKENS)
+def test_a_constant_or_a_name_that_starts_with_no_letter_is_refused(
+    member: str, expression: str, server: Any, table: Any
+) -> None:
+    """A constant in a condition is a :value, and a name starts with a letter or is a #name: moto read `1` as an
+    attribute named "1", so `1 = 1` held and `n = 1` quietly failed, where DynamoDB refuses the request."""
+    op, extra = _MEMBERS[member]
+    params = _with_references({"TableName": table.name, member: expression, **extra}, expression)
+    message = _refused(_send(server.port, params, op), "ValidationException")
+    assert 'Syntax error; token: "' in message, message
+    _still_serving(table, server)
+
+
+def test_a_list_index_of_two_digits_is_read_whole(server: Any, table: Any) -> None:
+    """`l[10]` is the eleventh element, as in DynamoDB (moto's lexer read one digit and refused the request)."""
+    key = {"PK": {"S": "LIST"}, "SK": {"S": "1"}}
+    item = {**key, "l": {"L": [{"N": str(i)} for i in range(11)]}}
+    assert _send(server.port, {"TableName": table.name, "Item": item}, "PutItem")[0] == 200
+    check = {
+        "TableName": table.name,
+        "Key": key,
+        "ConditionExpression": "l[10] = :ten AND attribute_exists(l[10])",
+        "ExpressionAttributeValues": {":ten": {"N": "10"}},
+    }
+    status, body = _send(server.port, check, "DeleteItem")
+    assert status == 200, body
+    assert _send(server.port, {"TableName": table.name, "Key": key}, "GetItem")[1].get("Item") is None
