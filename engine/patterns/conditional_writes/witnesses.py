@@ -10,7 +10,7 @@ from typing import Any
 from engine.explain.calls import Calls
 from engine.explain.operations import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
-from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, client_name, clients
+from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, clients
 from engine.patterns.conditional_writes.invariants import (
     BALANCE_NEVER_NEGATIVE,
     NO_GHOST,
@@ -21,6 +21,7 @@ from engine.patterns.conditional_writes.invariants import (
 )
 from engine.patterns.conditional_writes.shared import ACTIVE
 from engine.record.history import Call, Outcome
+from engine.words import client_name
 
 PATTERN = "conditional-writes"
 

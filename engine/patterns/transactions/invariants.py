@@ -11,6 +11,7 @@ from engine.backends.tables import Table
 from engine.patterns.base import Invariant, RunCalls, RunOptions, call_rows
 from engine.patterns.transactions.shared import PROFILE, STOCK, STOCK_ACTION
 from engine.record.history import History
+from engine.words import agree, plural
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 STOCK_NEVER_NEGATIVE = "stock-never-negative"
@@ -105,7 +106,7 @@ def _stock_refusals(o: _Orders) -> str:
         and c.detail["reasons"][STOCK_ACTION] == "ConditionalCheckFailed"  # the stock item's condition
     )
     if refused:
-        return f"stock >= :q inside the transaction refused {refused} orders the stock could not cover"
+        return f"stock >= :q inside the transaction refused {plural(refused, 'order')} the stock could not cover"
     return (
         f"no order was short of stock ({o.final_stock} left at the end), so stock >= :q inside the transaction "
         "never had to refuse one"
@@ -175,10 +176,11 @@ def _no_orphan_order(o: _Orders) -> Invariant:
         violations=len(leaked) + len(unfinished) + len(seen_leaks),
         calls=tuple(leaked + unfinished + seen_leaks),
         explanation=(
-            f"{len(unfinished)} orders were written by clients that died before finishing, "
+            f"{plural(len(unfinished), 'order')} {agree(len(unfinished), 'was', 'were')} written by clients that died "
+            "before finishing, "
             "left without their stock or count"
             if unfinished
-            else f"{len(leaked) + len(seen_leaks)} cancelled orders left an order item"
+            else f"{plural(len(leaked) + len(seen_leaks), 'cancelled order')} left an order item"
             if leaked or seen_leaks
             else f"{len(cancelled)} transactions were cancelled (reasons "
             f"{', '.join(f'{list(r)} ×{n}' for r, n in reasons.items())}) and none left an item; "
