@@ -335,7 +335,7 @@ def _floor_held(frame: pd.DataFrame, buy: pd.Series, remaining: int, guarded: bo
             "the stock in code, and nothing on the server would have refused one"
         )
     if refused:
-        return f"the remaining > 0 floor refused {refused} sales past the last ticket"
+        return f"the remaining > 0 floor refused {plural(refused, 'sale')} past the last ticket"
     return f"no sale reached the last ticket ({remaining} left), so the remaining > 0 floor never had to refuse one"
 
 
@@ -378,7 +378,7 @@ def _remaining_adds_up(frame: pd.DataFrame, remaining: int, tickets: int) -> Inv
             if remaining_ok
             else "the counter and the acknowledged sales disagree: sales were lost or invented"
         )
-        + (f"; up to {maybe_sold} sales had an unknown outcome" if maybe_sold else ""),
+        + (f"; up to {plural(maybe_sold, 'sale')} had an unknown outcome" if maybe_sold else ""),
     )
 
 

@@ -41,11 +41,12 @@ CONSISTENT_GSI_MESSAGE = "Consistent reads are not supported on global secondary
 
 
 def user_pk(client: int) -> str:
-    return f"USER#{client + 1}"
+    """The client's own user, numbered as the client is (client 3 writes USER#3)."""
+    return f"USER#{client}"
 
 
 def email_key(client: int, op: int) -> str:
-    return f"EMAIL#u{client + 1}-{op + 1}@x.com"
+    return f"EMAIL#u{client}-{op + 1}@x.com"
 
 
 def query_gsi_until_found(
@@ -265,7 +266,7 @@ def _read_your_writes(r: _ReadBacks) -> Invariant:
             f"{plural(n_stale, 'read')} through {r.via} right after an acknowledged write missed it: the index "
             f"had not caught up yet ({r.lag})"
             if n_stale
-            else f"every one of {len(r.reads)} reads through {r.via} saw the write just acknowledged"
+            else f"every one of {plural(len(r.reads), 'read')} through {r.via} saw the write just acknowledged"
         ),
     )
 
@@ -330,11 +331,11 @@ def _gsi_converges(table: Table, r: _ReadBacks, t0_ns: int) -> Invariant:
         key=GSI_CONVERGES,
         holds=wrong == 0,
         expected="index = table",
-        observed=f"{wrong} entries differ" if wrong else "index = table",
+        observed=f"{plural(wrong, 'entry', 'entries')} differ" if wrong else "index = table",
         violations=wrong,
         explanation=(
-            f"{r.bound_ms} ms after the last write, {wrong} index entries still differ from the "
-            f"table ({', '.join(evidence[:3])})"
+            f"{r.bound_ms} ms after the last write, {plural(wrong, 'index entry', 'index entries')} still "
+            f"{agree(wrong, 'differs', 'differ')} from the table ({', '.join(evidence[:3])})"
             if wrong
             else f"{r.bound_ms} ms after the last write, GSI1 lists every user under its latest email and no old one"
         ),

@@ -114,7 +114,7 @@ def _one_winner(c: _Calls) -> Invariant:
         name="one winner per new user",
         key=ONE_WINNER,
         holds=not overwrites,
-        expected=f"{len(users)} users, one create each",
+        expected=f"{plural(len(users), 'user')}, one create each",
         observed=f"{plural(len(creates), 'create')} acknowledged",
         violations=len(overwrites),
         calls=tuple(overwrites),
@@ -305,13 +305,13 @@ def _refusal_returns_item(c: _Calls) -> Invariant:
                 else "nothing to judge: no guarded write was refused in this run"
             )
             if not refusals
-            else f"{itemless} refusals came back without the item: this server ignores "
+            else f"{plural(itemless, 'refusal')} came back without the item: this server ignores "
             "ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x does; AWS and DynamoDB Local "
             "2.x return it)"
             if itemless == len(unexplained) and itemless
-            else f"{len(unexplained)} refusals came back with an item that meets the condition"
+            else f"{plural(len(unexplained), 'refusal')} came back with an item that meets the condition"
             if unexplained
-            else f"each of the {len(refusals)} refused writes carries its ALL_OLD item, and that item "
+            else f"each of the {plural(len(refusals), 'refused write')} carries its ALL_OLD item, and that item "
             "breaks the condition (user taken, member closed, too few credits, user suspended, already paid)"
         ),
     )

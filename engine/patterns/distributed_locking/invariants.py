@@ -162,10 +162,14 @@ def _holder_story(overlaps: int, intervals: int, zombie_releases: int, locked: b
             "" if locked else ": with no lock nothing keeps them apart"
         )
     if not locked:
-        return f"the {plural(intervals, 'critical section')} happened not to overlap"
+        return agree(
+            intervals,
+            "the one critical section had none to overlap",
+            f"the {intervals:,} critical sections happened not to overlap",
+        )
     return (
-        f"each of {plural(intervals, 'lease')} (acquire → release, or expiry from expiresAt) ended before the "
-        "next began"
+        f"{agree(intervals, 'the one lease', f'each of {intervals:,} leases')} (acquire → release, or expiry from "
+        "expiresAt) ended before the next began"
         + (
             f"; {plural(zombie_releases, 'release')} by {agree(zombie_releases, 'a worker', 'workers')} whose "
             f"lease had expired {agree(zombie_releases, 'was', 'were')} refused by the owner check"

@@ -62,7 +62,7 @@ def _one_charge_each(
         f"({plural(extra, 'extra charge')}): a retry or a duplicate "
         "delivery ran the charge again"
         if extra
-        else f"every one of {n} requests was charged once, however often it was sent"
+        else f"every one of {plural(n, 'request')} was charged once, however often it was sent"
     ]
     if uncharged:
         notes.append(
@@ -88,8 +88,8 @@ def _one_charge_each(
         name="exactly one charge per logical request",
         key=ONE_CHARGE,
         holds=extra == 0 and not uncharged,
-        expected=f"{n} requests, {n} charges",
-        observed=f"{len(per_request)} charged, {extra} extra charges"
+        expected=f"{plural(n, 'request')}, {plural(n, 'charge')}",
+        observed=f"{len(per_request)} charged, {plural(extra, 'extra charge')}"
         + (f", {len(uncharged)} answered but uncharged" if uncharged else ""),
         violations=extra + len(uncharged),
         calls=evidence,
@@ -125,7 +125,8 @@ def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
             else f"{plural(len(originals), 'reply', 'replies')} to {plural(len(seen), 'key')}: each key always got "
             "its first reply back"
             if repeated
-            else f"nothing to judge: each of the {len(seen)} keys was answered once, so no reply could differ"
+            else f"nothing to judge: {agree(len(seen), 'the one key', f'each of the {len(seen):,} keys')} was answered "
+            "once, so no reply could differ"
         ),
     )
 
@@ -147,13 +148,15 @@ def _reuse_refused(
         violations=len(wrong),
         calls=evidence,
         explanation=(
-            f"{len(wrong)} charges were made for a reused key with another amount"
+            f"{plural(len(wrong), 'charge')} {agree(len(wrong), 'was', 'were')} made for a reused key with another "
+            "amount"
             if wrong
             else "nothing to judge: no send reused a key for another amount in this run"
             if not attempts
-            else f"all {attempts} sends that reused a key for another amount were refused (payload hash)"
+            else f"all {plural(attempts, 'send')} that reused a key for another amount "
+            f"{agree(attempts, 'was', 'were')} refused (payload hash)"
             if keyed
-            else f"none of the {attempts} sends that reused a request id for another amount made a charge in this "
-            "run: without a key nothing compares payloads, so nothing would have refused one"
+            else f"none of the {plural(attempts, 'send')} that reused a request id for another amount made a charge "
+            "in this run: without a key nothing compares payloads, so nothing would have refused one"
         ),
     )

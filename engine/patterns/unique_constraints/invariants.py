@@ -58,8 +58,12 @@ def _no_shared_email(profiles: dict[str, str], writes: pd.DataFrame) -> Invarian
             f"another user held the email, {now}; the index check and the write are two "
             "requests, so two clients both saw the email free"
             if violations
-            else f"each of the {len(profiles)} users' emails (lower-cased) belonged to that user alone, during the "
-            "run and at the end"
+            else (
+                f"each of the {len(profiles)} users' emails (lower-cased) belonged to that user alone"
+                if len(profiles) != 1
+                else "the one user's email (lower-cased) was that user's alone"
+            )
+            + ", during the run and at the end"
         ),
     )
 
@@ -144,7 +148,7 @@ def _no_orphan_sentinel(profiles: dict[str, str], sentinels: dict[str, str]) -> 
         explanation=(
             f"sentinels whose user does not have that email: {', '.join(orphans[:5])}"
             if orphans
-            else f"each of the {len(sentinels)} sentinels belongs to a user who has that email"
+            else f"each of the {plural(len(sentinels), 'sentinel')} belongs to a user who has that email"
         ),
     )
 
