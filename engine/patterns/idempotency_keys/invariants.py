@@ -153,10 +153,11 @@ def _reuse_refused(
             if wrong
             else "nothing to judge: no send reused a key for another amount in this run"
             if not attempts
-            else f"all {plural(attempts, 'send')} that reused a key for another amount "
+            else f"{agree(attempts, 'the one send', f'all {attempts:,} sends')} that reused a key for another amount "
             f"{agree(attempts, 'was', 'were')} refused (payload hash)"
             if keyed
-            else f"none of the {plural(attempts, 'send')} that reused a request id for another amount made a charge "
-            "in this run: without a key nothing compares payloads, so nothing would have refused one"
+            else f"{agree(attempts, 'the one send', f'none of the {attempts:,} sends')} that reused a request id for "
+            f"another amount {agree(attempts, 'made no charge', 'made a charge')} in this run: without a key nothing "
+            "compares payloads, so nothing would have refused one"
         ),
     )
