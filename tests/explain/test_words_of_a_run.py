@@ -28,6 +28,8 @@ OTHER_NAME = re.compile(r"\b(?:worker|thread|lane)[- ]?\d+\b|\bw\d+-\d+\b", re.I
 NAMED = re.compile(r"\bclients?[- ](\d+(?:(?:, | and )\d+)*)")
 # The user a client writes as its own, numbered as the client is: USER#3, user3, EMAIL#u3-1@x.com.
 OWN_USER = re.compile(r"\bUSER#(\d+)\b|\buser(\d+)\b|#u(\d+)-\d+@")
+# A request named by the client that first sent it (req-3-1: client 3's first); another may deliver it again.
+REQUEST_OF = re.compile(r"\breq-(\d+)-\d+\b")
 # A count of one and the word after it ("1 write"), not inside a number ("GSI1 lists", "0.1 s", "2,001 calls").
 ONE = re.compile(r"(?<![\w.,])1 (?!of\b)([a-z]+)\b")  # "1 of 4 calls": the noun counts the 4
 NOT_NOUNS = {"is", "was", "has", "ms", "s", "process", "status"}  # "after 1 ms", "1 process": singular as it is
@@ -86,6 +88,7 @@ def one_name_throughout(run: Recorded) -> None:
         for text in (request, detail):
             assert not OTHER_NAME.search(text), (run.name, seq, text)
             assert named(text) <= set(range(threads)), (run.name, seq, text)
+            assert {int(n) for n in REQUEST_OF.findall(text)} <= set(range(threads)), (run.name, seq, text)
     for text in run.verdict_texts:
         assert not OTHER_NAME.search(text), (run.name, text)
         assert named(text) <= set(range(threads)), (run.name, text)
