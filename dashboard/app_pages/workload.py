@@ -22,9 +22,9 @@ from dashboard.widgets.registry import get_registry
 from dashboard.widgets.workload.compare import checked, compare_section
 from dashboard.widgets.workload_sweep import sweep_section
 from engine.run.runner import RunConfig
-from engine.workloads import schema
 from engine.workloads.pattern import AS_WRITTEN, NAME, RACY, workload_of
 from engine.workloads.report import CAUSES, load_line, report
+from engine.workloads.schema.workload import Workload
 
 PRESETS = Path(__file__).resolve().parents[2] / "workloads"
 
@@ -106,7 +106,7 @@ if workload is not None and not problems:
         right.caption(plain(workload.description))
 
 
-def config(w: schema.Workload, form: str | None = None) -> RunConfig:
+def config(w: Workload, form: str | None = None) -> RunConfig:
     ops = w.load.ops if w.load.ops is not None or w.load.duration_s is not None else None
     return RunConfig(
         pattern=NAME,
@@ -136,13 +136,13 @@ start_col, pair_col, stop_col, _ = st.columns([1, 1.6, 1, 2.4], vertical_alignme
 blocked = spent or workload is None or bool(problems)
 
 
-def start_one(w: schema.Workload) -> str:
+def start_one(w: Workload) -> str:
     st.session_state.pop("wl_group", None)
     st.query_params.pop("workload_pair", None)
     return registry.start(config(w), sidebar.current_spec()).id
 
 
-def start_both(w: schema.Workload) -> str:
+def start_both(w: Workload) -> str:
     st.session_state.pop("wl_run_id", None)
     st.query_params.pop("workload", None)
     return registry.start_pair(config(w), sidebar.current_spec())[0].group or ""
@@ -160,7 +160,7 @@ if pair_col.button("Compare both forms", icon=":material/compare:", key="wl-pair
         ui.start_and_remember(lambda: start_both(both), "wl_group", "workload_pair")
 
 
-def start_two(a: schema.Workload, b: schema.Workload) -> None:
+def start_two(a: Workload, b: Workload) -> None:
     def start() -> str:
         st.session_state.pop("wl_run_id", None)
         st.query_params.pop("workload", None)

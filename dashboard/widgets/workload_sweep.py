@@ -22,9 +22,10 @@ from engine.backends.backend import BackendSpec
 from engine.errors import BadInput
 from engine.run.runner import RunConfig
 from engine.server.profile import ProfileSpec
-from engine.workloads import schema
 from engine.workloads import sweep as engine_sweep
 from engine.workloads.report import load_line
+from engine.workloads.schema.parsing import WorkloadInvalid
+from engine.workloads.schema.workload import Workload
 
 if TYPE_CHECKING:
     from dashboard.widgets.registry import Registry
@@ -50,14 +51,12 @@ def cap_problem(clients: int, cap: int) -> str | None:
     return f"load.clients: {clients} is above this dashboard's cap: use at most {cap}" if clients > cap else None
 
 
-def sweep_points(
-    workload: schema.Workload, axis: str, text: str, cap: int
-) -> tuple[list[engine_sweep.SweepPoint], list[str]]:
+def sweep_points(workload: Workload, axis: str, text: str, cap: int) -> tuple[list[engine_sweep.SweepPoint], list[str]]:
     """The sweep's runs, or the problems that refuse it, one line each (each naming the control or the field)."""
     try:
         values = engine_sweep.sweep_values(text, axis, LABELS[axis])
         points = engine_sweep.plan(workload, axis, values)
-    except schema.WorkloadInvalid as e:
+    except WorkloadInvalid as e:
         return [], e.lines()
     except BadInput as e:
         return [], [str(e)]
@@ -67,7 +66,7 @@ def sweep_points(
 
 def sweep_section(
     registry: Registry,
-    workload: schema.Workload | None,
+    workload: Workload | None,
     blocked: bool,
     config_of: Callable[[engine_sweep.SweepPoint], RunConfig],
     spec: BackendSpec,

@@ -15,8 +15,8 @@ from engine.backends.tables import Table
 from engine.patterns.base import Invariant
 from engine.record.history import History
 from engine.words import agree, plural
-from engine.workloads.operations import DETAIL_COUNTED, DETAIL_CREATED, DETAIL_TOKEN, NEW_PREFIX
-from engine.workloads.schema import Workload
+from engine.workloads.operations.layout import DETAIL_COUNTED, DETAIL_CREATED, DETAIL_TOKEN, NEW_PREFIX
+from engine.workloads.schema.workload import Workload
 
 NO_LOST_CHANGE = "no-lost-change"
 ALL_OR_NOTHING = "all-or-nothing"

@@ -16,8 +16,11 @@ from engine.record.calls import ClientContext
 from engine.record.history import History
 from engine.workloads import invariants as inv
 from engine.workloads.load import arrivals
-from engine.workloads.operations import Layout, Mix, OpRun, opening_gate, run_operation
-from engine.workloads.schema import Workload, WorkloadInvalid, from_json
+from engine.workloads.operations.dispatch import run_operation
+from engine.workloads.operations.layout import Layout, Mix
+from engine.workloads.operations.op_run import OpRun, opening_gate
+from engine.workloads.schema.parsing import WorkloadInvalid, from_json
+from engine.workloads.schema.workload import Workload
 
 NAME = "workload"
 AS_WRITTEN = "as-written"

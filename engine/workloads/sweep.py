@@ -12,9 +12,10 @@ from typing import Any
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput, LabError
 from engine.run.runner import Run, RunState
-from engine.workloads import schema
 from engine.workloads.pattern import AS_WRITTEN, RACY
 from engine.workloads.report import CAUSES, load_line, report
+from engine.workloads.schema.parsing import parse_data
+from engine.workloads.schema.workload import Workload
 
 AXES: dict[str, type] = {"clients": int, "rate": float}  # what a sweep varies, and the type of its values
 MAX_POINTS = 12  # values of one sweep: each is a run per form, one after another
@@ -26,7 +27,7 @@ class SweepPoint:
 
     value: float
     variant: str
-    workload: schema.Workload
+    workload: Workload
 
 
 def sweep_values(text: str, axis: str, name: str) -> list[Any]:
@@ -50,18 +51,18 @@ def sweep_values(text: str, axis: str, name: str) -> list[Any]:
     return values
 
 
-def with_load(w: schema.Workload, **changes: Any) -> schema.Workload:
+def with_load(w: Workload, **changes: Any) -> Workload:
     """The workload with load fields replaced, checked again (a value past a cap is refused like the file's, naming
     its field: load.clients, load.rate); a rate makes the loop open."""
     data = w.model_dump(mode="json")
     data["load"].update({k: v for k, v in changes.items() if v is not None})
     if changes.get("rate") is not None:
         data["load"]["mode"] = "open"
-    return schema.parse_data(data, "the workload with the sweep's load")
+    return parse_data(data, "the workload with the sweep's load")
 
 
 def plan(
-    base: schema.Workload,
+    base: Workload,
     axis: str,
     values: Sequence[Any],
     variants: Sequence[str] = (AS_WRITTEN, RACY),

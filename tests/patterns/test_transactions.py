@@ -274,7 +274,7 @@ def test_orders_given_up_after_colliding_on_every_send_are_counted_in_the_summar
     # each of the 4 first orders meets it on every send, so 4 are given up in every run.
     run = run_pattern(
         RunConfig(pattern="transactions", variant="transact", threads=4, ops_per_client=2, seed=5),
-        _OrdersCollide(backend, times=MAX_ATTEMPTS, order="o0"),  # type: ignore[arg-type]  # a wrapped Backend
+        _OrdersCollide(backend, times=MAX_ATTEMPTS, order="o0"),  # a wrapped Backend
     )
     assert all(inv.holds for inv in run.invariants)
     data = summary(run)
