@@ -14,6 +14,7 @@ from engine.patterns import get_pattern
 from engine.patterns.transactions import MAX_ATTEMPTS
 from engine.run.runner import Run, RunConfig, RunState, run_pattern
 from engine.run.walkthrough import run_walkthrough
+from engine.words import plural
 from tests.canned import Answering, error_answer
 from tests.lockstep import Lockstep
 
@@ -243,7 +244,10 @@ def test_the_stock_verdict_counts_the_orders_its_condition_refused(transact: Run
         if d.get("reasons", [None, None])[1:2] == ["ConditionalCheckFailed"]
     )
     assert refused > 0
-    assert f"refused {refused} orders the stock could not cover" in transact.invariants_by_name()[STOCK].explanation
+    assert (
+        f"refused {plural(refused, 'order')} the stock could not cover"
+        in transact.invariants_by_name()[STOCK].explanation
+    )
 
 
 def test_with_stock_to_spare_the_stock_verdict_does_not_claim_a_refusal(backend: Backend) -> None:
