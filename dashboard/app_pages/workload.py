@@ -254,5 +254,5 @@ sweep_section(
     blocked,
     lambda point: config(point.workload, point.variant),
     sidebar.current_spec(),
-    sidebar.current_profile(),
+    sidebar.current_profile,  # read at Start: a knob out of range refuses it there, with the knob's range
 )

@@ -70,9 +70,11 @@ def sweep_section(
     blocked: bool,
     config_of: Callable[[engine_sweep.SweepPoint], RunConfig],
     spec: BackendSpec,
-    profile: ProfileSpec,
+    profile_of: Callable[[], ProfileSpec],
 ) -> None:
-    """The controls (axis, values, Start sweep, Stop) and the sweep this session started, drawn live."""
+    """The controls (axis, values, Start sweep, Stop) and the sweep this session started, drawn live.
+    `profile_of()` is the sidebar's profile, read at Start only: a knob out of range refuses Start with its range
+    (said under the button), and never stops the page from drawing."""
     st.subheader("Sweep")
     cap = registry.max_threads_per_run
     axis_col, values_col, start_col, stop_col = st.columns([1.6, 2, 1.3, 1.3], vertical_alignment="bottom")
@@ -99,15 +101,17 @@ def sweep_section(
         width="stretch",
         disabled=blocked or not points or bool(job and job.running),
     ):
-        # Every run's config made now, in this script run: the sweep's thread cannot read this session's controls.
-        configs = {(p.value, p.variant): config_of(p) for p in points}
-        ui.start_and_remember(
-            lambda: (
-                registry.start_workload_sweep(points, axis, lambda p: configs[(p.value, p.variant)], spec, profile).id
-            ),
-            "wl_sweep_id",
-            "workload_sweep",
-        )
+
+        def start() -> str:
+            # Every run's config made now, in this script run: the sweep's thread cannot read this session's
+            # controls. Made inside start_and_remember, so a knob out of range is shown as a refusal.
+            configs = {(p.value, p.variant): config_of(p) for p in points}
+            profile = profile_of()
+            return registry.start_workload_sweep(
+                points, axis, lambda p: configs[(p.value, p.variant)], spec, profile
+            ).id
+
+        ui.start_and_remember(start, "wl_sweep_id", "workload_sweep")
     if stop_col.button("Stop sweep", icon=":material/stop:", key="wl-sweep-stop", disabled=not (job and job.running)):
         if job is not None:
             job.stop()
