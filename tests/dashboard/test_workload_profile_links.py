@@ -4,8 +4,10 @@ the link (its workload) is kept."""
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.state import workload_link
 from tests.dashboard.test_profile_knobs import page
 
 WORKLOAD = "name: mine\noperations:\n  - {name: bump, type: update, mode: add, weight: 1}\nload: {clients: 2, ops: 2}\n"
@@ -27,3 +29,29 @@ def test_a_knob_out_of_range_is_refused_with_its_range_and_the_page_still_draws(
     assert not at.exception, [e.value for e in at.exception]
     assert "wl_sweep_id" not in at.session_state
     assert errors(at).count("commit_ms=-5 is out of range") >= 2, errors(at)
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"profile": "aws-like", "aws.commit_ms": "abc"}, "The link's aws-like knob commit_ms='abc' is not a number"),
+        ({"profile": "bogus"}, "The link's Server profile 'bogus' is not one of exact, aws-like"),
+        ({"aws.commit_ms": "40"}, "come without profile=aws-like"),
+        ({"profile": "aws-like", "aws.latency_p99_ms": "1"}, "contradict each other"),
+        ({"threads": "4"}, "The link's parameter 'threads' is not a control of this page"),
+    ],
+)
+def test_a_links_bad_profile_or_knobs_are_refused_and_its_workload_kept(params: dict[str, str], said: str) -> None:
+    at = page({"wl": workload_link.encode(WORKLOAD), **params}, "app_pages/workload.py")
+    link_said = [str(e.value).replace("\\", "") for e in at.error if e.icon == ":material/link_off:"]
+    assert any(said in e for e in link_said), link_said
+    assert at.text_area(key="wl-text").value == WORKLOAD  # the rest of the link is used
+    assert at.query_params["wl"] == workload_link.encode(WORKLOAD)
+
+
+def test_a_good_profile_link_is_taken_without_a_word() -> None:
+    at = page(
+        {"wl": workload_link.encode(WORKLOAD), "profile": "aws-like", "aws.commit_ms": "40"}, "app_pages/workload.py"
+    )
+    assert not at.error, [e.value for e in at.error]
+    assert at.number_input(key="aws-knob-commit_ms").value == 40
