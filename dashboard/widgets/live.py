@@ -53,7 +53,9 @@ def profile_caption(record: RunRecord) -> None:
     """Under aws-like, say SIMULATED: a live run's config names its profile, an imported run's summary too."""
     profile = record.profile
     if profile is not None and profile.simulated:
-        st.caption(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
+        st.caption(  # an imported run's profile says where its knobs came from, in the file's own words
+            ui.plain(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
+        )
 
 
 HALF_COLUMN_CHARS = 36  # characters of subtitle a half-column chart shows at 1024 px with the sidebar open
@@ -324,7 +326,9 @@ def sweep_view(job: SweepJob, key: str) -> None:
         )
         if job.profile.simulated:  # every figure below comes from the model's contention and network time
             st.caption(
-                f"Server profile {job.profile.describe()}: conflicts, throughput and latencies come from the model"
+                ui.plain(
+                    f"Server profile {job.profile.describe()}: conflicts, throughput and latencies come from the model"
+                )
             )
         st.progress(done / job.total if job.total else 1.0, text=text)
         if job.error is not None:

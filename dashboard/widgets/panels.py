@@ -149,7 +149,7 @@ def cause_caption(record: RunRecord, progress: Mapping[str, Any]) -> str | None:
         spec: ProfileSpec | None = record.run.config.profile
     else:  # an imported run: its summary says which profile it ran under
         spec = ProfileSpec.from_summary((summary or {}).get("profile"))
-    note = knobs_note(spec) if spec is not None else ""
+    note = plain(knobs_note(spec)) if spec is not None else ""  # "calibrated from" an imported file's own text
     said = f" (server profile aws-like: SIMULATED{'; ' + note if note else ''})" if spec and spec.simulated else ""
     return "Conflicts by cause: " + " · ".join(parts) + said
 

@@ -153,7 +153,9 @@ def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
     """The headline; with a height (a pair's two sides), a box of that height, so both sides line up, and a
     headline cut to what it shows."""
     box = verdict_box(record)
-    simulated = " · server profile aws-like: SIMULATED" + _knobs_note(record) if _simulated(record) else ""
+    simulated = (
+        " · " + ui.plain("server profile aws-like: SIMULATED" + _knobs_note(record)) if _simulated(record) else ""
+    )
     lead = f"{record.variant} ({safety(record.safe)}) ·"
     said = headline(record)
     if height is not None:
