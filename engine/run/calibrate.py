@@ -41,7 +41,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 from engine.errors import BadInput, LabError
 from engine.run import op_latency
 from engine.server.profile import KNOBS, Z99, ProfileSpec
+from engine.small_file import read_small_text
 
+MAX_PROFILE_BYTES = 1 << 20  # a profile file is a few KB
 FORMAT = 2  # of the profile file: 2 added each operation's latency ("latency"); a file without "format" is 1
 STALE_DELAYS_MS = (0, 10, 20, 40, 80, 120, 200, 300, 400, 500, 640)
 STALE_TRIALS = 40  # per delay
@@ -365,12 +367,8 @@ def load_profile(path: str) -> ProfileSpec:
     """An aws-like ProfileSpec from a calibrated profile file, labelled with where it came from; BadInput
     naming the problem and the fix for a file that is missing or not one."""
     where = Path(path)
-    try:
-        doc = json.loads(where.read_text())
-    except OSError as e:
-        raise BadInput(
-            f"cannot read the profile file {path!r}: {e.strerror}", "give the file `calibrate` wrote"
-        ) from None
+    try:  # a regular file of at most MAX_PROFILE_BYTES only: the path is typed by any user of the dashboard
+        doc = json.loads(read_small_text(path, MAX_PROFILE_BYTES, "profile file", "give the file `calibrate` wrote"))
     except ValueError:
         raise BadInput(f"{path!r} is not JSON", "give the file `python -m engine calibrate` wrote") from None
     if not isinstance(doc, dict) or doc.get("profile") != "aws-like" or not isinstance(doc.get("knobs"), dict):
