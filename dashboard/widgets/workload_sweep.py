@@ -124,6 +124,11 @@ def sweep_section(
         )
 
 
+def sweep_csv(rows: list[dict[str, Any]]) -> bytes:
+    """Every run's row, flat: its server_profile column says SIMULATED (and the knobs) for an aws-like run."""
+    return pd.json_normalize(rows).to_csv(index=False).encode()
+
+
 def sweep_view(job: Any, key: str) -> None:
     """A workload sweep's progress, its figure and its table, redrawn while it runs."""
 
@@ -143,6 +148,7 @@ def sweep_view(job: Any, key: str) -> None:
         if job.error is not None:
             ui.show_error(job.error)
         title = f"Sweep: {job.name}, both forms against {'client count' if job.axis == 'clients' else 'target rate'}"
+        title += " (SIMULATED)" if job.profile.simulated else ""  # a screenshot of the figure alone says so too
         ui.chart(workload_sweep_lines(frame, job.axis, title=title), f"{key}-lines")
         if not frame.empty:
             st.dataframe(
@@ -161,7 +167,7 @@ def sweep_view(job: Any, key: str) -> None:
                 st.caption(plain(f"{r['variant']} at {r['rate']:g}/s: {load_line(r['load'])}"))
             st.download_button(
                 "Sweep table, every run (.csv)",
-                data=pd.json_normalize(rows).to_csv(index=False).encode(),
+                data=sweep_csv(rows),
                 file_name=f"workload-sweep-{job.name}-{job.id}.csv",
                 mime="text/csv",
                 key=f"{key}-csv",

@@ -55,3 +55,28 @@ def test_a_good_profile_link_is_taken_without_a_word() -> None:
     )
     assert not at.error, [e.value for e in at.error]
     assert at.number_input(key="aws-knob-commit_ms").value == 40
+
+
+def test_a_workload_sweep_under_aws_like_says_simulated_in_its_figure_and_every_csv_row() -> None:
+    import io
+
+    import pandas as pd
+
+    from dashboard.widgets.registry import SweepState, get_registry
+    from dashboard.widgets.workload_sweep import sweep_csv
+    from tests.dashboard.test_pages import until
+
+    at = page({"wl": workload_link.encode(WORKLOAD), "profile": "aws-like"}, "app_pages/workload.py")
+    at.text_input(key="wl-sweep-clients").set_value("1").run()
+    at.button(key="wl-sweep-start").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    job = get_registry().workload_sweep(at.session_state["wl_sweep_id"])
+    assert job is not None
+    until(at, lambda a: not job.running, timeout=120)
+    assert job.state is SweepState.DONE, job.error
+    at.run()
+    table = pd.read_csv(io.BytesIO(sweep_csv(job.rows)))
+    assert list(table["server_profile"]) == ["aws-like (SIMULATED)"] * 2  # both forms
+    assert set(table["profile.simulated"]) == {True}
+    [chart] = [c for c in at.get("plotly_chart") if "Sweep: mine" in c.proto.spec]
+    assert "Sweep: mine, both forms against client count (SIMULATED)" in chart.proto.spec
