@@ -51,6 +51,8 @@ def _number(text: str, kind: type, low: float, high: float) -> Any:
     """`text` as an int or float within [low, high]; ValueError naming the range otherwise."""
     if foreign_digits(text):
         raise ValueError(f"has digits other than 0-9: {ONLY}")
+    if "_" in text:  # int() and float() read '4_0' as 40
+        raise ValueError(f"has a '_' in it: {ONLY} alone")
     try:
         value = kind(text)
     except ValueError:
