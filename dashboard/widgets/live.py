@@ -16,7 +16,7 @@ import streamlit as st
 
 from dashboard.figures import charts, figure
 from dashboard.figures import sweep as sweep_charts
-from dashboard.figures.palette import safety
+from dashboard.figures.palette import variant_title
 from dashboard.state.records import RunRecord
 from dashboard.state.sweep_jobs import SweepJob
 from dashboard.state.verdicts import flagged_calls
@@ -246,10 +246,11 @@ def compare_body(
     cols = st.columns(len(records), gap="large")
     for i, (col, record) in enumerate(zip(cols, records)):
         with col:
-            kind = safety(record.safe)
-            colour = "green" if record.safe else "red"
+            kind = record.kind  # a workload's as-written form is not proven safe: "as written", in blue
+            colour = {"safe": "green", "racy": "red"}.get(kind, "blue")
             title = f"{titles[record.id]}: {record.variant}" if titles and record.id in titles else record.variant
-            st.markdown(f"## :{colour}[{ui.plain(title)}] ({kind})")
+            said = "" if variant_title(record.variant, kind) == record.variant else f" ({kind})"
+            st.markdown(f"## :{colour}[{ui.plain(title)}]{said}")
             profile_caption(record)
             with st.container(height=130, border=False):
                 verdict_box(record)(f"**{ui.plain(headline(record))}**")
