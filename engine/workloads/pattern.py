@@ -46,7 +46,9 @@ class WorkloadPattern(Pattern):
     problem = "A team's own table and traffic: how often do its writes conflict, and why?"
     solution = "Run the mix as written; compare it with its racy form (read-then-put, no version or check)."
     variants = {
-        AS_WRITTEN: Variant(AS_WRITTEN, True, "the operations as the file writes them: versions, conditions, ADD"),
+        AS_WRITTEN: Variant(
+            AS_WRITTEN, True, "the operations as the file writes them: versions, conditions, ADD", kind="as written"
+        ),
         RACY: Variant(RACY, False, "each read-modify-write as read-then-put with no version or check"),
     }
     options = {"spec": Option("spec", "", "the workload as JSON (written by `python -m engine workload run`)")}

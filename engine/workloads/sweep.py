@@ -11,7 +11,9 @@ from typing import Any
 
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput, LabError
+from engine.record.history import csv_labels
 from engine.run.runner import Run, RunState
+from engine.server.profile import EXACT
 from engine.workloads.pattern import AS_WRITTEN, RACY
 from engine.workloads.report import CAUSES, load_line, report
 from engine.workloads.schema.parsing import parse_data
@@ -137,11 +139,18 @@ def sweep_row(axis: str, value: Any, variant: str, data: dict[str, Any]) -> dict
         "failed_invariants": [inv["key"] for inv in data["invariants"] if inv["holds"] is False],
         "state": data.get("state", "done"),
         "load": wl["load"],
+        # The server profile the run ran under (`run --json`'s object) and its label: an aws-like row's figures
+        # came from the model, and a row read alone (a CSV, a --json line) says SIMULATED.
+        "profile": data.get("profile") or EXACT.as_dict(),
+        "server_profile": csv_labels(data).get("server_profile", EXACT.name.value),
     }
 
 
 def sweep_table(axis: str, rows: Sequence[dict[str, Any]]) -> str:
-    out = [
+    """The sweep as the CLI prints it; a line first for each aws-like profile its runs ran under (SIMULATED)."""
+    simulated = dict.fromkeys(r["server_profile"] for r in rows if (r.get("profile") or {}).get("simulated"))
+    out = [f"server profile {label}: conflicts, throughput and latencies come from the model" for label in simulated]
+    out += [
         f"{axis:>8} {'variant':<11} {'ops':>6} {'ok/s':>8} {'cond':>6} {'txconf':>6} {'throt':>6} {'busin':>6} "
         f"{'retry/ok':>8} {'p99 ms':>8} {'violations':>10}"
     ]
