@@ -9,6 +9,8 @@ from typing import Any
 
 from botocore.awsrequest import AWSResponse
 
+from tests.hooked_backend import WrappedBackend
+
 
 def error_answer(request: Any, type_: str, message: str, **fields: Any) -> AWSResponse:
     """HTTP 400 with DynamoDB's JSON error body: `type_` as `__type` (e.g. ...#ExpiredTokenException)."""
@@ -24,17 +26,11 @@ class _Raw:
         yield self._body
 
 
-class Answering:
+class Answering(WrappedBackend):
     """The test's backend (wrapping a real one), whose clients send `event`'s requests to `answer` first: it
     returns an answer (`error_answer`), or None to let the request go on to the server."""
 
     event = "before-send.dynamodb"
-
-    def __init__(self, backend: Any) -> None:
-        self._backend = backend
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
 
     def client(self, **kwargs: Any) -> Any:
         client = self._backend.client(**kwargs)

@@ -16,23 +16,20 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.backends.tables import GSI_LAG_TAG
-from tests.lockstep import CLIENT_THREAD
-
-if TYPE_CHECKING:  # an IndexHold stands in for the Backend it wraps wherever a run takes one
-    from engine.backends.backend import Backend as _Wrapped
-else:
-    _Wrapped = object
+from tests.hooked_backend import Hook, HookedBackend, in_client_thread
 
 HOLD_MS = 3_600_000  # an hour: no read of a test's run comes that late
 INDEX_READS = frozenset({"Query", "Scan"})
 
 
-class IndexHold(_Wrapped):
+class IndexHold(HookedBackend):
+    BEFORE = "before-parameter-build.dynamodb"  # its hook changes a lag tag's value
+
     def __init__(self, backend: Any, parties: int = 1, each: int = 1) -> None:
-        self._backend = backend
+        super().__init__(backend)
         self._parties, self._each = parties, each
         self._lock = threading.Lock()
         self._table: str | None = None  # the held table, once the hold started
@@ -40,18 +37,8 @@ class IndexHold(_Wrapped):
         self._reading = threading.local()  # the calling thread's call in flight is an index read
         self.released = False
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-    def client(self, **kwargs: Any) -> Any:
-        client = self._backend.client(**kwargs)
-        events = client.meta.events
-        # before-parameter-build fires once per API call with its parameters, which it may change; after-call
-        # once it is answered (an error answer included), after-call-error when no answer came.
-        events.register("before-parameter-build.dynamodb", self._before)
-        events.register("after-call.dynamodb", self._after)
-        events.register("after-call-error.dynamodb", self._after)
-        return client
+    def hooks(self, client_kwargs: dict[str, Any]) -> tuple[Hook, Hook]:
+        return self._before, self._after
 
     def check(self) -> None:
         """Fail loudly when the index was not held, or not let go (the reads the test needed were not made)."""
@@ -66,7 +53,7 @@ class IndexHold(_Wrapped):
                     if tag.get("Key") == GSI_LAG_TAG:
                         tag["Value"] = str(HOLD_MS)
                         self._table = str(params["ResourceArn"]).rsplit("/", 1)[-1]
-            elif self._table is None and threading.current_thread().name.startswith(CLIENT_THREAD):
+            elif self._table is None and in_client_thread():
                 self._table = str(params["TableName"])
                 self._tag({"Key": GSI_LAG_TAG, "Value": str(HOLD_MS)})
             if self._table is not None and not self.released:

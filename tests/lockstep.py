@@ -21,19 +21,14 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # a Lockstep stands in for the Backend it wraps wherever a run takes one
-    from engine.backends.backend import Backend as _Wrapped
-else:
-    _Wrapped = object
-
-CLIENT_THREAD = "client-"  # engine.clients.threads names each client's thread client-<id>
+from tests.hooked_backend import CLIENT_THREAD, Hook, HookedBackend
 
 Step = tuple[int, int]  # (client id, its k-th call counting from 1) or (client id, calls answered)
 
 
-class Lockstep(_Wrapped):
+class Lockstep(HookedBackend):
     def __init__(
         self,
         backend: Any,
@@ -43,24 +38,14 @@ class Lockstep(_Wrapped):
         wait_s: float = 30.0,
     ) -> None:
         """`clients` None: each run's own thread count (a sweep's runs of 1 and 8 threads, one after another)."""
-        self._backend = backend
+        super().__init__(backend)
         self._clients, self._rounds, self._order, self._wait_s = clients, rounds, dict(order or {}), wait_s
         self.missed: list[str] = []  # what did not meet in time (a client made fewer calls than the schedule)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-    def client(self, **kwargs: Any) -> Any:
-        client = self._backend.client(**kwargs)
-        clients = self._clients or kwargs.get("threads") or 1
+    def hooks(self, client_kwargs: dict[str, Any]) -> tuple[Hook, Hook]:
+        clients = self._clients or client_kwargs.get("threads") or 1
         schedule = _Schedule(clients, self._rounds, self._order, self._wait_s, self.missed)
-        # before-call fires once per API call, in the caller's thread, before any attempt (retries do not wait);
-        # after-call once it is answered (an error answer included), after-call-error when no answer came.
-        events = client.meta.events
-        events.register("before-call.dynamodb", schedule.wait_turn)
-        events.register("after-call.dynamodb", schedule.answer)
-        events.register("after-call-error.dynamodb", schedule.answer)
-        return client
+        return schedule.wait_turn, schedule.answer
 
     def check(self) -> None:
         """Fail loudly when the schedule was not the forced one (the race was then left to chance)."""

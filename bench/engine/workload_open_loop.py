@@ -23,9 +23,8 @@ from typing import Any
 
 from engine.backends.backend import Backend, BackendSpec
 from engine.commands.workload import config_for, run_workload, with_load
-from engine.workloads import schema
 from engine.workloads.report import CAUSES, load_line
-from engine.workloads.schema import parse
+from engine.workloads.schema.parsing import load, parse
 
 PRESETS = Path(__file__).resolve().parents[1] / "workloads"
 SIDE_BY_SIDE = ("hot-customer", "inventory-transfers")
@@ -60,7 +59,7 @@ def _point(backend: Backend, rate: float, clients: int, ops: int) -> dict[str, A
 
 def _rates(backend: Backend, preset: str, profile: str, ops: int) -> dict[str, Any]:
     """Refusals per call, by cause, over the whole mix: the figures a team compares across servers."""
-    w = with_load(schema.load(str(PRESETS / f"{preset}.yaml")), clients=8, ops=ops)
+    w = with_load(load(str(PRESETS / f"{preset}.yaml")), clients=8, ops=ops)
     _run, data = run_workload(
         w, config_for(w, "as-written", argparse.Namespace(profile=profile, profile_set=[], seed=5)), backend
     )

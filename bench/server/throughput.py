@@ -33,7 +33,7 @@ from typing import Any
 
 from bench.server.app_cpu import app_cpu, app_cpu_of
 from bench.server.client_cost import client_cost
-from bench.server.equivalence import equivalence
+from bench.server.equivalence.replay import equivalence
 from bench.server.servers import SERVERS, baseline, embedded
 from bench.shared import client, create_table
 

@@ -8,6 +8,7 @@ limits, so nothing typed here reaches another session's page. A link fills it wi
 with the workload it carries (?wl=..., dashboard.state.workload_link): once, in the opener's session only, and
 every text a link may bring (the problems quoting it, the description) is shown plain, never as Markdown."""
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,15 +17,15 @@ import streamlit as st
 
 from dashboard.state import workload_link
 from dashboard.text.plain import plain
-from dashboard.widgets import live, sidebar, ui
+from dashboard.widgets import links, live, sidebar, ui
 from dashboard.widgets.links import link_to, remember
 from dashboard.widgets.registry import get_registry
 from dashboard.widgets.workload.compare import checked, compare_section
 from dashboard.widgets.workload_sweep import sweep_section
 from engine.run.runner import RunConfig
-from engine.workloads import schema
 from engine.workloads.pattern import AS_WRITTEN, NAME, RACY, workload_of
 from engine.workloads.report import CAUSES, load_line, report
+from engine.workloads.schema.workload import Workload
 
 PRESETS = Path(__file__).resolve().parents[2] / "workloads"
 
@@ -44,7 +45,20 @@ def copy_link(text: str) -> None:
         st.code(link_to({workload_link.PARAM: value, **sidebar.profile_params()}), language=None, wrap_lines=True)
 
 
+def parse_link(params: Mapping[str, str]) -> links.Restored:
+    """A link's server profile and aws-like knobs checked as the Run page checks them (the sidebar has taken the
+    good ones already), and any parameter this page has no control for, one refusal each."""
+    problems = links.profile_problems(params)
+    for name in params:
+        if name not in links.OTHER and not links.is_profile_param(name):
+            why = "is not a control of this page: use preset, wl, profile or aws.KNOB"
+            problems.append(links.refusal("parameter", name, why))
+    return links.Restored({}, problems)
+
+
 registry = get_registry()
+# Before remember() rewrites the URL: a link's refused profile or knob is said once, not dropped without a word.
+link_problems: list[str] = links.restore("workload", parse_link)
 # The URL keeps the sidebar's profile and knobs (a link that carried them has been applied by now, and is marked
 # as seen, so a later change in the sidebar is not undone by the same link on the next rerun).
 remember("workload", sidebar.profile_params())
@@ -59,7 +73,6 @@ presets = sorted(p.stem for p in PRESETS.glob("*.yaml"))
 left, right = st.columns([2, 1])
 linked = st.query_params.get("preset")  # a scenario link names a shipped preset: ?preset=hot-customer
 carried = st.query_params.get(workload_link.PARAM)  # ... or carries a whole workload: ?wl=<zlib+base64url>
-link_problems: list[str] = []
 if linked is not None and carried is not None:
     link_problems.append("The link gives both a preset and a workload: the workload is used; give one of them.")
 elif linked is not None and "wl-preset" not in st.session_state:
@@ -106,7 +119,7 @@ if workload is not None and not problems:
         right.caption(plain(workload.description))
 
 
-def config(w: schema.Workload, form: str | None = None) -> RunConfig:
+def config(w: Workload, form: str | None = None) -> RunConfig:
     ops = w.load.ops if w.load.ops is not None or w.load.duration_s is not None else None
     return RunConfig(
         pattern=NAME,
@@ -136,13 +149,13 @@ start_col, pair_col, stop_col, _ = st.columns([1, 1.6, 1, 2.4], vertical_alignme
 blocked = spent or workload is None or bool(problems)
 
 
-def start_one(w: schema.Workload) -> str:
+def start_one(w: Workload) -> str:
     st.session_state.pop("wl_group", None)
     st.query_params.pop("workload_pair", None)
     return registry.start(config(w), sidebar.current_spec()).id
 
 
-def start_both(w: schema.Workload) -> str:
+def start_both(w: Workload) -> str:
     st.session_state.pop("wl_run_id", None)
     st.query_params.pop("workload", None)
     return registry.start_pair(config(w), sidebar.current_spec())[0].group or ""
@@ -160,7 +173,7 @@ if pair_col.button("Compare both forms", icon=":material/compare:", key="wl-pair
         ui.start_and_remember(lambda: start_both(both), "wl_group", "workload_pair")
 
 
-def start_two(a: schema.Workload, b: schema.Workload) -> None:
+def start_two(a: Workload, b: Workload) -> None:
     def start() -> str:
         st.session_state.pop("wl_run_id", None)
         st.query_params.pop("workload", None)
@@ -254,5 +267,5 @@ sweep_section(
     blocked,
     lambda point: config(point.workload, point.variant),
     sidebar.current_spec(),
-    sidebar.current_profile(),
+    sidebar.current_profile,  # read at Start: a knob out of range refuses it there, with the knob's range
 )

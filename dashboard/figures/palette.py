@@ -45,6 +45,11 @@ def ordered(labels: Iterable[str]) -> list[str]:
     return [x for x in LABEL_ORDER if x in present] + sorted(present - set(LABEL_ORDER))
 
 
+def variant_title(variant: str, kind: str) -> str:
+    """ "add (safe)", "read-then-put (racy)"; a variant named for its kind (a workload's "as-written") alone."""
+    return variant if variant.replace("-", " ") == kind else f"{variant} ({kind})"
+
+
 def safety(safe: bool | None) -> str:
     """How a variant is labelled everywhere: "safe" or "racy" ("?" for a variant this version does not know)."""
     return "?" if safe is None else "safe" if safe else "racy"

@@ -88,7 +88,7 @@ def workload_sweep_lines(rows: pd.DataFrame, axis: str, *, title: str) -> go.Fig
     for variant in variants:
         sub = rows[rows["variant"] == variant].sort_values(axis)
         safe = bool(sub["safe"].iloc[0])
-        name = f"{variant} ({'safe' if safe else 'RACY'})"
+        name = variant if safe else f"{variant} (RACY)"  # as written: the user's file, not proven safe
         for i, ((column, label, fmt), a) in enumerate(zip(metrics, axes)):
             fig.add_trace(
                 dict(

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from dashboard.text.plain import plain
 from engine.errors import BadInput, clip
 from engine.server.profile import (
     AWS_LIKE,
@@ -58,7 +59,7 @@ def knob_help(knob: str, start: ProfileSpec) -> str:
         text = f"{what}. Default {default_value:g} {unit}; {low:g} to {high:g}. Set with --profile-set {knob}=… in the CLI."
     value = start.knobs()[knob]
     if start.source and value != AWS_LIKE.knobs()[knob]:
-        text += f" Starting value {knob_text(value)}: calibrated from {start.source}."
+        text += f" Starting value {knob_text(value)}: calibrated from {plain(start.source)}."  # the file's words
     return text
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
-from dashboard.figures.palette import safety
+from dashboard.figures.palette import safety, variant_title
 from dashboard.state.frames import numeric_fields
 from dashboard.state.runview import RunView
 from dashboard.views import aggregates_for, detail_fields
@@ -149,12 +149,20 @@ class RunRecord:
             return None
 
     @property
+    def kind(self) -> str:
+        """What screens call its variant: "safe", "racy", "as written" (a workload's, not proven safe), "?"."""
+        try:
+            return get_pattern(self.pattern).variants[self.variant].label
+        except (LabError, KeyError):
+            return safety(None)
+
+    @property
     def title(self) -> str:
-        kind = safety(self.safe)
         size = (
             f"{self.ops_per_client} ops" if self.ops_per_client else f"{self.duration_s:g} s" if self.duration_s else ""
         )
-        return f"{self.pattern} / {self.variant} ({kind}) · {self.threads} threads" + (f" × {size}" if size else "")
+        named = variant_title(self.variant, self.kind)
+        return f"{self.pattern} / {named} · {self.threads} threads" + (f" × {size}" if size else "")
 
     @property
     def error(self) -> LabError | None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dashboard.figures.palette import safety
+from dashboard.figures.palette import variant_title
 from engine.backends.backend import RETRY_MODES, RetryPolicy
 from engine.errors import BadInput
 from engine.patterns import Pattern
@@ -136,7 +136,7 @@ def _build_config(settings: RunSettings, *, max_threads: int) -> RunConfig:
 
 
 def variant_label(cls: type[Pattern], name: str) -> str:
-    return f"{name} ({safety(cls.variants[name].safe)})"
+    return variant_title(name, cls.variants[name].label)
 
 
 def pattern_label(cls: type[Pattern]) -> str:

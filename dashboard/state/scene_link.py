@@ -59,10 +59,12 @@ def parse(params: Mapping[str, str]) -> Restored:
             else:
                 refuse("type size", text, f"is not one of {', '.join(TYPES)}")
         elif name == "step":
-            if text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_STEP:
-                values[STEP_KEY] = int(text)
-            else:
+            if not (text.isascii() and text.isdigit() and 1 <= int(text) <= MAX_STEP):
                 refuse("step", text, f"is not a whole number from 1 to {MAX_STEP:,}")
+            elif params.get("presenter") != "1":  # only presenter view steps through the log
+                refuse("step", text, "is used only in presenter view (add presenter=1, or leave out step)")
+            else:
+                values[STEP_KEY] = int(text)
         else:
             refuse("parameter", name, "is not a control of this page: use pattern, variant, profile, type or step")
     return Restored(values, [*problems, *profile_problems(params)])
@@ -85,4 +87,5 @@ def encode(
         out["type"] = type_size
     if step is not None:
         out["step"] = str(step)
+        out["presenter"] = "1"  # a step is only used there
     return with_profile(out, profile)

@@ -13,7 +13,7 @@ import binascii
 import re
 import zlib
 
-from engine.workloads.schema import MAX_FILE_CHARS
+from engine.workloads.schema.limits import MAX_FILE_CHARS
 
 PARAM = "wl"
 # A workload at its size cap compresses to a few KB; browsers and proxies keep URLs of 16 KB or more, and a link

@@ -1,4 +1,4 @@
-"""29 · Distributed locking: a lease Gantt. Holder bars per worker (fencing token inside), heartbeats, expiries,
+"""29 · Distributed locking: a lease Gantt. Holder bars per client (fencing token inside), heartbeats, expiries,
 takeovers, refused zombie releases, and the protected writes: landed, refused by the token, or stale and landed.
 
 A lease ends at its release when that came first, else at its expiry (expiresAt placed on the call's own clock:

@@ -5,6 +5,7 @@ invariant's anomaly, its one-sentence story and its happens-before diagram, size
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,8 +21,10 @@ from dashboard.widgets import explain_panel, ui
 from engine.explain.registry import has_finder
 from engine.explain.witness import Witness
 
-# A run's witnesses by run id and length: asked for on every redraw of its timeline, found once.
+# A run's witnesses by run id and length: asked for on every redraw of its timeline, found once. Shared by every
+# session's script thread: read and trimmed under the lock (two evicting the same oldest entry at once raised).
 _FOUND: dict[tuple[str, int], dict[str, Witness]] = {}
+_FOUND_LOCK = threading.Lock()
 _KEEP = 4
 # Past this many calls the timeline marks every flagged call, as before, rather than make the first page after the
 # run wait for the witness search (about 5 s for 100,000 calls here); the invariant cards still open each witness.
@@ -42,12 +45,18 @@ def witnesses(record: RunRecord) -> dict[str, Witness]:
     if not broken:
         return {}
     key = (record.id, len(record.history))
-    if key not in _FOUND:
-        while len(_FOUND) >= _KEEP:
-            _FOUND.pop(next(iter(_FOUND)))
-        found = {key_of(inv): explain_panel.witness(record, inv) for inv in broken}
-        _FOUND[key] = {k: w for k, w in found.items() if w is not None}
-    return _FOUND[key]
+    with _FOUND_LOCK:
+        kept = _FOUND.get(key)
+    if kept is not None:
+        return kept
+    # Searched outside the lock (seconds for a long run): another session's page is not held up meanwhile.
+    found = {key_of(inv): explain_panel.witness(record, inv) for inv in broken}
+    kept = {k: w for k, w in found.items() if w is not None}
+    with _FOUND_LOCK:
+        _FOUND[key] = kept
+        while len(_FOUND) > _KEEP:
+            del _FOUND[next(iter(_FOUND))]
+    return kept
 
 
 def marks(record: RunRecord, whole: RunRecord | None = None) -> list[Witnessed]:

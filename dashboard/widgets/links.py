@@ -27,9 +27,11 @@ from engine.errors import LabError, clip
 from engine.patterns import Pattern, all_patterns, get_pattern
 from engine.server.profile import ProfileSpec, ServerProfile
 
+# The ids of what a page started, kept in its URL so a refresh or a new session finds it (and can Stop it).
+JOB_IDS = frozenset({"run", "group", "sweep", "workload", "workload_pair", "workload_sweep"})
 # Parameters that are not controls: the page's own state (which run it shows) and flags; "Your workload" keeps its
 # preset and runs in the URL too (without them here, each rerun there took them for a new link: profile reset).
-OTHER = frozenset({"run", "group", "sweep", "autostart", "presenter", "preset", "workload", "workload_pair", "wl"})
+OTHER = JOB_IDS | {"autostart", "presenter", "preset", "wl"}
 LIMITS = {"ops": LIMIT_OPS, "duration": LIMIT_DURATION}
 KNOB = "k."  # a pattern knob's parameter: k.accounts=4
 PROFILE = "profile"  # the sidebar's "Server profile": restored before the sidebar is drawn (restore_profile)
@@ -49,6 +51,8 @@ def _number(text: str, kind: type, low: float, high: float) -> Any:
     """`text` as an int or float within [low, high]; ValueError naming the range otherwise."""
     if foreign_digits(text):
         raise ValueError(f"has digits other than 0-9: {ONLY}")
+    if "_" in text:  # int() and float() read '4_0' as 40
+        raise ValueError(f"has a '_' in it: {ONLY} alone")
     try:
         value = kind(text)
     except ValueError:

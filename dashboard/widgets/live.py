@@ -16,7 +16,7 @@ import streamlit as st
 
 from dashboard.figures import charts, figure
 from dashboard.figures import sweep as sweep_charts
-from dashboard.figures.palette import safety
+from dashboard.figures.palette import variant_title
 from dashboard.state.records import RunRecord
 from dashboard.state.sweep_jobs import SweepJob
 from dashboard.state.verdicts import flagged_calls
@@ -53,7 +53,9 @@ def profile_caption(record: RunRecord) -> None:
     """Under aws-like, say SIMULATED: a live run's config names its profile, an imported run's summary too."""
     profile = record.profile
     if profile is not None and profile.simulated:
-        st.caption(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
+        st.caption(  # an imported run's profile says where its knobs came from, in the file's own words
+            ui.plain(f"Server profile {profile.describe()}: conflict rates and latencies here come from the model")
+        )
 
 
 HALF_COLUMN_CHARS = 36  # characters of subtitle a half-column chart shows at 1024 px with the sidebar open
@@ -244,10 +246,11 @@ def compare_body(
     cols = st.columns(len(records), gap="large")
     for i, (col, record) in enumerate(zip(cols, records)):
         with col:
-            kind = safety(record.safe)
-            colour = "green" if record.safe else "red"
+            kind = record.kind  # a workload's as-written form is not proven safe: "as written", in blue
+            colour = {"safe": "green", "racy": "red"}.get(kind, "blue")
             title = f"{titles[record.id]}: {record.variant}" if titles and record.id in titles else record.variant
-            st.markdown(f"## :{colour}[{ui.plain(title)}] ({kind})")
+            said = "" if variant_title(record.variant, kind) == record.variant else f" ({kind})"
+            st.markdown(f"## :{colour}[{ui.plain(title)}]{said}")
             profile_caption(record)
             with st.container(height=130, border=False):
                 verdict_box(record)(f"**{ui.plain(headline(record))}**")
@@ -324,7 +327,9 @@ def sweep_view(job: SweepJob, key: str) -> None:
         )
         if job.profile.simulated:  # every figure below comes from the model's contention and network time
             st.caption(
-                f"Server profile {job.profile.describe()}: conflicts, throughput and latencies come from the model"
+                ui.plain(
+                    f"Server profile {job.profile.describe()}: conflicts, throughput and latencies come from the model"
+                )
             )
         st.progress(done / job.total if job.total else 1.0, text=text)
         if job.error is not None:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dashboard.figures.palette import ordered, safety
+from dashboard.figures.palette import ordered
 from dashboard.state.frames import outcome_labels
 from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord, known_pattern
@@ -149,7 +149,7 @@ def cause_caption(record: RunRecord, progress: Mapping[str, Any]) -> str | None:
         spec: ProfileSpec | None = record.run.config.profile
     else:  # an imported run: its summary says which profile it ran under
         spec = ProfileSpec.from_summary((summary or {}).get("profile"))
-    note = knobs_note(spec) if spec is not None else ""
+    note = plain(knobs_note(spec)) if spec is not None else ""  # "calibrated from" an imported file's own text
     said = f" (server profile aws-like: SIMULATED{'; ' + note if note else ''})" if spec and spec.simulated else ""
     return "Conflicts by cause: " + " · ".join(parts) + said
 
@@ -372,7 +372,7 @@ def runs_table(records: Sequence[RunRecord]) -> pd.DataFrame:
                 "started": time.strftime("%H:%M:%S", time.localtime(r.created)),
                 "pattern": r.pattern,
                 "variant": r.variant,
-                "kind": safety(r.safe),
+                "kind": r.kind,
                 "threads": r.threads,
                 # aws-like rates come from the server's model: the table says so beside every such run
                 "profile": "" if r.profile is None else simulated_label(r.profile),  # with the knobs it changed

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.figures import charts, figure
-from dashboard.figures.palette import safety
+from dashboard.figures.palette import variant_title
 from dashboard.figures.text_scale import scaled
 from dashboard.state.pair_counters import pair_counters
 from dashboard.state.records import RunRecord
@@ -220,8 +220,10 @@ def _verdict(record: RunRecord, key: str, height: int | None = None) -> None:
     """The headline; with a height (a pair's two sides), a box of that height, so both sides line up, and a
     headline cut to what it shows."""
     box = verdict_box(record)
-    simulated = " · server profile aws-like: SIMULATED" + _knobs_note(record) if _simulated(record) else ""
-    lead = f"{record.variant} ({safety(record.safe)}) ·"
+    simulated = (
+        " · " + ui.plain("server profile aws-like: SIMULATED" + _knobs_note(record)) if _simulated(record) else ""
+    )
+    lead = f"{variant_title(record.variant, record.kind)} ·"
     said = headline(record)
     if height is not None:
         said = shortened(said, PAIR_VERDICT_CHARS - len(lead) - len(simulated))

@@ -11,7 +11,7 @@ import streamlit as st
 
 from dashboard.state.profile_knobs import NAMES, control_label, knob_help, knob_key, link_params, profile_from
 from dashboard.widgets import links
-from dashboard.widgets.ui import show_error
+from dashboard.widgets.ui import plain, show_error
 from engine.errors import BadInput
 from engine.server.profile import CHOICES, ProfileSpec
 
@@ -51,7 +51,7 @@ def knob_controls(sb: Any, start: ProfileSpec) -> None:
     links.restore_knobs(start.knobs())
     with sb.expander("aws-like knobs (simulated)", expanded=_off_start(start)):
         where = (
-            f"Starting values: calibrated from {start.source}."
+            f"Starting values: calibrated from {plain(start.source)}."
             if start.source
             else "Starting values: the model's defaults (docs/aws-like-model.md gives each one's source)."
         )

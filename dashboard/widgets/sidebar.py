@@ -138,7 +138,7 @@ def profile_control(sb: Any, spec: BackendSpec) -> None:
         profile_knobs.knob_controls(sb, calibrated or AWS_LIKE)
     try:
         if current_profile().simulated:
-            sb.caption(current_profile().describe())  # it starts "aws-like (SIMULATED: ..."
+            sb.caption(plain(current_profile().describe()))  # "aws-like (SIMULATED: ...", a file's label in it
     except BadInput:
         pass  # said under the knobs
 

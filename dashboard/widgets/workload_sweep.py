@@ -22,9 +22,10 @@ from engine.backends.backend import BackendSpec
 from engine.errors import BadInput
 from engine.run.runner import RunConfig
 from engine.server.profile import ProfileSpec
-from engine.workloads import schema
 from engine.workloads import sweep as engine_sweep
 from engine.workloads.report import load_line
+from engine.workloads.schema.parsing import WorkloadInvalid
+from engine.workloads.schema.workload import Workload
 
 if TYPE_CHECKING:
     from dashboard.widgets.registry import Registry
@@ -50,14 +51,12 @@ def cap_problem(clients: int, cap: int) -> str | None:
     return f"load.clients: {clients} is above this dashboard's cap: use at most {cap}" if clients > cap else None
 
 
-def sweep_points(
-    workload: schema.Workload, axis: str, text: str, cap: int
-) -> tuple[list[engine_sweep.SweepPoint], list[str]]:
+def sweep_points(workload: Workload, axis: str, text: str, cap: int) -> tuple[list[engine_sweep.SweepPoint], list[str]]:
     """The sweep's runs, or the problems that refuse it, one line each (each naming the control or the field)."""
     try:
         values = engine_sweep.sweep_values(text, axis, LABELS[axis])
         points = engine_sweep.plan(workload, axis, values)
-    except schema.WorkloadInvalid as e:
+    except WorkloadInvalid as e:
         return [], e.lines()
     except BadInput as e:
         return [], [str(e)]
@@ -67,13 +66,15 @@ def sweep_points(
 
 def sweep_section(
     registry: Registry,
-    workload: schema.Workload | None,
+    workload: Workload | None,
     blocked: bool,
     config_of: Callable[[engine_sweep.SweepPoint], RunConfig],
     spec: BackendSpec,
-    profile: ProfileSpec,
+    profile_of: Callable[[], ProfileSpec],
 ) -> None:
-    """The controls (axis, values, Start sweep, Stop) and the sweep this session started, drawn live."""
+    """The controls (axis, values, Start sweep, Stop) and the sweep this session started, drawn live.
+    `profile_of()` is the sidebar's profile, read at Start only: a knob out of range refuses Start with its range
+    (said under the button), and never stops the page from drawing."""
     st.subheader("Sweep")
     cap = registry.max_threads_per_run
     axis_col, values_col, start_col, stop_col = st.columns([1.6, 2, 1.3, 1.3], vertical_alignment="bottom")
@@ -100,15 +101,17 @@ def sweep_section(
         width="stretch",
         disabled=blocked or not points or bool(job and job.running),
     ):
-        # Every run's config made now, in this script run: the sweep's thread cannot read this session's controls.
-        configs = {(p.value, p.variant): config_of(p) for p in points}
-        ui.start_and_remember(
-            lambda: (
-                registry.start_workload_sweep(points, axis, lambda p: configs[(p.value, p.variant)], spec, profile).id
-            ),
-            "wl_sweep_id",
-            "workload_sweep",
-        )
+
+        def start() -> str:
+            # Every run's config made now, in this script run: the sweep's thread cannot read this session's
+            # controls. Made inside start_and_remember, so a knob out of range is shown as a refusal.
+            configs = {(p.value, p.variant): config_of(p) for p in points}
+            profile = profile_of()
+            return registry.start_workload_sweep(
+                points, axis, lambda p: configs[(p.value, p.variant)], spec, profile
+            ).id
+
+        ui.start_and_remember(start, "wl_sweep_id", "workload_sweep")
     if stop_col.button("Stop sweep", icon=":material/stop:", key="wl-sweep-stop", disabled=not (job and job.running)):
         if job is not None:
             job.stop()
@@ -119,6 +122,11 @@ def sweep_section(
             "Each value is a run of both forms, one after another, with the rest of the workload as the editor has "
             "it: a closed loop at each client count, or an open loop at each target rate."
         )
+
+
+def sweep_csv(rows: list[dict[str, Any]]) -> bytes:
+    """Every run's row, flat: its server_profile column says SIMULATED (and the knobs) for an aws-like run."""
+    return pd.json_normalize(rows).to_csv(index=False).encode()
 
 
 def sweep_view(job: Any, key: str) -> None:
@@ -140,6 +148,7 @@ def sweep_view(job: Any, key: str) -> None:
         if job.error is not None:
             ui.show_error(job.error)
         title = f"Sweep: {job.name}, both forms against {'client count' if job.axis == 'clients' else 'target rate'}"
+        title += " (SIMULATED)" if job.profile.simulated else ""  # a screenshot of the figure alone says so too
         ui.chart(workload_sweep_lines(frame, job.axis, title=title), f"{key}-lines")
         if not frame.empty:
             st.dataframe(
@@ -158,7 +167,7 @@ def sweep_view(job: Any, key: str) -> None:
                 st.caption(plain(f"{r['variant']} at {r['rate']:g}/s: {load_line(r['load'])}"))
             st.download_button(
                 "Sweep table, every run (.csv)",
-                data=pd.json_normalize(rows).to_csv(index=False).encode(),
+                data=sweep_csv(rows),
                 file_name=f"workload-sweep-{job.name}-{job.id}.csv",
                 mime="text/csv",
                 key=f"{key}-csv",

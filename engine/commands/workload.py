@@ -17,9 +17,10 @@ from engine.commands.backend_args import backend_for, profile_for
 from engine.commands.run_io import check_history_path, history_target, start_and_wait
 from engine.run.config import AWS_DEFAULT_MAX_CALLS
 from engine.run.runner import Run, RunConfig, RunState
-from engine.workloads import schema
 from engine.workloads.pattern import AS_WRITTEN, NAME, RACY
 from engine.workloads.report import CAUSES, load_line, report
+from engine.workloads.schema.parsing import WorkloadInvalid, load
+from engine.workloads.schema.workload import Workload
 from engine.workloads.sweep import with_load
 
 EXIT_STOPPED = 3
@@ -88,8 +89,8 @@ def cmd_workload(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     try:
-        w = schema.load(args.file)
-    except schema.WorkloadInvalid as e:
+        w = load(args.file)
+    except WorkloadInvalid as e:
         for line in e.lines():
             print(f"{args.file}: {line}", file=sys.stderr)
         return e.exit_code
@@ -100,7 +101,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def config_for(w: schema.Workload, variant: str, args: argparse.Namespace) -> RunConfig:
+def config_for(w: Workload, variant: str, args: argparse.Namespace) -> RunConfig:
     ops = w.load.ops if w.load.ops is not None or w.load.duration_s is not None else None
     config = RunConfig(
         pattern=NAME,
@@ -122,7 +123,7 @@ def config_for(w: schema.Workload, variant: str, args: argparse.Namespace) -> Ru
     return config
 
 
-def run_workload(w: schema.Workload, config: RunConfig, backend: Any, quiet: bool = True) -> tuple[Run, dict[str, Any]]:
+def run_workload(w: Workload, config: RunConfig, backend: Any, quiet: bool = True) -> tuple[Run, dict[str, Any]]:
     """Run one workload to its end on an entered backend; its summary with the workload's report under "workload"."""
     from engine.run.summary import summary
 
@@ -134,7 +135,7 @@ def run_workload(w: schema.Workload, config: RunConfig, backend: Any, quiet: boo
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    w = with_load(schema.load(args.file), clients=args.clients, rate=args.rate, ops=args.ops, duration_s=args.duration)
+    w = with_load(load(args.file), clients=args.clients, rate=args.rate, ops=args.ops, duration_s=args.duration)
     config = config_for(w, args.variant, args)
     if args.history is not None:
         args.history = history_target(args.history)
@@ -158,7 +159,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_STOPPED if run.state is RunState.STOPPED else 0
 
 
-def export_meta(w: schema.Workload, data: dict[str, Any]) -> dict[str, Any]:
+def export_meta(w: Workload, data: dict[str, Any]) -> dict[str, Any]:
     """A history file's header: the summary (its options carry the workload as JSON, what the run's clients read)
     and the workload again as a readable object."""
     return {"summary": data, "workload": w.model_dump(mode="json")}
@@ -206,7 +207,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from engine.commands.sweep import stop_on_signals
     from engine.workloads import sweep
 
-    base = schema.load(args.file)
+    base = load(args.file)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     axis, text, flag = (
         ("clients", args.sweep_clients, "--clients") if args.sweep_clients else ("rate", args.sweep_rates, "--rate")

@@ -28,6 +28,7 @@ from typing import Any
 from engine.explain.calls import Calls
 from engine.explain.operations import ABSENT, Kind, Op, Reading, reader_for
 from engine.record.history import History, Outcome
+from engine.words import plural
 
 LINEARIZABLE = "linearizable"
 NOT_LINEARIZABLE = "not linearizable"
@@ -251,11 +252,11 @@ class Linearizability:
             first = self.broken[0]
             return (
                 f"not linearizable: {first.obj} has no order that explains its calls "
-                f"(shortest such prefix: {_plural(len(first.prefix), 'call')}); objects: {', '.join(parts)}"
+                f"(shortest such prefix: {plural(len(first.prefix), 'call')}); objects: {', '.join(parts)}"
             )
         if self.verdict == LINEARIZABLE:
-            return f"linearizable: {_plural(checked, 'operation')} on {_plural(counts[LINEARIZABLE], 'object')}" + (
-                f" ({_plural(counts[UNKNOWN], 'object')} not modelled)" if counts[UNKNOWN] else ""
+            return f"linearizable: {plural(checked, 'operation')} on {plural(counts[LINEARIZABLE], 'object')}" + (
+                f" ({plural(counts[UNKNOWN], 'object')} not modelled)" if counts[UNKNOWN] else ""
             )
         why = next((o.reason for o in self.objects if o.verdict == UNKNOWN and o.reason), "no object could be modelled")
         return f"unknown: {why}"
@@ -268,10 +269,6 @@ class Linearizability:
             "budget_s": self.budget_s,
             "objects": [o.as_dict() for o in self.objects],
         }
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def check_ops(reading: Reading, budget_s: float = DEFAULT_BUDGET_S) -> Linearizability:

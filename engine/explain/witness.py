@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from engine.record.history import Call, Outcome
+from engine.words import client_name
 
 
 class Anomaly(StrEnum):
@@ -103,11 +104,6 @@ def before(a: Call, b: Call) -> bool:
 # -- the story's words -----------------------------------------------------------------------------------------
 
 
-def client_name(client: int) -> str:
-    """One name for a client everywhere a story or a diagram shows it."""
-    return f"client {client}"
-
-
 def clients(ids: Iterable[int]) -> str:
     """ "clients 3 and 5", "clients 1, 2 and 4", "client 3": the distinct ids, in order."""
     distinct = sorted(set(ids))
@@ -115,10 +111,6 @@ def clients(ids: Iterable[int]) -> str:
         return client_name(distinct[0])
     names = [str(i) for i in distinct]
     return f"clients {', '.join(names[:-1])} and {names[-1]}"
-
-
-def plural(n: int, noun: str, many: str | None = None) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {many or noun + 's'}"
 
 
 def seconds(call: Call, t0_ns: int = 0) -> float:

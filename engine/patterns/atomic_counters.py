@@ -13,6 +13,7 @@ from engine.backends.tables import Table
 from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, Variant, rows
 from engine.record.calls import Ambiguous, CallError, ClientContext, ConditionFailed
 from engine.record.history import History
+from engine.words import agree, plural
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 FINAL_COUNT = "final-count-acknowledged-increments"
@@ -306,16 +307,21 @@ def _sequence_gap_free(frame: pd.DataFrame) -> Invariant:
         key=SEQUENCE_GAP_FREE,
         holds=duplicates == 0 and broken_gaps == 0,
         expected=f"{len(numbers)} distinct numbers 1..{len(numbers)}",
-        observed=f"{len(counts)} distinct, {duplicates} duplicates, {gaps} gaps",
+        observed=f"{len(counts)} distinct, {plural(duplicates, 'duplicate')}, {plural(gaps, 'gap')}",
         violations=duplicates + broken_gaps,
         calls=_duplicate_numbers(frame, seq & ok),
         explanation=(
             "two invoices got the same number"
             if duplicates
-            else f"{broken_gaps} numbers were skipped"
+            else f"{plural(broken_gaps, 'number')} {agree(broken_gaps, 'was', 'were')} skipped"
             if broken_gaps
             else "every client got its own number"
-            + (f"; {gaps} holes belong to replies that were lost" if gaps else ", with no holes")
+            + (
+                f"; {plural(gaps, 'hole')} {agree(gaps, 'belongs', 'belong')} to {agree(gaps, 'a reply', 'replies')} "
+                f"that {agree(gaps, 'was', 'were')} lost"
+                if gaps
+                else ", with no holes"
+            )
         ),
     )
 
@@ -329,7 +335,7 @@ def _floor_held(frame: pd.DataFrame, buy: pd.Series, remaining: int, guarded: bo
             "the stock in code, and nothing on the server would have refused one"
         )
     if refused:
-        return f"the remaining > 0 floor refused {refused} sales past the last ticket"
+        return f"the remaining > 0 floor refused {plural(refused, 'sale')} past the last ticket"
     return f"no sale reached the last ticket ({remaining} left), so the remaining > 0 floor never had to refuse one"
 
 
@@ -372,7 +378,7 @@ def _remaining_adds_up(frame: pd.DataFrame, remaining: int, tickets: int) -> Inv
             if remaining_ok
             else "the counter and the acknowledged sales disagree: sales were lost or invented"
         )
-        + (f"; up to {maybe_sold} sales had an unknown outcome" if maybe_sold else ""),
+        + (f"; up to {plural(maybe_sold, 'sale')} had an unknown outcome" if maybe_sold else ""),
     )
 
 

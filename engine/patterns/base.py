@@ -26,8 +26,15 @@ from engine.record.history import History
 @dataclass(frozen=True, slots=True)
 class Variant:
     name: str
-    safe: bool
+    safe: bool  # the pair's guarded side and the default; what screens call it is `label`
     description: str
+    # How screens name it, when not "safe" or "racy" by `safe`: a user's workload as the file writes it is not
+    # proven safe ("as written"), though it is the side compared with the racy form.
+    kind: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.kind or ("safe" if self.safe else "racy")
 
 
 _KINDS: dict[type, tuple[str, str]] = {int: ("a whole number", "integer"), float: ("a number", "number")}

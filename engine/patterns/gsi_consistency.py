@@ -21,6 +21,7 @@ from engine.patterns.base import Harm, Invariant, Option, Pattern, RunOptions, V
 from engine.record.calls import Ambiguous, CallError, ClientContext
 from engine.record.history import History
 from engine.server.host.process import is_embedded
+from engine.words import agree, plural
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 READ_YOUR_WRITES = "read-your-writes-every-read-after-an-acknowledged-write-sees-it"
@@ -40,11 +41,12 @@ CONSISTENT_GSI_MESSAGE = "Consistent reads are not supported on global secondary
 
 
 def user_pk(client: int) -> str:
-    return f"USER#{client + 1}"
+    """The client's own user, numbered as the client is (client 3 writes USER#3)."""
+    return f"USER#{client}"
 
 
 def email_key(client: int, op: int) -> str:
-    return f"EMAIL#u{client + 1}-{op + 1}@x.com"
+    return f"EMAIL#u{client}-{op + 1}@x.com"
 
 
 def query_gsi_until_found(
@@ -257,14 +259,14 @@ def _read_your_writes(r: _ReadBacks) -> Invariant:
         key=READ_YOUR_WRITES,
         holds=n_stale == 0,
         expected="0 stale reads",
-        observed=f"{n_stale} stale of {len(r.reads)} reads",
+        observed=f"{n_stale} stale of {plural(len(r.reads), 'read')}",
         violations=n_stale,
         calls=rows(r.reads, r.stale),
         explanation=(
-            f"{n_stale} reads through {r.via} right after an acknowledged write missed it: the index "
+            f"{plural(n_stale, 'read')} through {r.via} right after an acknowledged write missed it: the index "
             f"had not caught up yet ({r.lag})"
             if n_stale
-            else f"every one of {len(r.reads)} reads through {r.via} saw the write just acknowledged"
+            else f"every one of {plural(len(r.reads), 'read')} through {r.via} saw the write just acknowledged"
         ),
     )
 
@@ -299,12 +301,17 @@ def _visible_within_lag(r: _ReadBacks) -> Invariant:
         violations=n_late,
         calls=rows(r.reads, late),
         explanation=(
-            f"write → first read that saw it, over {len(first_seen)} writes read through {r.via}"
-            + (f"; {n_late} reads sent more than {r.bound_ms} ms after the write still missed it" if n_late else "")
-            + (f", {unseen} of those writes were never seen" if unseen else "")
+            f"write → first read that saw it, over {plural(len(first_seen), 'write')} read through {r.via}"
+            + (
+                f"; {plural(n_late, 'read')} sent more than {r.bound_ms} ms after the write still missed it"
+                if n_late
+                else ""
+            )
+            + (f", {unseen} of those writes {agree(unseen, 'was', 'were')} never seen" if unseen else "")
             + ("; none took longer than the lag + margin" if not n_late and not undecided else "")
             + (
-                f"; {undecided} writes cannot be judged: no read of them was sent after {r.bound_ms} ms (all "
+                f"; {plural(undecided, 'write')} cannot be judged: no read of {agree(undecided, 'it', 'them')} "
+                f"was sent after {r.bound_ms} ms (all "
                 f"{r.wanted} attempts came sooner, or were refused or never sent), which proves nothing about "
                 "visibility"
                 if undecided
@@ -324,11 +331,11 @@ def _gsi_converges(table: Table, r: _ReadBacks, t0_ns: int) -> Invariant:
         key=GSI_CONVERGES,
         holds=wrong == 0,
         expected="index = table",
-        observed=f"{wrong} entries differ" if wrong else "index = table",
+        observed=f"{plural(wrong, 'entry', 'entries')} differ" if wrong else "index = table",
         violations=wrong,
         explanation=(
-            f"{r.bound_ms} ms after the last write, {wrong} index entries still differ from the "
-            f"table ({', '.join(evidence[:3])})"
+            f"{r.bound_ms} ms after the last write, {plural(wrong, 'index entry', 'index entries')} still "
+            f"{agree(wrong, 'differs', 'differ')} from the table ({', '.join(evidence[:3])})"
             if wrong
             else f"{r.bound_ms} ms after the last write, GSI1 lists every user under its latest email and no old one"
         ),

@@ -9,7 +9,7 @@ from typing import Any
 from engine.explain.calls import Calls
 from engine.explain.operations import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds, key_of
-from engine.explain.witness import Anomaly, Step, Witness, before, client_name
+from engine.explain.witness import Anomaly, Step, Witness, before
 from engine.patterns.gsi_consistency import (
     DETAIL_OP,
     DETAIL_STALE,
@@ -20,6 +20,7 @@ from engine.patterns.gsi_consistency import (
     email_key,
 )
 from engine.record.history import Call, Outcome
+from engine.words import client_name
 
 PATTERN = "gsi-consistency"
 

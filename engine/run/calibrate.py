@@ -36,12 +36,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
-from engine.errors import BadInput
+from engine.errors import BadInput, LabError
 from engine.run import op_latency
 from engine.server.profile import KNOBS, Z99, ProfileSpec
+from engine.small_file import read_small_text
 
+MAX_PROFILE_BYTES = 1 << 20  # a profile file is a few KB
 FORMAT = 2  # of the profile file: 2 added each operation's latency ("latency"); a file without "format" is 1
 STALE_DELAYS_MS = (0, 10, 20, 40, 80, 120, 200, 300, 400, 500, 640)
 STALE_TRIALS = 40  # per delay
@@ -139,7 +141,10 @@ def _after(
     def call_first() -> None:
         box["sent"] = time.perf_counter()
         sent.set()
-        box["first"] = _outcome(first)
+        try:
+            box["first"] = _outcome(first)
+        except BaseException as e:  # said by the caller's thread: this one's death would go unseen
+            box["error"] = e
 
     thread = threading.Thread(target=call_first)
     thread.start()
@@ -150,6 +155,8 @@ def _after(
     offset = (time.perf_counter() - box["sent"]) * 1000.0
     out = _outcome(second)
     thread.join()
+    if "error" in box:
+        raise box["error"]
     return offset, box["first"], out
 
 
@@ -159,6 +166,11 @@ def _outcome(call: Callable[[], Any]) -> Any:
     except ClientError as e:
         reasons = [r.get("Code") for r in e.response.get("CancellationReasons", [])]
         return "TransactionConflict" if "TransactionConflict" in reasons else str(e.response["Error"]["Code"])
+    except BotoCoreError as e:  # no answer at all (a read timeout, a dropped connection): no outcome to fit
+        raise LabError(
+            f"calibrate stopped: a probe call got no answer from the DynamoDB measured ({type(e).__name__}: {e})",
+            "check the network to it and run calibrate again; no profile was written",
+        ) from None
 
 
 def _stale(table: Any, result: Calibration) -> None:
@@ -245,13 +257,20 @@ def _hot_key(table: Any, result: Calibration) -> None:
     lock = threading.Lock()
     stop = time.perf_counter() + HOT_SECONDS
 
+    errors: list[BaseException] = []
+
     def hammer() -> None:
         while time.perf_counter() < stop:
             with lock:
-                if counts["calls"] >= HOT_MAX_CALLS:
+                if counts["calls"] >= HOT_MAX_CALLS or errors:
                     return
                 counts["calls"] += 1
-            outcome = _outcome(lambda: client.put_item(TableName=name, Item={"PK": "hot", "SK": "S"}))
+            try:
+                outcome = _outcome(lambda: client.put_item(TableName=name, Item={"PK": "hot", "SK": "S"}))
+            except BaseException as e:  # raised below: a thread it killed would leave a rate of part of the calls
+                with lock:
+                    errors.append(e)
+                return
             with lock:
                 counts["ok" if isinstance(outcome, dict) else "throttled"] += 1
 
@@ -261,6 +280,8 @@ def _hot_key(table: Any, result: Calibration) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+    if errors:
+        raise errors[0]
     elapsed = time.perf_counter() - started
     result.samples["hot_key_calls"] = counts["calls"]
     if counts["throttled"] == 0:
@@ -346,12 +367,8 @@ def load_profile(path: str) -> ProfileSpec:
     """An aws-like ProfileSpec from a calibrated profile file, labelled with where it came from; BadInput
     naming the problem and the fix for a file that is missing or not one."""
     where = Path(path)
-    try:
-        doc = json.loads(where.read_text())
-    except OSError as e:
-        raise BadInput(
-            f"cannot read the profile file {path!r}: {e.strerror}", "give the file `calibrate` wrote"
-        ) from None
+    try:  # a regular file of at most MAX_PROFILE_BYTES only: the path is typed by any user of the dashboard
+        doc = json.loads(read_small_text(path, MAX_PROFILE_BYTES, "profile file", "give the file `calibrate` wrote"))
     except ValueError:
         raise BadInput(f"{path!r} is not JSON", "give the file `python -m engine calibrate` wrote") from None
     if not isinstance(doc, dict) or doc.get("profile") != "aws-like" or not isinstance(doc.get("knobs"), dict):

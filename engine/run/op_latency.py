@@ -26,8 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.exceptions import ClientError
-
+from engine.errors import LabError
 from engine.server.profile import Z99, ProfileSpec
 
 OPERATIONS = ("GetItem", "PutItem", "UpdateItem", "Query", "TransactWriteItems", "TransactGetItems")
@@ -162,8 +161,8 @@ def measure(table: Any, reference: Any) -> tuple[dict[str, list[float]], dict[st
             try:
                 local_ms = _timed(ops["local"][op], pk)
                 probe_ms = _timed(ops["probe"][op], pk)
-            except ClientError:
-                with lock:
+            except Exception:  # an error answer or none (a read timeout, a dropped connection): a failed sample,
+                with lock:  # counted and reported; a thread it killed would lose its job without a word
                     failed[op] += 1
                 continue
             with lock:
@@ -175,6 +174,12 @@ def measure(table: Any, reference: Any) -> tuple[dict[str, list[float]], dict[st
         thread.start()
     for thread in threads:
         thread.join()
+    lost = len(OPERATIONS) * CALLS - sum(map(len, probed.values())) - sum(failed.values())
+    if lost:  # never a fit on part of the calls without saying so
+        raise LabError(
+            f"the latency probe lost {lost} of its {len(OPERATIONS) * CALLS} calls (a probe thread stopped)",
+            "run calibrate again; no profile was written",
+        )
     # Less the median of the local calls of the same operation (less their hold), not each call's own partner: a
     # partner's own delay (a loaded machine holds a call up now and then) would widen the spread measured by as
     # much again. What the machine adds to the spread is taken off in fit, from the local calls' own spread.

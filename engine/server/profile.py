@@ -29,6 +29,7 @@ from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any
 
+from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput
 
 PROFILE_TAG = "ddblab:profile"
@@ -93,6 +94,9 @@ def check_knob(knob: str, raw: Any) -> float | str:
     if knob not in KNOBS:
         raise BadInput(f"unknown profile knob {knob!r}", f"use one of {', '.join([*KNOBS, *CHOICES])}")
     _, low, high, _ = KNOBS[knob]
+    if isinstance(raw, str) and (foreign_digits(raw) or "_" in raw):  # float() reads '٤٠' and '4_0' as 40
+        said = "has digits other than 0-9" if foreign_digits(raw) else "has a '_' in it"
+        raise BadInput(f"profile knob {knob}={raw!r} {said}", f"{ONLY} alone, e.g. {knob}={KNOBS[knob][0]:g}")
     try:
         value = float(raw)
     except (TypeError, ValueError):

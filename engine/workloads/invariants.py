@@ -14,8 +14,9 @@ from typing import Any
 from engine.backends.tables import Table
 from engine.patterns.base import Invariant
 from engine.record.history import History
-from engine.workloads.operations import DETAIL_COUNTED, DETAIL_CREATED, DETAIL_TOKEN, NEW_PREFIX
-from engine.workloads.schema import Workload
+from engine.words import agree, plural
+from engine.workloads.operations.layout import DETAIL_COUNTED, DETAIL_CREATED, DETAIL_TOKEN, NEW_PREFIX
+from engine.workloads.schema.workload import Workload
 
 NO_LOST_CHANGE = "no-lost-change"
 ALL_OR_NOTHING = "all-or-nothing"
@@ -81,16 +82,17 @@ def _no_lost_change(items: list[dict[str, Any]], calls: list[tuple[int, str, int
         name="no acknowledged change lost",
         key=NO_LOST_CHANGE,
         holds=not lost and not extra,
-        expected=f"{n_acked} changes applied",
+        expected=f"{plural(n_acked, 'change')} applied",
         observed=f"{sum(min(final.get(k, 0), acked[k]) for k in acked)} of them in the items, {n_lost} lost"
         + (f", {n_extra} too many" if n_extra else ""),
         violations=n_lost + n_extra,
         calls=tuple(s for k in lost for s in seqs.get(k, ())),
         explanation=(
-            f"{n_lost} of {n_acked} acknowledged changes are not in the items (most on {worst}: {lost[worst]}): "
-            "clients read the same version and wrote over each other"
+            f"{n_lost} of {plural(n_acked, 'acknowledged change')} {agree(n_lost, 'is', 'are')} not in the items "
+            f"(most on {worst}: {lost[worst]}): clients read the same version and wrote over each other"
             if worst is not None
-            else f"{n_extra} changes were applied more often than acknowledged (a resend applied twice)"
+            else f"{plural(n_extra, 'change')} {agree(n_extra, 'was', 'were')} applied more often than acknowledged "
+            "(a resend applied twice)"
             if extra
             else "every acknowledged change is counted in its item"
         )
@@ -130,13 +132,13 @@ def _one_winner(calls: list[tuple[int, str, int, Any]]) -> Invariant:
         name="one winner per created key",
         key=ONE_WINNER,
         holds=not doubles,
-        expected=f"at most 1 acknowledged create per key ({len(winners)} keys created)",
-        observed=f"{len(doubles)} keys with several winners" if doubles else "one each",
+        expected=f"at most 1 acknowledged create per key ({plural(len(winners), 'key')} created)",
+        observed=f"{plural(len(doubles), 'key')} with several winners" if doubles else "one each",
         violations=extra,
         calls=tuple(s for v in doubles.values() for s in v),
         explanation=(
-            f"{extra} creates were told they won a key another client had also won: each checked in code, then "
-            "put without a condition"
+            f"{plural(extra, 'create')} {agree(extra, 'was', 'were')} told {agree(extra, 'it', 'they')} won a key "
+            "another client had also won: each checked in code, then put without a condition"
             if doubles
             else "attribute_not_exists let one put create each key; the others were refused"
         ),

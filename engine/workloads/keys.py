@@ -9,7 +9,7 @@ import itertools
 import random
 from dataclasses import dataclass, field
 
-from engine.workloads.schema import Keys
+from engine.workloads.schema.operations import Keys
 
 _DISTINCT_TRIES = 64  # draws per wanted key before the rest are taken in order from the less popular ones
 

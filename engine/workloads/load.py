@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from engine.record.calls import ClientContext
-from engine.workloads.schema import Load
+from engine.workloads.schema.workload import Load
 
 LATE_MS = 10.0  # an arrival sent this much after its scheduled time could not be sent on time
 SUSTAINED_SHARE = 0.95  # achieved ÷ target at or above which a rate counts as sustained

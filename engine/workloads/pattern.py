@@ -16,8 +16,11 @@ from engine.record.calls import ClientContext
 from engine.record.history import History
 from engine.workloads import invariants as inv
 from engine.workloads.load import arrivals
-from engine.workloads.operations import Layout, Mix, OpRun, opening_gate, run_operation
-from engine.workloads.schema import Workload, WorkloadInvalid, from_json
+from engine.workloads.operations.dispatch import run_operation
+from engine.workloads.operations.layout import Layout, Mix
+from engine.workloads.operations.op_run import OpRun, opening_gate
+from engine.workloads.schema.parsing import WorkloadInvalid, from_json
+from engine.workloads.schema.workload import Workload
 
 NAME = "workload"
 AS_WRITTEN = "as-written"
@@ -43,7 +46,9 @@ class WorkloadPattern(Pattern):
     problem = "A team's own table and traffic: how often do its writes conflict, and why?"
     solution = "Run the mix as written; compare it with its racy form (read-then-put, no version or check)."
     variants = {
-        AS_WRITTEN: Variant(AS_WRITTEN, True, "the operations as the file writes them: versions, conditions, ADD"),
+        AS_WRITTEN: Variant(
+            AS_WRITTEN, True, "the operations as the file writes them: versions, conditions, ADD", kind="as written"
+        ),
         RACY: Variant(RACY, False, "each read-modify-write as read-then-put with no version or check"),
     }
     options = {"spec": Option("spec", "", "the workload as JSON (written by `python -m engine workload run`)")}

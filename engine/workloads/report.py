@@ -29,8 +29,8 @@ from engine.record.calls import THROTTLED
 from engine.record.history import History
 from engine.workloads.capacity import PARTITION_RCU, PARTITION_WCU
 from engine.workloads.load import LATE_MS, LATE_SHARE, SUSTAINED_SHARE
-from engine.workloads.operations import DETAIL_BUSINESS, DETAIL_COUNTED
-from engine.workloads.schema import Workload
+from engine.workloads.operations.layout import DETAIL_BUSINESS, DETAIL_COUNTED
+from engine.workloads.schema.workload import Workload
 
 CAUSES = ("condition_refused", "transaction_conflict", "throttled", "business", "validation", "other", "unknown")
 HOT_KEYS = 5

@@ -11,10 +11,13 @@ from typing import Any
 
 from engine.digits import ONLY, foreign_digits
 from engine.errors import BadInput, LabError
+from engine.record.history import csv_labels
 from engine.run.runner import Run, RunState
-from engine.workloads import schema
+from engine.server.profile import EXACT
 from engine.workloads.pattern import AS_WRITTEN, RACY
 from engine.workloads.report import CAUSES, load_line, report
+from engine.workloads.schema.parsing import parse_data
+from engine.workloads.schema.workload import Workload
 
 AXES: dict[str, type] = {"clients": int, "rate": float}  # what a sweep varies, and the type of its values
 MAX_POINTS = 12  # values of one sweep: each is a run per form, one after another
@@ -26,7 +29,7 @@ class SweepPoint:
 
     value: float
     variant: str
-    workload: schema.Workload
+    workload: Workload
 
 
 def sweep_values(text: str, axis: str, name: str) -> list[Any]:
@@ -50,18 +53,18 @@ def sweep_values(text: str, axis: str, name: str) -> list[Any]:
     return values
 
 
-def with_load(w: schema.Workload, **changes: Any) -> schema.Workload:
+def with_load(w: Workload, **changes: Any) -> Workload:
     """The workload with load fields replaced, checked again (a value past a cap is refused like the file's, naming
     its field: load.clients, load.rate); a rate makes the loop open."""
     data = w.model_dump(mode="json")
     data["load"].update({k: v for k, v in changes.items() if v is not None})
     if changes.get("rate") is not None:
         data["load"]["mode"] = "open"
-    return schema.parse_data(data, "the workload with the sweep's load")
+    return parse_data(data, "the workload with the sweep's load")
 
 
 def plan(
-    base: schema.Workload,
+    base: Workload,
     axis: str,
     values: Sequence[Any],
     variants: Sequence[str] = (AS_WRITTEN, RACY),
@@ -136,11 +139,18 @@ def sweep_row(axis: str, value: Any, variant: str, data: dict[str, Any]) -> dict
         "failed_invariants": [inv["key"] for inv in data["invariants"] if inv["holds"] is False],
         "state": data.get("state", "done"),
         "load": wl["load"],
+        # The server profile the run ran under (`run --json`'s object) and its label: an aws-like row's figures
+        # came from the model, and a row read alone (a CSV, a --json line) says SIMULATED.
+        "profile": data.get("profile") or EXACT.as_dict(),
+        "server_profile": csv_labels(data).get("server_profile", EXACT.name.value),
     }
 
 
 def sweep_table(axis: str, rows: Sequence[dict[str, Any]]) -> str:
-    out = [
+    """The sweep as the CLI prints it; a line first for each aws-like profile its runs ran under (SIMULATED)."""
+    simulated = dict.fromkeys(r["server_profile"] for r in rows if (r.get("profile") or {}).get("simulated"))
+    out = [f"server profile {label}: conflicts, throughput and latencies come from the model" for label in simulated]
+    out += [
         f"{axis:>8} {'variant':<11} {'ops':>6} {'ok/s':>8} {'cond':>6} {'txconf':>6} {'throt':>6} {'busin':>6} "
         f"{'retry/ok':>8} {'p99 ms':>8} {'violations':>10}"
     ]

@@ -8,11 +8,11 @@ from typing import Any
 from engine.backends.backend import Backend
 from engine.commands.workload import config_for, run_workload, with_load
 from engine.run.runner import RunState
-from engine.workloads import schema
+from engine.workloads.schema.parsing import load
 
 
 def test_hot_customer_on_two_workers_holds_its_invariants(backend: Backend, two_workers: Any) -> None:
-    w = with_load(schema.load("workloads/hot-customer.yaml"), clients=4, ops=5)
+    w = with_load(load("workloads/hot-customer.yaml"), clients=4, ops=5)
     args = argparse.Namespace(profile="exact", profile_set=[], seed=9, cluster=two_workers.scheduler_address)
     run, data = run_workload(w, config_for(w, "as-written", args), backend)
     assert run.state is RunState.DONE, run.error

@@ -56,3 +56,17 @@ def test_a_file_that_is_not_a_calibrated_profile_is_one_message_and_runs_keep_th
     assert "calibrated from" not in " ".join(str(c.value) for c in at.sidebar.caption)
     at.text_input(key=PROFILE_FILE_KEY).set_value(str(tmp_path / "missing.json")).run()
     assert "cannot read the profile file" in sidebar_text(at)
+
+
+def test_a_fifo_or_a_device_named_as_the_profile_file_is_refused_at_once(tmp_path: Path) -> None:
+    # Read on every rerun, by the script thread every user's page shares the server with: never waited on.
+    import os
+
+    fifo = tmp_path / "profile.json"
+    os.mkfifo(fifo)
+    at = aws_like_run_page()
+    for path, said in ((str(fifo), "is a FIFO, not a regular file"), ("/dev/zero", "not a regular file")):
+        at.text_input(key=PROFILE_FILE_KEY).set_value(path).run(timeout=20)
+        assert not at.exception, [e.value for e in at.exception]
+        assert said in sidebar_text(at), sidebar_text(at)
+        assert "calibrated from" not in " ".join(str(c.value) for c in at.sidebar.caption)

@@ -146,3 +146,17 @@ def test_contradicting_caps_are_the_same_line_at_launch_and_under_streamlit_run(
     [error] = [e.value.replace("\\", "") for e in at.error]  # as shown, less markdown's escapes
     assert problem in error and fix in error
     assert not at.sidebar.success  # nothing ran on the contradicting caps
+
+
+@pytest.mark.parametrize(("text", "said"), [("٤٠", "has digits other than 0-9"), ("4_0", "has a '_' in it")])
+def test_a_links_aws_like_knob_is_refused_in_the_shapes_its_other_numbers_are(text: str, said: str) -> None:
+    # float() reads both as 40: the knob would run with a value the link does not show in 0-9.
+    restored = parse({"profile": "aws-like", "aws.commit_ms": text}, "run", max_threads=256)
+    [problem] = restored.problems
+    assert f"commit_ms={text!r} {said}" in problem and "keeps its default" in problem
+    [threads] = parse({"threads": "1_0"}, "run", max_threads=256).problems
+    assert "has a '_' in it" in threads
+    from engine.server.profile import ProfileSpec
+
+    with pytest.raises(BadInput, match=f"commit_ms={text!r} {said}"):  # the CLI's --profile-set, the same check
+        ProfileSpec.parse("aws-like", {"commit_ms": text})

@@ -150,6 +150,9 @@ def hostile_import() -> bytes:
     summary = meta["summary"]
     for field in ("variant", "error", "state_reason", "title"):
         summary[field] = HOSTILE
+    # Where an aws-like run's knobs came from: free text in the file, shown wherever the run says SIMULATED.
+    summary["profile"] = {"name": "aws-like", "simulated": True, "calibrated_from": HOSTILE}
+    summary["conflicts_by_cause"] = {"condition_refused": 3}  # the causes' caption says SIMULATED with the note
     summary["invariants"][0]["name"] = HOSTILE
     summary["invariants"][0]["explanation"] = HOSTILE
     summary["invariants"][0]["expected"] = HOSTILE
@@ -177,7 +180,25 @@ def test_text_from_an_imported_file_is_shown_as_plain_text_everywhere() -> None:
             assert not rendered(at), (toggle.label, rendered(at))
         for presenter in ("0", "1"):  # the Run page showing it, as a link to it does, also laid out for a projector
             at = page("app_pages/run.py", {"run": record.id, "presenter": presenter})
+            # The toggle took its value on the first page drawn, before the link: set as the link asks.
+            at.toggle(key="presenter").set_value(presenter == "1").run()
+            assert not at.exception, [e.value for e in at.exception]
             assert not rendered(at), (presenter, rendered(at))
             assert any("evil" in t for t in _texts(at._tree))
     finally:
         registry.remove(record.id)
+
+
+def test_a_calibrated_profile_files_own_words_are_shown_as_plain_text(tmp_path: Path) -> None:
+    # The file's region and date (and its name) label every aws-like run's knobs: the sidebar's caption, the
+    # knobs' starting values and each knob's help.
+    from dashboard.widgets.sidebar import PROFILE_FILE_KEY
+
+    measured = tmp_path / "mine.json"
+    made = {"region": HOSTILE, "date": HOSTILE}
+    measured.write_text(json.dumps({"profile": "aws-like", "knobs": {"commit_ms": 37}, "calibrated": made}))
+    at = page("app_pages/run.py", {"profile": "aws-like"})
+    at.text_input(key=PROFILE_FILE_KEY).set_value(str(measured)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("evil" in t for t in _texts(at._tree))
+    assert not rendered(at), rendered(at)

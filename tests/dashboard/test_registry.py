@@ -226,7 +226,7 @@ def test_an_unreachable_endpoint_fails_fast_and_keeps_the_runs(registry: Registr
 
 
 def test_wrong_credentials_on_an_endpoint_are_named_and_nothing_is_lost() -> None:
-    from tests.engine.test_backend import refusing_endpoint
+    from tests.engine.backend.test_credentials import refusing_endpoint
 
     registry = Registry()  # a real one: the shared test registry always hands out the embedded server
     try:

@@ -90,7 +90,7 @@ def test_a_scene_is_stepped_a_call_at_a_time_with_its_result() -> None:
 
 def test_a_presenter_link_carries_the_type_size_and_the_step() -> None:
     link = scene_links.encode("conditional-writes", None, type_size="L", step=4)
-    assert link == {"pattern": "conditional-writes", "type": "L", "step": "4"}
+    assert link == {"pattern": "conditional-writes", "type": "L", "step": "4", "presenter": "1"}
     assert scene_links.parse(link).values == {
         "scenes-pattern": "conditional-writes",
         "scenes-type-size": "L",
@@ -102,3 +102,14 @@ def test_a_presenter_link_carries_the_type_size_and_the_step() -> None:
         "The link's type size 'XXL' is not one of S, M, L; that control keeps its default.",
         "The link's step '0' is not a whole number from 1 to 10,000; that control keeps its default.",
     ]
+
+
+def test_a_step_without_presenter_view_is_refused_naming_the_fix() -> None:
+    # Only presenter view steps through the log: a step in any other link would be dropped without a word.
+    unused = scene_links.parse({"pattern": "22", "step": "3"})
+    assert unused.values == {"scenes-pattern": "conditional-writes"}
+    assert unused.problems == [
+        "The link's step '3' is used only in presenter view (add presenter=1, or leave out step); that control "
+        "keeps its default."
+    ]
+    assert scene_links.parse({"pattern": "22", "step": "3", "presenter": "1"}).values["scenes-step"] == 3

@@ -240,6 +240,15 @@ MID_WORD = """() => { const out = [];
   return out; }"""
 
 
+def _level_with_the_buttons(page: Any, width: int) -> None:
+    """The "Step N of M" label sits on the line of Previous and Next: its middle within 3 px of theirs (it hung
+    8 px low at 1280 and 10 px at 1920 when its box came out a rem shorter than its text)."""
+    label = page.locator(".st-key-scenes-step-at p").first.bounding_box()
+    buttons = [page.locator(f".st-key-scenes-{b} button").first.bounding_box() for b in ("back", "next")]
+    middle = [box["y"] + box["height"] / 2 for box in (label, *buttons)]
+    assert all(abs(middle[0] - m) <= 3 for m in middle[1:]), (width, label, buttons)
+
+
 def test_a_seed_scene_steps_call_by_call_in_presenter_view_at_the_links_type_size(
     dashboard_url: str, browser: Any
 ) -> None:
@@ -256,6 +265,7 @@ def test_a_seed_scene_steps_call_by_call_in_presenter_view_at_the_links_type_siz
         log = page.locator(".st-key-scenes-log pre").first
         _inside(page, log, f"the step at {width} px")
         assert page.evaluate(MID_WORD) == [], width
+        _level_with_the_buttons(page, width)
         sizes[width] = float(log.evaluate("(e) => getComputedStyle(e).fontSize").removesuffix("px"))
         page.screenshot(path=f"/tmp/stage-scene-step-{width}.png")
     assert sizes[1280] >= 28 and sizes[1920] > sizes[1280] * 1.4, sizes  # the largest type, growing with the screen

@@ -15,18 +15,29 @@ PRESETS = Path(__file__).resolve().parents[2] / "workloads"
 SHRUNK = ("clients: 16, ops: 25", "clients: 2, ops: 3")
 
 
-def test_two_workloads_run_side_by_side_titled_by_name_and_a_link_reopens_them() -> None:
+def editor_with(preset: str) -> tuple[AppTest, str]:
+    """The "Your workload" page with `preset` in the editor, shrunk to a quick run, and that text."""
     at = app("app_pages/workload.py")
-    at.selectbox(key="wl-preset").set_value("ticket-sale").run()
-    first = at.text_area(key="wl-text").value or ""
-    at.text_area(key="wl-text").set_value(first.replace(*SHRUNK)).run()
-    at.selectbox(key="wl-other").set_value("a second text…").run()
-    second = (PRESETS / "hot-customer.yaml").read_text(encoding="utf-8").replace(*SHRUNK)
-    at.text_area(key="wl-other-text").set_value(second).run()
+    at.selectbox(key="wl-preset").set_value(preset).run()
+    shrunk = (at.text_area(key="wl-text").value or "").replace(*SHRUNK)
+    at.text_area(key="wl-text").set_value(shrunk).run()
+    return at, shrunk
+
+
+def compared(at: AppTest) -> str:
+    """Compare two workloads pressed, and both sides run to their verdicts: the page's text then."""
     at.button(key="wl-two").click().run()
     assert not at.error, [e.value for e in at.error]
     until(at, lambda a: len(verdicts(a)) == 2)
-    body = text(at)
+    return text(at)
+
+
+def test_two_workloads_run_side_by_side_titled_by_name_and_a_link_reopens_them() -> None:
+    at, _ = editor_with("ticket-sale")
+    at.selectbox(key="wl-other").set_value("a second text…").run()
+    second = (PRESETS / "hot-customer.yaml").read_text(encoding="utf-8").replace(*SHRUNK)
+    at.text_area(key="wl-other-text").set_value(second).run()
+    body = compared(at)
     assert "#### ticket-sale (as-written)" in body and "#### hot-customer (as-written)" in body
     assert "ticket-sale: as-written" in body and "hot-customer: as-written" in body  # the live pair view's titles
     assert "ticket-sale: per operation" in body and "hot-customer: per operation" in body
@@ -61,18 +72,12 @@ def test_a_preset_is_offered_as_the_second_workload() -> None:
 
 
 def test_one_workload_with_transactions_and_without_are_told_apart() -> None:
-    at = app("app_pages/workload.py")
-    at.selectbox(key="wl-preset").set_value("hot-customer").run()
-    with_transactions = (at.text_area(key="wl-text").value or "").replace(*SHRUNK)
-    at.text_area(key="wl-text").set_value(with_transactions).run()
+    at, with_transactions = editor_with("hot-customer")
     at.selectbox(key="wl-other").set_value("a second text…").run()
     assert at.text_area(key="wl-other-text").value == with_transactions  # a copy to edit into the other design
     without = with_transactions.split("  - name: transfer-3")[0] + "load: {mode: closed, clients: 2, ops: 3}\n"
     at.text_area(key="wl-other-text").set_value(without).run()
-    at.button(key="wl-two").click().run()
-    assert not at.error, [e.value for e in at.error]
-    until(at, lambda a: len(verdicts(a)) == 2)
-    body = text(at)
+    body = compared(at)
     assert "#### hot-customer #1 (as-written)" in body and "#### hot-customer #2 (as-written)" in body
     tables = [list(d.value["operation"]) for d in at.dataframe]
     assert ["update-customer", "transfer-3"] in tables and ["update-customer"] in tables

@@ -8,7 +8,7 @@ from pathlib import Path
 from dashboard.figures.workload_sweep import sweep_frame, workload_sweep_lines
 from dashboard.state import workload_link
 from dashboard.widgets.workload_sweep import sweep_points
-from engine.workloads import schema
+from engine.workloads.schema.parsing import load
 
 PRESETS = Path(__file__).resolve().parents[2] / "workloads"
 
@@ -47,7 +47,7 @@ def test_no_rows_draws_a_placeholder_not_an_error() -> None:
 
 
 def test_client_counts_past_the_dashboards_cap_are_refused_as_the_editor_refuses_them() -> None:
-    w = schema.load(str(PRESETS / "ticket-sale.yaml"))
+    w = load(str(PRESETS / "ticket-sale.yaml"))
     points, problems = sweep_points(w, "clients", "1,64", cap=8)
     assert not points and problems == ["load.clients: 64 is above this dashboard's cap: use at most 8"]
     points, problems = sweep_points(w, "clients", "1,8", cap=8)

@@ -15,7 +15,7 @@ import pytest
 
 from engine.backends.backend import Backend
 from engine.cli import main
-from tests.engine.test_backend import (  # noqa: F401 - no_network and no_dynamodb are fixtures
+from tests.engine.backend.test_credentials import (  # noqa: F401 - no_network and no_dynamodb are fixtures
     DENIED,
     INVALID_TOKEN,
     STS_REFUSALS,

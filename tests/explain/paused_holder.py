@@ -16,20 +16,17 @@ fixed.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.patterns.distributed_locking.shared import RESOURCE
-from tests.lockstep import CLIENT_THREAD
-
-if TYPE_CHECKING:  # a PausedHolder stands in for the Backend it wraps wherever a run takes one
-    from engine.backends.backend import Backend as _Wrapped
-else:
-    _Wrapped = object
+from tests.hooked_backend import CLIENT_THREAD, Hook, HookedBackend
 
 
-class PausedHolder(_Wrapped):
+class PausedHolder(HookedBackend):
+    BEFORE = "before-parameter-build.dynamodb"  # its hook reads the call's parameters
+
     def __init__(self, backend: Any, workers: int = 2, wait_s: float = 30.0) -> None:
-        self._backend = backend
+        super().__init__(backend)
         self._workers, self._wait_s = workers, wait_s
         self._changed = threading.Condition()
         self._reads: list[str] = []  # the client threads whose resource read was answered, in that order
@@ -37,18 +34,8 @@ class PausedHolder(_Wrapped):
         self._calling = threading.local()  # what the calling thread's call in flight is: "read", "write" or ""
         self.missed: list[str] = []
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-    def client(self, **kwargs: Any) -> Any:
-        client = self._backend.client(**kwargs)
-        events = client.meta.events
-        # before-parameter-build fires once per API call with its parameters, in the caller's thread, before any
-        # attempt (retries do not wait again); after-call once it is answered, after-call-error when no answer came.
-        events.register("before-parameter-build.dynamodb", self._before)
-        events.register("after-call.dynamodb", self._after)
-        events.register("after-call-error.dynamodb", self._after)
-        return client
+    def hooks(self, client_kwargs: dict[str, Any]) -> tuple[Hook, Hook]:
+        return self._before, self._after
 
     def check(self) -> None:
         """Fail loudly when the schedule was not the forced one (the stale write was then left to chance)."""

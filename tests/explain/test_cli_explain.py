@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,9 @@ def test_explain_prints_each_broken_rules_witness_and_the_check(capsys: pytest.C
     assert main(["explain", UNGUARDED]) == 0
     out = capsys.readouterr().out
     assert "FAIL  PENDING → PAID exactly once" in out
-    assert "double apply: clients 1 and 2 both read ORDER#o0 PENDING; both paid it; the order was paid twice" in out
+    # Which two clients and which order: as the recording's interleaving had it.
+    story = r"double apply: clients \d+ and \d+ both read ORDER#o\d+ PENDING; both paid it; the order was paid twice"
+    assert re.search(story, out)
     assert "\nlinearizability  not linearizable: " in out
 
 

@@ -11,6 +11,7 @@ from engine.record.history import History
 from engine.run.runner import Run, RunConfig, RunState, run_pattern
 from engine.run.walkthrough import run_walkthrough
 from engine.server.profile import ProfileSpec
+from engine.words import plural
 from tests.lockstep import Lockstep
 
 ALL = (
@@ -284,10 +285,10 @@ def test_guarded_spends_never_land_on_a_suspended_user_and_the_status_half_is_cr
     by_credits = sum(d["old_item"]["credits"] < d["amount"] for d in refused)
     assert by_status > 0  # 64 clients: suspends met spends
     # Each half is credited with the refusals its own half of the item broke, not every refused spend.
-    assert suspended.explanation.startswith(f"#s = :active refused {by_status} spends of a suspended user")
+    assert suspended.explanation.startswith(f"#s = :active refused {plural(by_status, 'spend')} of a suspended user")
     assert (
         inv["balance never below zero"].explanation
-        == f"credits >= :a refused {by_credits} spends the balance could not cover"
+        == f"credits >= :a refused {plural(by_credits, 'spend')} the balance could not cover"
     )
 
 

@@ -14,6 +14,7 @@ from engine.patterns import get_pattern
 from engine.patterns.transactions import MAX_ATTEMPTS
 from engine.run.runner import Run, RunConfig, RunState, run_pattern
 from engine.run.walkthrough import run_walkthrough
+from engine.words import plural
 from tests.canned import Answering, error_answer
 from tests.lockstep import Lockstep
 
@@ -243,7 +244,10 @@ def test_the_stock_verdict_counts_the_orders_its_condition_refused(transact: Run
         if d.get("reasons", [None, None])[1:2] == ["ConditionalCheckFailed"]
     )
     assert refused > 0
-    assert f"refused {refused} orders the stock could not cover" in transact.invariants_by_name()[STOCK].explanation
+    assert (
+        f"refused {plural(refused, 'order')} the stock could not cover"
+        in transact.invariants_by_name()[STOCK].explanation
+    )
 
 
 def test_with_stock_to_spare_the_stock_verdict_does_not_claim_a_refusal(backend: Backend) -> None:
@@ -270,7 +274,7 @@ def test_orders_given_up_after_colliding_on_every_send_are_counted_in_the_summar
     # each of the 4 first orders meets it on every send, so 4 are given up in every run.
     run = run_pattern(
         RunConfig(pattern="transactions", variant="transact", threads=4, ops_per_client=2, seed=5),
-        _OrdersCollide(backend, times=MAX_ATTEMPTS, order="o0"),  # type: ignore[arg-type]  # a wrapped Backend
+        _OrdersCollide(backend, times=MAX_ATTEMPTS, order="o0"),  # a wrapped Backend
     )
     assert all(inv.holds for inv in run.invariants)
     data = summary(run)

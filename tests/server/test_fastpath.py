@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from bench.server.equivalence import equivalence
+from bench.server.equivalence.replay import equivalence
 from engine.backends.backend import Backend, RetryPolicy
 from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.server.fast import handler as fastpath

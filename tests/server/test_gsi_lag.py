@@ -8,22 +8,19 @@ clock and the session's embedded server process.
 from __future__ import annotations
 
 import itertools
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import boto3
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from engine.backends.backend import Backend, RetryPolicy
 from engine.backends.tables import GSI_LAG_TAG, TableSpec, drop_table, open_table
 from engine.server.faithful.app import FaithfulDynamoDB
-from engine.server.host.serve import make_http_server
 from engine.server.simulated import gsi_lag
+from tests.server.hand_clock import serve
 
 LAG_S = 0.5
 _names = itertools.count()
@@ -105,30 +102,9 @@ class Lab:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[Any, FaithfulDynamoDB]]:
-    from moto.server import create_backend_app
-
-    moto_app = create_backend_app("dynamodb")
-    moto_app.debug = False
-    app = FaithfulDynamoDB(moto_app, ttl_interval_s=3600)
-    http = make_http_server("127.0.0.1", 0, app)
-    thread = threading.Thread(target=http.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    client = (
-        boto3.session.Session()
-        .resource(
-            "dynamodb",
-            endpoint_url=f"http://127.0.0.1:{http.server_port}",
-            region_name="us-east-1",
-            aws_access_key_id="t",
-            aws_secret_access_key="t",
-            config=Config(retries={"mode": "standard", "total_max_attempts": 1}),
-        )
-        .meta.client
-    )
-    yield client, app
-    http.shutdown()
-    http.server_close()
-    app.close()
+    """The production server in this process (tests/server/hand_clock.serve), and a client at it that never retries."""
+    for backend, app in serve():
+        yield backend.client(retry=RetryPolicy("standard", 1)), app
 
 
 @pytest.fixture

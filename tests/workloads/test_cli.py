@@ -66,3 +66,21 @@ def test_a_condition_on_a_file_attribute_refuses_as_business_and_a_bad_one_warns
     assert data["workload"]["warnings"] and data["workload"]["warnings"][0].startswith("bad: ")
     assert ops["move"]["successes"] == ops["move"]["attempts"] > 0
     assert all(inv["holds"] for inv in data["invariants"])
+
+
+def test_a_sweep_under_aws_like_says_simulated_in_its_table_and_each_json_row(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["workload", "sweep", "workloads/ticket-sale.yaml", "--clients", "1", "--ops", "2", "--variants", "racy"]
+    assert main([*argv, "--profile", "aws-like", "--profile-set", "commit_ms=20"]) == 0
+    table = capsys.readouterr().out
+    assert table.startswith("server profile aws-like (SIMULATED; knobs changed: commit window 20 ms): "), table
+    assert main([*argv, "--profile", "aws-like", "--json"]) == 0
+    [row] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["server_profile"] == "aws-like (SIMULATED)"
+    assert row["profile"]["simulated"] is True and row["profile"]["knobs"]["commit_ms"] == 10
+    assert main([*argv, "--json"]) == 0  # exact: said as such, never SIMULATED
+    [row] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["server_profile"] == "exact" and row["profile"] == {"name": "exact", "simulated": False}
+    assert main(argv) == 0
+    assert "SIMULATED" not in capsys.readouterr().out

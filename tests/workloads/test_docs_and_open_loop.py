@@ -12,7 +12,7 @@ from engine.backends.backend import Backend
 from engine.commands.workload import config_for, run_workload
 from engine.workloads.docs import DOC, main, render
 from engine.workloads.report import load_line
-from engine.workloads.schema import parse
+from engine.workloads.schema.parsing import parse
 
 
 def test_the_committed_docs_are_generated_from_the_schema() -> None:

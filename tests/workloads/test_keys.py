@@ -10,7 +10,7 @@ import random
 from collections import Counter
 
 from engine.workloads.keys import KeySampler
-from engine.workloads.schema import Keys
+from engine.workloads.schema.operations import Keys
 
 DRAWS = 20_000
 CHI2_999 = {9: 27.877, 19: 43.820}  # chi-square 0.999 quantiles by degrees of freedom

@@ -18,8 +18,8 @@ from engine.backends.backend import Backend, BackendSpec
 from engine.cli import main
 from engine.commands.workload import config_for, run_workload, with_load
 from engine.run.runner import RunState
-from engine.workloads import schema
 from engine.workloads.report import CAUSES
+from engine.workloads.schema.parsing import load, parse_data
 
 PRESETS = sorted(Path(__file__).resolve().parents[2].joinpath("workloads").glob("*.yaml"))
 ARGS = argparse.Namespace(profile="exact", profile_set=[], seed=11)
@@ -37,13 +37,13 @@ def test_the_five_presets_are_there() -> None:
 
 @pytest.mark.parametrize("path", PRESETS, ids=lambda p: p.stem)
 def test_a_preset_holds_its_invariants_as_written_and_breaks_them_racy(path: Path, backend: Backend) -> None:
-    w = with_load(schema.load(str(path)), clients=4, ops=6)
+    w = with_load(load(str(path)), clients=4, ops=6)
     assert w.description, "each preset says what a team learns from it"
     run, data = run_workload(w, config_for(w, "as-written", ARGS), backend)
     assert run.state is RunState.DONE, run.error
     assert data["invariants"] and all(inv["holds"] for inv in data["invariants"])
     # Racy without lost answers: a put whose answer is lost is not acknowledged, so it would count in no loss.
-    racy = schema.parse_data({**w.model_dump(mode="json"), "lost_responses": 0.0})
+    racy = parse_data({**w.model_dump(mode="json"), "lost_responses": 0.0})
     run, data = run_workload(racy, config_for(racy, "racy", ARGS), backend)
     assert run.state is RunState.DONE, run.error
     lost = {inv["key"]: inv for inv in data["invariants"]}["no-lost-change"]
@@ -105,7 +105,7 @@ def test_every_operation_type_runs_across_two_processes_without_a_refused_reques
         "name: all\ntable: {sort_key: {name: sk}, items: 24, items_per_partition: 3, gsi: {name: by-g, groups: 4}}\n"
         "operations:\n" + "".join(f"  - {op}\n" for op in ops) + "load: {clients: 4, ops: 20}\n"
     )
-    w = schema.load(str(path))
+    w = load(str(path))
     args = argparse.Namespace(profile="exact", profile_set=[], seed=4, processes=2)
     with Backend(BackendSpec()) as backend:  # its own server: client processes reach it by its URL
         run, data = run_workload(w, config_for(w, "as-written", args), backend)

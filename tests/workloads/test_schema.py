@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.workloads.schema import MAX_CLIENTS, MAX_RATE, WorkloadInvalid, parse
+from engine.workloads.schema.limits import MAX_CLIENTS, MAX_RATE
+from engine.workloads.schema.parsing import WorkloadInvalid, parse
 
 GOOD = """
 name: t

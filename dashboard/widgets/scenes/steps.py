@@ -42,6 +42,9 @@ def style(type_size: str, *, stepping: bool) -> None:
         "word-break: normal !important; overflow-wrap: break-word !important; }"
         + (
             ".st-key-scenes-step-at p { font-size: clamp(1.1rem, 1.5vw, 1.8rem) !important; margin: 0 !important; }"
+            # Streamlit pulls a text block up by its last paragraph's 1rem margin, which is 0 here: without this the
+            # box is a rem shorter than the label, so the row centres the box and the label hangs 8-10 px low.
+            ".st-key-scenes-step-at [data-testid='stMarkdownContainer'] { margin-bottom: 0 !important; }"
             if stepping
             else ""
         )

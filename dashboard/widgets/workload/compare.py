@@ -10,24 +10,25 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.text.plain import plain
-from engine.workloads import schema
+from engine.workloads.schema.parsing import WorkloadInvalid, parse
+from engine.workloads.schema.workload import Workload
 
 SECOND_TEXT = "a second text…"
 
 
-def checked(text: str, cap: int, source: str = "the workload") -> tuple[schema.Workload | None, list[str]]:
+def checked(text: str, cap: int, source: str = "the workload") -> tuple[Workload | None, list[str]]:
     """The workload in `text` and one line per problem, each starting with its field: the schema's problems, then
     the dashboard's cap on clients."""
     try:
-        workload = schema.parse(text, source)
-    except schema.WorkloadInvalid as e:
+        workload = parse(text, source)
+    except WorkloadInvalid as e:
         return None, e.lines()
     if workload.load.clients > cap:
         return workload, [f"load.clients: {workload.load.clients} is above this dashboard's cap: use at most {cap}"]
     return workload, []
 
 
-def second_workload(presets: Sequence[str], folder: Path, first_text: str, cap: int) -> schema.Workload | None:
+def second_workload(presets: Sequence[str], folder: Path, first_text: str, cap: int) -> Workload | None:
     """The "Compare with…" control: a preset, or a second text area (first filled with the editor's text, to edit
     into the other design). Its problems are listed under it, shown plain; None while there are any."""
     pick = st.selectbox("Compare with…", [*presets, SECOND_TEXT], key="wl-other")
@@ -51,12 +52,12 @@ def second_workload(presets: Sequence[str], folder: Path, first_text: str, cap: 
 def compare_section(
     presets: Sequence[str],
     folder: Path,
-    first: schema.Workload | None,
+    first: Workload | None,
     first_text: str,
     cap: int,
     total_cap: int,
     blocked: bool,
-    start_two: Callable[[schema.Workload, schema.Workload], None],
+    start_two: Callable[[Workload, Workload], None],
 ) -> None:
     """The control and its button "Compare two workloads": `start_two(first, second)` starts both (the page keeps
     the pair in the session and the URL, as for Compare both forms). `total_cap`: the client threads the

@@ -12,6 +12,7 @@ from engine.backends.tables import Table
 from engine.patterns.base import Invariant, RunCalls, RunOptions, call_rows
 from engine.patterns.conditional_writes.shared import ACTIVE
 from engine.record.history import History
+from engine.words import agree, plural
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 ONE_WINNER = "one-winner-per-new-user"
@@ -61,22 +62,24 @@ class _Calls(RunCalls):
         return sum(1 for r in self.calls if r.action == action and r.error == "ConditionalCheckFailedException")
 
     def held_because(
-        self, action: str, guard: str, refusals: str, no_case: str, n: int | None = None, unknown: int = 0
+        self, action: str, guard: str, refusals: tuple[str, str], no_case: str, n: int | None = None, unknown: int = 0
     ) -> str:
         """Why a rule held, crediting the guard only when it was sent and said no: e.g. "credits >= :a refused
         3 spends the balance could not cover"; with no refusal, that no case came up (`no_case`); unguarded,
         that nothing stopped it and it just did not happen. `n` is how many refusals were this guard's (default:
-        every refusal of the action); `unknown` how many came back without the item that would say whose."""
+        every refusal of the action); `unknown` how many came back without the item that would say whose. `refusals`
+        is the noun, counted, and what follows it: ("spend", "the balance could not cover")."""
+        noun, rest = refusals
         n = self.refused(action) if n is None else n
         if not self.guarded:
             return f"{no_case} in this run: the unguarded writes send no condition, so nothing would have stopped it"
         if unknown:
             return (
-                f"{guard} refused {n} {refusals} by the item each refusal returned; {unknown} more came back "
-                "without the item, so which half of the guard refused them is unknown"
+                f"{guard} refused {plural(n, noun)} {rest} by the item each refusal returned; {unknown} more came "
+                f"back without the item, so which half of the guard refused {agree(unknown, 'it', 'them')} is unknown"
             )
         if n:
-            return f"{guard} refused {n} {refusals}"
+            return f"{guard} refused {plural(n, noun)} {rest}"
         return f"{no_case}, so {guard} never had to refuse one"
 
     def spend_refusals(self) -> tuple[int, int, int]:
@@ -111,17 +114,17 @@ def _one_winner(c: _Calls) -> Invariant:
         name="one winner per new user",
         key=ONE_WINNER,
         holds=not overwrites,
-        expected=f"{len(users)} users, one create each",
-        observed=f"{len(creates)} creates acknowledged",
+        expected=f"{plural(len(users), 'user')}, one create each",
+        observed=f"{plural(len(creates), 'create')} acknowledged",
         violations=len(overwrites),
         calls=tuple(overwrites),
         explanation=(
-            f"{len(overwrites)} acknowledged creates replaced a user another client had already created"
+            f"{plural(len(overwrites), 'acknowledged create')} replaced a user another client had already created"
             if overwrites
             else c.held_because(
                 "create-user",
                 "attribute_not_exists(PK)",
-                "creates of a user another client had already created (ConditionalCheckFailed)",
+                ("create", "of a user another client had already created (ConditionalCheckFailed)"),
                 "no two clients raced to create the same user",
             )
         ),
@@ -146,13 +149,13 @@ def _balance_never_negative(c: _Calls) -> Invariant:
         violations=len(negative),
         calls=tuple(negative),
         explanation=(
-            f"{len(negative)} spends left a balance below zero: the credits were checked in code, "
+            f"{plural(len(negative), 'spend')} left a balance below zero: the credits were checked in code, "
             "and other spends landed between the read and the write"
             if lowest < 0
             else c.held_because(
                 "spend",
                 "credits >= :a",
-                "spends the balance could not cover",
+                ("spend", "the balance could not cover"),
                 "no spend exceeded the balance",
                 by_credits,
                 itemless,
@@ -175,7 +178,7 @@ def _spends_add_up(c: _Calls) -> Invariant:
         pk for pk, item in user_items.items() if not 0 <= c.credits - int(item["credits"]) - spent[pk] <= maybe[pk]
     }
     unknown_spends = sum(1 for r in c.calls if r.action == "spend" and r.outcome == "info")
-    hedge = f"; {unknown_spends} spends had an unknown outcome" if unknown_spends else ""
+    hedge = f"; {plural(unknown_spends, 'spend')} had an unknown outcome" if unknown_spends else ""
     return Invariant(
         name="spends add up to credits taken",
         key=SPENDS_ADD_UP,
@@ -185,7 +188,7 @@ def _spends_add_up(c: _Calls) -> Invariant:
         violations=len(off_users),
         calls=tuple(r.seq for r in spends if r.key in off_users),
         explanation=(
-            f"on {len(off_users)} users the final balance disagrees with the spends that won"
+            f"on {plural(len(off_users), 'user')} the final balance disagrees with the spends that won"
             + (": a later create overwrote the user and reset its credits" if c.overwrites() else "")
             if off_users
             else "for every user, initial credits minus the final balance is exactly what the acknowledged spends took"
@@ -206,11 +209,11 @@ def _no_ghost(c: _Calls) -> Invariant:
         violations=len(ghost_writes),
         calls=tuple(ghost_writes),
         explanation=(
-            f"{len(ghost_writes)} renames of closed users created half-empty items; {len(ghosts)} "
-            "are left in the table with a name but no credits or status"
+            f"{plural(len(ghost_writes), 'rename')} of closed users created half-empty items; {len(ghosts)} "
+            f"{agree(len(ghosts), 'is', 'are')} left in the table with a name but no credits or status"
             if ghost_writes or ghosts
             else c.held_because(
-                "rename", "attribute_exists(PK)", "renames of a closed user", "no rename reached a closed user"
+                "rename", "attribute_exists(PK)", ("rename", "of a closed user"), "no rename reached a closed user"
             )
         ),
     )
@@ -224,18 +227,18 @@ def _paid_once(c: _Calls) -> Invariant:
         name="PENDING → PAID exactly once",
         key=PAID_ONCE,
         holds=not double,
-        expected=f"{paid} payments (one per order paid)",
-        observed=f"{len(pays)} payments acknowledged",
+        expected=f"{plural(paid, 'payment')} (one per order paid)",
+        observed=f"{plural(len(pays), 'payment')} acknowledged",
         violations=len(double),
         calls=tuple(double),
         explanation=(
-            f"{len(double)} payments went to orders that were already PAID: both clients read "
+            f"{plural(len(double), 'payment')} went to orders that were already PAID: both clients read "
             "PENDING before either wrote"
             if double
             else c.held_because(
                 "pay",
                 "#s = :from",
-                "payments of an order already paid: one per order went through",
+                ("payment", "of an order already paid: one per order went through"),
                 "no two payments of one order met",
             )
         ),
@@ -248,14 +251,19 @@ def _no_spend_on_suspended(c: _Calls) -> Invariant:
     _, by_status, itemless = c.spend_refusals()
     if landed:
         why = (
-            f"{len(landed)} spends landed on a suspended user: the status was checked in code, and a suspend "
+            f"{plural(len(landed), 'spend')} landed on a suspended user: the status was checked in code, and a suspend "
             "landed between the read and the write"
         )
     elif suspends:
         why = c.held_because(
-            "spend", "#s = :active", "spends of a suspended user", "no spend met a suspended user", by_status, itemless
+            "spend",
+            "#s = :active",
+            ("spend", "of a suspended user"),
+            "no spend met a suspended user",
+            by_status,
+            itemless,
         )
-        why += f" ({len(suspends)} suspend{'' if len(suspends) == 1 else 's'} went through)"
+        why += f" ({plural(len(suspends), 'suspend')} went through)"
     else:
         why = f"cannot judge: nobody was suspended in this run (suspend_share = {c.suspend_share:g})"
     return Invariant(
@@ -297,13 +305,13 @@ def _refusal_returns_item(c: _Calls) -> Invariant:
                 else "nothing to judge: no guarded write was refused in this run"
             )
             if not refusals
-            else f"{itemless} refusals came back without the item: this server ignores "
+            else f"{plural(itemless, 'refusal')} came back without the item: this server ignores "
             "ReturnValuesOnConditionCheckFailure (DynamoDB Local 1.x does; AWS and DynamoDB Local "
             "2.x return it)"
             if itemless == len(unexplained) and itemless
-            else f"{len(unexplained)} refusals came back with an item that meets the condition"
+            else f"{plural(len(unexplained), 'refusal')} came back with an item that meets the condition"
             if unexplained
-            else f"each of the {len(refusals)} refused writes carries its ALL_OLD item, and that item "
+            else f"each of the {plural(len(refusals), 'refused write')} carries its ALL_OLD item, and that item "
             "breaks the condition (user taken, member closed, too few credits, user suspended, already paid)"
         ),
     )

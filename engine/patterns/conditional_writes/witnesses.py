@@ -10,7 +10,7 @@ from typing import Any
 from engine.explain.calls import Calls
 from engine.explain.operations import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
-from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, client_name, clients
+from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, clients
 from engine.patterns.conditional_writes.invariants import (
     BALANCE_NEVER_NEGATIVE,
     NO_GHOST,
@@ -21,6 +21,7 @@ from engine.patterns.conditional_writes.invariants import (
 )
 from engine.patterns.conditional_writes.shared import ACTIVE
 from engine.record.history import Call, Outcome
+from engine.words import client_name, plural
 
 PATTERN = "conditional-writes"
 
@@ -192,7 +193,7 @@ def spend_wiped(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
         if spend is None:
             continue
         amount, left = spend[1].detail.get("amount"), create.detail.get("old_credits")
-        replaced = "" if left is None else f" (the user it replaced had {left} credits left)"
+        replaced = "" if left is None else f" (the user it replaced had {plural(left, 'credit')} left)"
         return Witness(
             anomaly=Anomaly.LOST_UPDATE,
             invariant=SPENDS_ADD_UP,

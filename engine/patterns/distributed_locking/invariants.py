@@ -13,6 +13,7 @@ from engine.backends.tables import Table
 from engine.patterns.base import Invariant, RunOptions, rows
 from engine.patterns.distributed_locking.shared import ACQUIRE, DETAIL_HOLD, RELEASE, RESOURCE, WRITE
 from engine.record.history import History
+from engine.words import agree, plural
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 ONE_HOLDER = "at-most-one-holder-at-a-time"
@@ -77,18 +78,20 @@ def _one_holder(calls: _LockCalls, t0_ns: int) -> Invariant:
     held, late = held_and_late(intervals)
     overlaps = _overlaps(held)
     who = "lock holder" if locked else "worker in the critical section"
+    what = "lease" if locked else "critical section"
     return Invariant(
         name=f"at most one {who} at a time",
         key=ONE_HOLDER,
         holds=not overlaps,
         expected="0 overlaps",
-        observed=f"{len(overlaps)} overlaps in {len(intervals)} {'leases' if locked else 'critical sections'}",
+        observed=f"{plural(len(overlaps), 'overlap')} in {plural(len(intervals), what)}",
         violations=len(overlaps),
         calls=tuple(s for pair in overlaps for s in pair),
         explanation=_holder_story(len(overlaps), len(intervals), calls.zombie_releases, locked)
         + (
-            f"; {len(late)} leases had run out before their acquirer heard it had them (a slow answer): "
-            "the worker then believes it holds a lock nobody holds, which is what the fencing token is for"
+            f"; {plural(len(late), 'lease')} had run out before {agree(len(late), 'its', 'their')} acquirer heard "
+            f"it had {agree(len(late), 'it', 'them')} (a slow answer): the worker then believes it holds a lock "
+            "nobody holds, which is what the fencing token is for"
             if late and locked
             else ""
         ),
@@ -104,12 +107,13 @@ def _no_stale_write(calls: _LockCalls, stale: list[int]) -> Invariant:
             else "nothing kept the workers apart"
         )
         story = (
-            f"at least {len(stale)} writes landed after another worker had accessed the resource "
+            f"at least {plural(len(stale), 'write')} landed after another worker had accessed the resource "
             f"since the writer's own read: {why}"
         )
     else:
         story = "no write landed on top of a newer holder's read" + (
-            f"; {refused} writes by workers whose lease had expired were refused by the fencing token"
+            f"; {plural(refused, 'write')} by {agree(refused, 'a worker', 'workers')} whose lease had expired "
+            f"{agree(refused, 'was', 'were')} refused by the fencing token"
             if refused
             else ""
         )
@@ -138,26 +142,40 @@ def _counter_matches(calls: _LockCalls, jobs: int, stale: list[int]) -> Invarian
         violations=lost,
         calls=rows(writes, writes["seq"].isin(stale)),
         explanation=(
-            f"{lost} of {acked} acknowledged jobs are missing from the counter: stale writes overwrote them"
+            f"{lost} of {plural(acked, 'acknowledged job')} {agree(lost, 'is', 'are')} missing from the counter: "
+            f"stale writes overwrote {agree(lost, 'it', 'them')}"
             if lost
             else "every acknowledged job is counted exactly once"
         )
-        + (f" ({calls.acquired} acquisitions, {len(calls.refused)} writes refused)" if calls.locked else "")
-        + (f"; {unknown} writes had an unknown outcome" if unknown else ""),
+        + (
+            f" ({plural(calls.acquired, 'acquisition')}, {plural(len(calls.refused), 'write')} refused)"
+            if calls.locked
+            else ""
+        )
+        + (f"; {plural(unknown, 'write')} had an unknown outcome" if unknown else ""),
     )
 
 
 def _holder_story(overlaps: int, intervals: int, zombie_releases: int, locked: bool) -> str:
     if overlaps:
-        return f"{overlaps} times a worker started while another was still inside" + (
+        return f"{agree(overlaps, 'once', f'{overlaps:,} times')} a worker started while another was still inside" + (
             "" if locked else ": with no lock nothing keeps them apart"
         )
     if not locked:
-        return f"the {intervals} critical sections happened not to overlap"
-    return f"each of {intervals} leases (acquire → release, or expiry from expiresAt) ended before the next began" + (
-        f"; {zombie_releases} releases by workers whose lease had expired were refused by the owner check"
-        if zombie_releases
-        else ""
+        return agree(
+            intervals,
+            "the one critical section had none to overlap",
+            f"the {intervals:,} critical sections happened not to overlap",
+        )
+    return (
+        f"{agree(intervals, 'the one lease', f'each of {intervals:,} leases')} (acquire → release, or expiry from "
+        "expiresAt) ended before the next began"
+        + (
+            f"; {plural(zombie_releases, 'release')} by {agree(zombie_releases, 'a worker', 'workers')} whose "
+            f"lease had expired {agree(zombie_releases, 'was', 'were')} refused by the owner check"
+            if zombie_releases
+            else ""
+        )
     )
 
 

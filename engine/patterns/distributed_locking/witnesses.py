@@ -11,7 +11,7 @@ from engine.explain.calls import Calls
 from engine.explain.operations import Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
 from engine.explain.shapes import same_read
-from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before, client_name
+from engine.explain.witness import Anomaly, Edge, Relation, Step, Witness, before
 from engine.patterns.distributed_locking.invariants import COUNTER_MATCHES_WRITES, NO_STALE_WRITE, ONE_HOLDER
 from engine.patterns.distributed_locking.shared import (
     ACQUIRE,
@@ -23,6 +23,7 @@ from engine.patterns.distributed_locking.shared import (
     WRITE,
 )
 from engine.record.history import Call, Outcome
+from engine.words import client_name
 
 PATTERN = "distributed-locking"
 

@@ -205,7 +205,9 @@ class IdempotencyKeys(Pattern):
     def _new_request(ctx: ClientContext, box: Mailbox, op: int) -> Request:
         if ctx.rng.random() < ctx.options["reuse_share"] and (old := box.an_answered(ctx.rng)) is not None:
             return Request(old.request_id, old.amount + 5 * ctx.rng.randint(1, 10), reuse=True)
-        request = Request(f"req-{ctx.client_id + 1}-{op + 1}", 5 * ctx.rng.randint(1, 40))
+        # Named by the client that first sends it, numbered as the timeline numbers clients: req-3-1 is client 3's
+        # first request (another client may handle a resend of it).
+        request = Request(f"req-{ctx.client_id}-{op + 1}", 5 * ctx.rng.randint(1, 40))
         if ctx.rng.random() < ctx.options["duplicate_share"]:
             box.post(request)
         return request

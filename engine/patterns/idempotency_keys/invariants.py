@@ -12,6 +12,7 @@ from engine.backends.tables import Table
 from engine.patterns.base import Invariant, rows
 from engine.patterns.idempotency_keys.shared import CHARGE, IN_PROGRESS, RECORD, REFUSED
 from engine.record.history import History
+from engine.words import agree, plural
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 ONE_CHARGE = "exactly-one-charge-per-logical-request"
@@ -57,19 +58,29 @@ def _one_charge_each(
     reclaimed = int(((calls["action"] == "reclaim") & (calls["outcome"] == "ok")).sum())
     n = len(original)
     notes = [
-        f"{len(doubled)} requests were charged more than once ({extra} extra charges): a retry or a duplicate "
+        f"{plural(len(doubled), 'request')} {agree(len(doubled), 'was', 'were')} charged more than once "
+        f"({plural(extra, 'extra charge')}): a retry or a duplicate "
         "delivery ran the charge again"
         if extra
-        else f"every one of {n} requests was charged once, however often it was sent"
+        else f"every one of {plural(n, 'request')} was charged once, however often it was sent"
     ]
     if uncharged:
-        notes.append(f"{len(uncharged)} answered requests have no charge ({', '.join(uncharged[:3])})")
+        notes.append(
+            f"{plural(len(uncharged), 'answered request')} {agree(len(uncharged), 'has', 'have')} no charge "
+            f"({', '.join(uncharged[:3])})"
+        )
     if reclaimed:
-        notes.append(f"{reclaimed} claims past their in-progress expiry were taken over under their charge id")
+        notes.append(
+            f"{plural(reclaimed, 'claim')} past {agree(reclaimed, 'its', 'their')} in-progress expiry "
+            f"{agree(reclaimed, 'was', 'were')} taken over under {agree(reclaimed, 'its', 'their')} charge id"
+        )
     if unanswered:
-        notes.append(f"{unanswered} requests were still unanswered and uncharged when the run ended")
+        notes.append(
+            f"{plural(unanswered, 'request')} {agree(unanswered, 'was', 'were')} still unanswered and uncharged "
+            "when the run ended"
+        )
     if stuck:
-        notes.append(f"{stuck} records were left IN_PROGRESS")
+        notes.append(f"{plural(stuck, 'record')} {agree(stuck, 'was', 'were')} left IN_PROGRESS")
     evidence = rows(
         calls, [a == "charge" and d["request"] in doubled for a, d in zip(calls["action"], calls["detail"])]
     )
@@ -77,8 +88,8 @@ def _one_charge_each(
         name="exactly one charge per logical request",
         key=ONE_CHARGE,
         holds=extra == 0 and not uncharged,
-        expected=f"{n} requests, {n} charges",
-        observed=f"{len(per_request)} charged, {extra} extra charges"
+        expected=f"{plural(n, 'request')}, {plural(n, 'charge')}",
+        observed=f"{len(per_request)} charged, {plural(extra, 'extra charge')}"
         + (f", {len(uncharged)} answered but uncharged" if uncharged else ""),
         violations=extra + len(uncharged),
         calls=evidence,
@@ -103,16 +114,19 @@ def _same_reply(replies: pd.DataFrame, reuse: pd.Series) -> Invariant:
         # Only a key answered twice or more can show differing replies: with none, nothing to judge.
         holds=False if differing else True if repeated else None,
         expected=0,
-        observed=f"{len(differing)} keys got differing replies" if differing else 0,
+        observed=f"{plural(len(differing), 'key')} got differing replies" if differing else 0,
         violations=extra,
         calls=evidence,
         explanation=(
-            f"{len(differing)} requests were answered with different charges (e.g. {sample}: "
+            f"{plural(len(differing), 'request')} {agree(len(differing), 'was', 'were')} answered with different "
+            f"charges (e.g. {sample}: "
             f"{', '.join(sorted(seen[sample]))})"
             if sample is not None
-            else f"{len(originals)} replies to {len(seen)} keys: each key always got its first reply back"
+            else f"{plural(len(originals), 'reply', 'replies')} to {plural(len(seen), 'key')}: each key always got "
+            "its first reply back"
             if repeated
-            else f"nothing to judge: each of the {len(seen)} keys was answered once, so no reply could differ"
+            else f"nothing to judge: {agree(len(seen), 'the one key', f'each of the {len(seen):,} keys')} was answered "
+            "once, so no reply could differ"
         ),
     )
 
@@ -134,13 +148,16 @@ def _reuse_refused(
         violations=len(wrong),
         calls=evidence,
         explanation=(
-            f"{len(wrong)} charges were made for a reused key with another amount"
+            f"{plural(len(wrong), 'charge')} {agree(len(wrong), 'was', 'were')} made for a reused key with another "
+            "amount"
             if wrong
             else "nothing to judge: no send reused a key for another amount in this run"
             if not attempts
-            else f"all {attempts} sends that reused a key for another amount were refused (payload hash)"
+            else f"{agree(attempts, 'the one send', f'all {attempts:,} sends')} that reused a key for another amount "
+            f"{agree(attempts, 'was', 'were')} refused (payload hash)"
             if keyed
-            else f"none of the {attempts} sends that reused a request id for another amount made a charge in this "
-            "run: without a key nothing compares payloads, so nothing would have refused one"
+            else f"{agree(attempts, 'the one send', f'none of the {attempts:,} sends')} that reused a request id for "
+            f"another amount {agree(attempts, 'made no charge', 'made a charge')} in this run: without a key nothing "
+            "compares payloads, so nothing would have refused one"
         ),
     )

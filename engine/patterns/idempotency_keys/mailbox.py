@@ -76,4 +76,5 @@ class Mailbox:
         return f"ch_{next(self._charge_ids)}"  # the provider charges once per id, so each id is new
 
     def token(self, client_id: int) -> str:
-        return f"w{client_id}-{next(self._tokens)}"
+        """A claim's owner: the client by its one name (as a lock's owner is), and which of the run's claims."""
+        return f"client-{client_id}#{next(self._tokens)}"

@@ -12,6 +12,7 @@ import pandas as pd
 from engine.backends.tables import Table
 from engine.patterns.base import Invariant, RunOptions
 from engine.record.history import History
+from engine.words import plural
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 BALANCE_ADDS_UP = "balance-initial-acknowledged-changes"
@@ -59,7 +60,7 @@ class _Writes:
         return self.ok["key"] == pk, self.final.get(pk, {"balance": Decimal(0), "version": Decimal(0)})
 
     def hedge(self) -> str:
-        return f" ({len(self.unknown)} writes had an unknown outcome)" if len(self.unknown) else ""
+        return f" ({plural(len(self.unknown), 'write')} had an unknown outcome)" if len(self.unknown) else ""
 
 
 def _lost_updates(writes: _Writes) -> tuple[int, list[int]]:

@@ -11,6 +11,7 @@ from engine.backends.tables import Table
 from engine.patterns.base import Invariant, RunCalls, RunOptions, call_rows
 from engine.patterns.transactions.shared import PROFILE, STOCK, STOCK_ACTION
 from engine.record.history import History
+from engine.words import agree, plural
 
 # Invariant keys: what the dashboard's view finds each verdict by, whatever its wording.
 STOCK_NEVER_NEGATIVE = "stock-never-negative"
@@ -105,7 +106,7 @@ def _stock_refusals(o: _Orders) -> str:
         and c.detail["reasons"][STOCK_ACTION] == "ConditionalCheckFailed"  # the stock item's condition
     )
     if refused:
-        return f"stock >= :q inside the transaction refused {refused} orders the stock could not cover"
+        return f"stock >= :q inside the transaction refused {plural(refused, 'order')} the stock could not cover"
     return (
         f"no order was short of stock ({o.final_stock} left at the end), so stock >= :q inside the transaction "
         "never had to refuse one"
@@ -139,7 +140,7 @@ def _counts_agree(o: _Orders) -> Invariant:
         name="orders written = stock taken = orderCount",
         key=COUNTS_AGREE,
         holds=balanced,
-        expected=f"{units} units in {len(o.orders)} orders",
+        expected=f"{plural(units, 'unit')} in {plural(len(o.orders), 'order')}",
         observed=f"stock taken {taken}, orderCount {sum(o.counts.values())}",
         violations=(len(no_take) + extra or int(taken != units)) + count_off,
         calls=tuple([puts[order] for order in no_take] + extra_rows),
@@ -175,12 +176,13 @@ def _no_orphan_order(o: _Orders) -> Invariant:
         violations=len(leaked) + len(unfinished) + len(seen_leaks),
         calls=tuple(leaked + unfinished + seen_leaks),
         explanation=(
-            f"{len(unfinished)} orders were written by clients that died before finishing, "
+            f"{plural(len(unfinished), 'order')} {agree(len(unfinished), 'was', 'were')} written by clients that died "
+            "before finishing, "
             "left without their stock or count"
             if unfinished
-            else f"{len(leaked) + len(seen_leaks)} cancelled orders left an order item"
+            else f"{plural(len(leaked) + len(seen_leaks), 'cancelled order')} left an order item"
             if leaked or seen_leaks
-            else f"{len(cancelled)} transactions were cancelled (reasons "
+            else f"{plural(len(cancelled), 'transaction')} {agree(len(cancelled), 'was', 'were')} cancelled (reasons "
             f"{', '.join(f'{list(r)} ×{n}' for r, n in reasons.items())}) and none left an item; "
             "snapshots showed their orders as null"
             if cancelled
@@ -204,13 +206,13 @@ def _resend_applies_once(o: _Orders) -> Invariant:
         name="a resent order applies once",
         key=RESEND_APPLIES_ONCE,
         holds=False if doubled else True if resent else None,  # nothing resent: nothing to judge, not a PASS
-        expected=f"{len(resent)} resent orders counted once",
+        expected=f"{plural(len(resent), 'resent order')} counted once",
         observed=f"{len(resent) - len(doubled)} once, {len(doubled)} twice",
         violations=len(doubled),
         calls=tuple(doubled),
         explanation=(
-            f"{len(doubled)} resends were applied again: the snapshot after the resend shows "
-            "orderCount one higher than the orders the client placed"
+            f"{plural(len(doubled), 'resend')} {agree(len(doubled), 'was', 'were')} applied again: the snapshot "
+            "after the resend shows orderCount one higher than the orders the client placed"
             if doubled
             else "nothing to judge: no order was resent in this run"
             if not resent

@@ -10,9 +10,10 @@ from typing import Any
 from engine.explain.calls import Calls
 from engine.explain.operations import ABSENT, Kind, Op, Reading, op_of, operations
 from engine.explain.registry import finds
-from engine.explain.witness import Anomaly, Step, Witness, applied, client_name
+from engine.explain.witness import Anomaly, Step, Witness, applied
 from engine.patterns.transactions.invariants import COUNTS_AGREE, RESEND_APPLIES_ONCE
 from engine.record.history import Call, Outcome
+from engine.words import client_name
 
 PATTERN = "transactions"
 

@@ -163,7 +163,7 @@ class UniqueConstraints(Pattern):
         pass  # every user signs up during the run
 
     def client(self, ctx: ClientContext) -> None:
-        user = f"user{ctx.client_id + 1}"
+        user = f"user{ctx.client_id}"  # the client's own user, numbered as the client is
         email: str | None = None  # this client's user's email, as far as the client knows
         sentinel = ctx.variant == "sentinel"
         for op in ctx.ops():

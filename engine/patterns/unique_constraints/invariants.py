@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from engine.patterns.base import Invariant, rows
+from engine.words import agree, plural
 
 NO_SHARED_EMAIL = "no-two-users-share-an-email"
 ONE_SENTINEL_PER_EMAIL = "one-sentinel-per-user-email"
@@ -39,7 +40,7 @@ def _no_shared_email(profiles: dict[str, str], writes: pd.DataFrame) -> Invarian
     )
     sample = "; ".join(f"{e}: {', '.join(sorted(u))}" for e, u in sorted(shared.items())[:3])
     now = (
-        f"{_counted(extra, 'extra user')} on {_counted(len(shared), 'email')} at the end ({sample})"
+        f"{plural(extra, 'extra user')} on {plural(len(shared), 'email')} at the end ({sample})"
         if extra
         else "none at the end"
     )
@@ -48,28 +49,29 @@ def _no_shared_email(profiles: dict[str, str], writes: pd.DataFrame) -> Invarian
         key=NO_SHARED_EMAIL,
         holds=violations == 0,
         expected=0,
-        observed=f"{_counted(len(taken), 'take')} of a held email during the run; {now}" if violations else 0,
+        observed=f"{plural(len(taken), 'take')} of a held email during the run; {now}" if violations else 0,
         violations=violations,
         calls=calls,
         explanation=(
-            f"{violations} users took an email someone already had: {len(taken)} times during the run a write "
-            f"was acknowledged while another user held the email, {now}; the index check and the write are two "
+            f"{plural(violations, 'user')} took an email someone already had: "
+            f"{agree(len(taken), 'once', f'{len(taken):,} times')} during the run a write was acknowledged while "
+            f"another user held the email, {now}; the index check and the write are two "
             "requests, so two clients both saw the email free"
             if violations
-            else f"each of the {len(profiles)} users' emails (lower-cased) belonged to that user alone, during the "
-            "run and at the end"
+            else (
+                f"each of the {len(profiles)} users' emails (lower-cased) belonged to that user alone"
+                if len(profiles) != 1
+                else "the one user's email (lower-cased) was that user's alone"
+            )
+            + ", during the run and at the end"
         ),
     )
 
 
-def _counted(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 # How the shared-email verdict's observed text names its two counts; shared_counts reads them back (files written
-# before the singular was used say "1 takes", "1 emails": both are read).
-_TAKES = re.compile(r"^(\d+) takes? of a held email during the run\b")
-_EXTRA = re.compile(r"(?:^|; )(\d+) extra users? on \d+ emails?\b")
+# before the singular was used say "1 takes", "1 emails": both are read; a count past 999 is grouped, "1,024").
+_TAKES = re.compile(r"^([\d,]+) takes? of a held email during the run\b")
+_EXTRA = re.compile(r"(?:^|; )([\d,]+) extra users? on [\d,]+ emails?\b")
 _NONE_AT_END = re.compile(r"(?:^|; )none at the end$")
 
 
@@ -82,8 +84,12 @@ def shared_counts(verdict: Mapping[str, Any]) -> tuple[int | None, int | None]:
     text = str(verdict.get("observed") or "").split(" (", 1)[0]  # the emails and users in parentheses may be any
     takes = _TAKES.search(text)
     extra = _EXTRA.search(text)
-    end = int(extra.group(1)) if extra else 0 if _NONE_AT_END.search(text) else None
-    return (int(takes.group(1)) if takes else None), end
+    end = _count(extra.group(1)) if extra else 0 if _NONE_AT_END.search(text) else None
+    return (_count(takes.group(1)) if takes else None), end
+
+
+def _count(digits: str) -> int:
+    return int(digits.replace(",", ""))
 
 
 def _took_a_held_email(writes: pd.DataFrame) -> set[int]:
@@ -142,7 +148,7 @@ def _no_orphan_sentinel(profiles: dict[str, str], sentinels: dict[str, str]) -> 
         explanation=(
             f"sentinels whose user does not have that email: {', '.join(orphans[:5])}"
             if orphans
-            else f"each of the {len(sentinels)} sentinels belongs to a user who has that email"
+            else f"each of the {plural(len(sentinels), 'sentinel')} belongs to a user who has that email"
         ),
     )
 

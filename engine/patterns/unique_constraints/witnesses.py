@@ -10,7 +10,7 @@ from typing import Any
 from engine.explain.calls import Calls
 from engine.explain.operations import Kind, Op, Reading, operations
 from engine.explain.registry import finds
-from engine.explain.witness import Anomaly, Step, Witness
+from engine.explain.witness import Anomaly, Step, Witness, clients
 from engine.patterns.unique_constraints import CHANGE_EMAIL, CHECK_EMAIL, SIGN_UP
 from engine.patterns.unique_constraints.invariants import NO_SHARED_EMAIL
 from engine.record.history import Call, Outcome
@@ -38,7 +38,8 @@ def shared_email(calls: Calls, invariant: Mapping[str, Any]) -> Witness | None:
         for other_email, begun, until, other_seq, other in held:
             if other_email != email or other.detail["user"] == call.detail["user"] or not begun < start < until:
                 continue
-            users = f"users {other.detail['user']} and {call.detail['user']}"
+            # Who did it as the timeline names them, then whose profiles they wrote.
+            users = f"{clients((other.client, call.client))} (users {other.detail['user']} and {call.detail['user']})"
             steps = [Step(other_seq, other, f"wrote email {email}"), Step(seq, call, f"wrote email {email}")]
             for s in (other_seq, seq):
                 check = calls.previous(s, CHECK_EMAIL)

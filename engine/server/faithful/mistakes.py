@@ -30,6 +30,15 @@ _PROJECTION_FUNCTIONS = frozenset({"check_projection_expression", "parse"})
 _OURS = "/engine/"
 
 
+class ExpressionSyntaxError(Exception):
+    """A token DynamoDB's expression grammar has no place for (the server's own lexer found it): the client's
+    mistake, answered with DynamoDB's "Syntax error; token: ..., near: ..."."""
+
+    def __init__(self, token: str, near: str) -> None:
+        super().__init__(f'Syntax error; token: "{token}", near: "{near}"')
+        self.token, self.near = token, near
+
+
 def expression_parsed(tb: TracebackType | None) -> str | None:
     """The kind of expression moto was reading when the exception rose ("KeyConditionExpression", ...), or None
     when it rose elsewhere. Decided by the innermost frame that is either moto's expression parsing or the

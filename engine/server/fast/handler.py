@@ -63,6 +63,9 @@ def crash_answer(exc: Exception, target: str, params: Any = None) -> tuple[int, 
     import sys
 
     kind = mistakes.expression_parsed(exc.__traceback__)
+    if isinstance(exc, mistakes.ExpressionSyntaxError):  # only condition and filter texts go through that lexer
+        message = f"Invalid {mistakes.expression_named('ConditionExpression', params)}: {exc}"
+        return 400, {"Content-Type": JSON_TYPE}, error_body("ValidationException", message).decode()
     if kind is not None:
         code, status = "ValidationException", 400
         message = (

@@ -1,10 +1,11 @@
 """moto's behaviour corrected where DynamoDB's differs, each by a patch installed once per process: transactions
 undone item by item, the item-size limit, number arithmetic, UPDATED_NEW/OLD answers, an UpdateItem applied whole
-or not at all, projections through scalars. `install` puts them all in place (idempotent)."""
+or not at all, projections through scalars, conditions read with DynamoDB's tokens. `install` puts them all in place (idempotent)."""
 
 from __future__ import annotations
 
 from engine.server.faithful.moto_fixes import (
+    condition_tokens,
     item_size,
     number_math,
     projections,
@@ -22,3 +23,4 @@ def install() -> None:
     updated_values.install()  # UpdateItem's UPDATED_NEW/UPDATED_OLD: the named paths, not what changed
     whole_update.install()  # an UpdateItem one of whose actions is refused writes none of them
     projections.install()  # a projected path through a number or a boolean matches nothing (moto crashed)
+    condition_tokens.install()  # conditions and filters read with DynamoDB's tokens: no `n = 1`, `l[10]` taken

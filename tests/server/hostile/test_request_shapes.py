@@ -18,7 +18,7 @@ from engine.backends.backend import Backend, RetryPolicy
 from engine.backends.tables import TableSpec, drop_table, open_table
 from engine.server.faithful import limits, shapes
 from engine.server.profile import ProfileSpec
-from tests.server.test_bad_requests import _AUTH, _code, _send, _still_serving, server  # noqa: F401 (fixture)
+from tests.server.hostile.test_bad_requests import _AUTH, _code, _send, _still_serving
 
 KEY = {"PK": {"S": "probe"}, "SK": {"S": "x"}}
 WRONG: list[Any] = ["x", 7, -1, 0, "", [], {}, [1], {"a": 1}, True, None, "x" * 10_000]

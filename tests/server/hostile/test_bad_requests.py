@@ -22,14 +22,6 @@ _AUTH = "AWS4-HMAC-SHA256 Credential=ddblab/20260101/us-east-1/dynamodb/aws4_req
 
 
 @pytest.fixture(scope="module")
-def server(backend: Backend) -> Any:
-    if not backend.embedded:
-        pytest.skip("raw requests to the embedded server")
-    assert backend.server is not None
-    return backend.server
-
-
-@pytest.fixture(scope="module")
 def table(backend: Backend, server: Any) -> Any:
     table = open_table(backend.client(retry=RetryPolicy("standard", 1)), "bad-requests", TableSpec())
     yield table
