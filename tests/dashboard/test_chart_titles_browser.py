@@ -65,6 +65,21 @@ def _legend_misfits(n: int, c: dict[str, Any]) -> list[str]:
     return out
 
 
+def settled_chart_count(page: Any, timeout_s: float = 60) -> int:
+    """How many charts the page draws once it has stopped adding them: a Compare pair's second side draws its
+    charts a moment after the first side's verdict shows, and a count taken then missed them."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    counts = [page.get_by_test_id("stPlotlyChart").count()]
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(2000)
+        counts.append(page.get_by_test_id("stPlotlyChart").count())
+        if counts[-1] > 0 and counts[-3:] == [counts[-1]] * 3:  # the same for two windows of 2 s
+            break
+    return counts[-1]
+
+
 def test_no_sweep_chart_title_leaves_its_chart_or_overprints_another(dashboard_url: str, browser: Any) -> None:
     from playwright.sync_api import expect
 
@@ -114,9 +129,7 @@ def test_no_run_or_pair_chart_title_leaves_its_chart_or_overprints_another(
         has_text=re.compile(r"\d+ of \d+ hold")
     )
     expect(verdicts.first).to_be_visible(timeout=120_000)
-    page.wait_for_timeout(1500)
-    charts = page.get_by_test_id("stPlotlyChart").count()
-    found = _titles_fit(page, page_path or "run", charts)
+    found = _titles_fit(page, page_path or "run", settled_chart_count(page))
     page.close()
     assert not found, "\n".join(found)
 
@@ -130,16 +143,14 @@ def test_no_history_workload_or_scene_chart_title_or_legend_misfits(dashboard_ur
     page.get_by_role("button", name="Open a recorded demo").click(timeout=60_000)
     expect(page.get_by_text("imported from atomic-counters--add.jsonl").first).to_be_visible(timeout=90_000)
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=60_000)
-    page.wait_for_timeout(2500)  # every chart of the run drawn
-    found += _titles_fit(page, "history", page.get_by_test_id("stPlotlyChart").count())
+    found += _titles_fit(page, "history", settled_chart_count(page))
 
     page.goto(f"{dashboard_url}/workload?preset=ticket-sale", wait_until="domcontentloaded")
     expect(page.get_by_text("name: ticket-sale").first).to_be_visible(timeout=90_000)
     page.get_by_role("button", name="Start", exact=True).click()
     expect(page.get_by_role("heading", name="ticket-sale: per operation")).to_be_visible(timeout=120_000)
     expect(page.get_by_text(re.compile(r"\d+ of \d+ hold|invariants? hold")).first).to_be_visible(timeout=120_000)
-    page.wait_for_timeout(2500)
-    found += _titles_fit(page, "workload", page.get_by_test_id("stPlotlyChart").count())
+    found += _titles_fit(page, "workload", settled_chart_count(page))
 
     page.goto(f"{dashboard_url}/scenes?pattern=24&autostart=1", wait_until="domcontentloaded")
     page.get_by_text("Show the recorded calls as a timeline").click(timeout=90_000)

@@ -192,7 +192,7 @@ def test_presenter_view_fits_a_run_and_a_pair_on_one_screen(
     expect(page.get_by_test_id("stMetric")).to_have_count(4, timeout=30_000)  # drawn once their code has loaded
     _presented(page, 1)
     # The charts take the height the screen leaves: some 350 px at 720 (300 under a replay's controls), 630 at 1080.
-    tallest = max(c.bounding_box()["height"] for c in page.get_by_test_id("stPlotlyChart").all())
+    tallest = max(box["height"] for box in _settled(page, CHART_BOXES))
     assert tallest >= 340 if height == 720 else tallest >= 600, tallest
     _badges_read_from_the_back(page, 3)  # RUNNING → VERIFYING → DONE
     page.screenshot(path=f"/tmp/stageui-presenter-run-{width}.png")
@@ -203,7 +203,7 @@ def test_presenter_view_fits_a_run_and_a_pair_on_one_screen(
     page.wait_for_timeout(1500)
     _presented(page, 2)
     # The pair's two timelines have one plot area, and the racy side crosses only the calls that prove its breaks.
-    plots = page.evaluate(PLOT_AREAS)
+    plots = _settled(page, PLOT_AREAS)
     assert len(plots) == 2 and plots[0]["plot"] == pytest.approx(plots[1]["plot"], abs=1), plots
     assert all(p["crosses"] <= 60 for p in plots), plots
     _badges_read_from_the_back(page, 2)
@@ -218,6 +218,25 @@ PLOT_AREAS = """() => [...document.querySelectorAll('.js-plotly-plot')].map((p) 
   const crosses = p.querySelectorAll('.scatterlayer .points path.point').length;  // a timeline's only markers
   return {plot: [Math.round(r.top), Math.round(r.height)], crosses};
 })"""
+
+CHART_BOXES = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map((c) => {
+  const r = c.getBoundingClientRect();
+  return {top: Math.round(r.top), height: Math.round(r.height)};
+})"""
+
+
+def _settled(page: Any, measure: str) -> Any:
+    """`measure` once two reads half a second apart agree: the page redraws its charts when the browser first
+    tells the server the screen's size, and a read during that redraw saw one side of a pair drawn and the other
+    not yet."""
+    last = page.evaluate(measure)
+    for _ in range(60):
+        page.wait_for_timeout(500)
+        now = page.evaluate(measure)
+        if now and now == last:
+            break
+        last = now
+    return last
 
 
 def _badges_read_from_the_back(page: Any, at_least: int) -> None:
