@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dashboard.state.run_link import profile_of, settings_of
+from dashboard.state.links.run import profile_of, settings_of
 from dashboard.widgets import links, live, panels, ui
 from dashboard.widgets.demo_picker import demo_picker
 from dashboard.widgets.registry import get_registry

@@ -5,8 +5,8 @@ presenter view (`presenter=1`) the log is shown a call at a time, stepped with a
 import streamlit as st
 
 from dashboard.figures import charts
-from dashboard.state import scene_link as scene_links
 from dashboard.state import scene_play as scenes
+from dashboard.state.links import scene as scene_links
 from dashboard.state.runs import backend_label
 from dashboard.widgets import links, presenter, sidebar, ui
 from dashboard.widgets.registry import get_registry

@@ -5,7 +5,7 @@ counts or rates (dashboard.widgets.workload_sweep).
 
 The editor's text lives in this session only (st.session_state), and is parsed with the file's size and alias
 limits, so nothing typed here reaches another session's page. A link fills it with a preset (?preset=NAME) or
-with the workload it carries (?wl=..., dashboard.state.workload_link): once, in the opener's session only, and
+with the workload it carries (?wl=..., dashboard.state.links.workload): once, in the opener's session only, and
 every text a link may bring (the problems quoting it, the description) is shown plain, never as Markdown."""
 
 from collections.abc import Mapping
@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard.state import workload_link
+from dashboard.state.links import workload as workload_link
 from dashboard.text.plain import plain
 from dashboard.widgets import links, live, sidebar, ui
 from dashboard.widgets.links import link_to, remember

@@ -3,8 +3,8 @@ play on its backend refused before any call, in the page's words."""
 
 from __future__ import annotations
 
-from dashboard.state import scene_link as scene_links
 from dashboard.state import scene_play as scenes
+from dashboard.state.links import scene as scene_links
 from engine.backends.backend import Backend, BackendSpec
 from engine.server.profile import ProfileSpec
 

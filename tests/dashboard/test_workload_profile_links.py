@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.state import workload_link
+from dashboard.state.links import workload as workload_link
 from tests.dashboard.test_profile_knobs import page
 
 WORKLOAD = "name: mine\noperations:\n  - {name: bump, type: update, mode: add, weight: 1}\nload: {clients: 2, ops: 2}\n"

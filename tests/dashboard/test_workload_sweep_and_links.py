@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.state import workload_link
+from dashboard.state.links import workload as workload_link
 from dashboard.widgets.registry import SweepState, get_registry
 from tests.dashboard.test_pages import APP, app, text, until
 

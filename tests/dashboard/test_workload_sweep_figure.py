@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dashboard.figures.workload_sweep import sweep_frame, workload_sweep_lines
-from dashboard.state import workload_link
+from dashboard.state.links import workload as workload_link
 from dashboard.widgets.workload_sweep import sweep_points
 from engine.workloads.schema.parsing import load
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard.state import scene_link as scene_links
 from dashboard.state import scene_play as scenes
+from dashboard.state.links import scene as scene_links
 from dashboard.text.words import plural
 from dashboard.widgets import links
 
