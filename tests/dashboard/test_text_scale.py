@@ -138,3 +138,15 @@ def test_a_presenter_chart_on_a_full_hd_screen_is_drawn_in_its_type_for_its_heig
     top = fig.layout.margin.t
     _fit_title(fig, 69, 1.0)
     assert fig.layout.title.text.count("<br>") == 1 and fig.layout.margin.t > top
+
+
+def test_a_size_no_browser_window_reports_is_no_size() -> None:
+    """The probe's state arrives as JSON anyone can send: NaN, infinity or a 10^12-px screen raised in int() or
+    drew a chart a billion px tall; each is taken as no report, and the charts keep their laptop sizes."""
+    from dashboard.widgets.viewport.probe import _size
+
+    assert _size({"width": 1920, "height": 1080}) == Viewport(1920, 1080)
+    for width in (float("nan"), float("inf"), 1e12, 0, -5, True, "1920", None):
+        assert _size({"width": width, "height": 1080}) is None, width
+        assert _size({"width": 1280, "height": width}) is None, width
+    assert _size("1920x1080") is None and _size({}) is None

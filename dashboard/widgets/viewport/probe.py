@@ -49,13 +49,18 @@ class Viewport:
     height: int
 
 
+SANE_PX = (200, 20_000)  # a window's size in CSS px that any screen gives; anything else is no report
+
+
 def _size(value: Any) -> Viewport | None:
+    """The reported size, or None for anything no browser window reports (NaN, infinity, a 10^12-px screen: the
+    state arrives as JSON from the page, which anyone can send)."""
     if not isinstance(value, dict):
         return None
     width, height = value.get("width"), value.get("height")
-    if not isinstance(width, int | float) or not isinstance(height, int | float) or width <= 0 or height <= 0:
-        return None
-    return Viewport(int(width), int(height))
+    low, high = SANE_PX
+    sizes = [v for v in (width, height) if isinstance(v, int | float) and not isinstance(v, bool) and low <= v <= high]
+    return Viewport(int(sizes[0]), int(sizes[1])) if len(sizes) == 2 else None
 
 
 def viewport() -> Viewport | None:

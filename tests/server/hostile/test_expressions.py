@@ -214,3 +214,40 @@ def test_a_list_index_of_two_digits_is_read_whole(server: Any, table: Any) -> No
     status, body = _send(server.port, check, "DeleteItem")
     assert status == 200, body
     assert _send(server.port, {"TableName": table.name, "Key": key}, "GetItem")[1].get("Item") is None
+
+
+WELL_FORMED_CONDITIONS = [
+    "n = :v\nAND s = :w",
+    "n = :v\tAND s = :w",
+    "n = :v\r\nAND s = :w",
+    "m .a = :v",
+    "m. a = :v",
+    "l [0] = :v",
+    "l[ 0 ] = :v",
+    "(n = :v)AND(s = :w)",
+    "n IN (:v,:w)",
+    "NOT(n = :v)",
+    "#n = :v AND size(s) > :v",
+]
+
+
+@pytest.mark.parametrize("member", ["ConditionExpression", "FilterExpression"])
+@pytest.mark.parametrize("expression", WELL_FORMED_CONDITIONS)
+def test_a_well_formed_condition_over_lines_or_with_spaces_in_a_path_is_read(
+    member: str, expression: str, server: Any, table: Any
+) -> None:
+    """DynamoDB (and DynamoDB Local, checked) skips tabs and line breaks between tokens and spaces around a path's
+    '.' and '[': a workload's condition written as a YAML block over two lines was refused."""
+    op, extra = _MEMBERS[member]
+    params = _with_references({"TableName": table.name, member: expression, **extra}, expression)
+    status, body = _send(server.port, params, op)
+    assert status == 200 or str(body.get("__type", "")).endswith("ConditionalCheckFailedException"), body
+
+
+def test_a_list_index_written_with_a_leading_zero_is_refused(server: Any, table: Any) -> None:
+    params = {
+        "TableName": table.name,
+        "FilterExpression": "l[01] = :v",
+        "ExpressionAttributeValues": {":v": {"N": "1"}},
+    }
+    assert 'token: "' in _refused(_send(server.port, params, "Scan"), "ValidationException")
