@@ -4,7 +4,7 @@ instead of only when the successor comes within the pause.
 
 `PausedHolder(backend, workers)` is the test's backend (wrapping a real one, as tests/lockstep.Lockstep does). Each
 run client's write of the protected resource (UpdateItem SET jobs) leaves once all `workers` clients have had their
-read of it (GetItem) answered, and after the write of every client that read before it. Lockstep's rounds cannot
+read of it (GetItem, or a fenced holder's UpdateItem SET lastToken) answered, and after the write of every client that read before it. Lockstep's rounds cannot
 say this: how many acquires a worker makes before it gets the lock depends on its retries. Here the paused holder
 simply keeps the lock's lease running out while it waits; the next worker's acquire then succeeds and it reads the
 count the holder has not written yet. The calls are real calls over HTTP to the real server; only their order is
@@ -46,9 +46,11 @@ class PausedHolder(HookedBackend):
         me = threading.current_thread().name
         kind = ""
         if me.startswith(CLIENT_THREAD) and _plain(params.get("Key")) == RESOURCE:
-            if model.name == "GetItem":
+            update = str(params.get("UpdateExpression", ""))
+            # A fenced holder reads with an update that also stamps its token (SET lastToken), a plain one with GetItem.
+            if model.name == "GetItem" or (model.name == "UpdateItem" and update.startswith("SET lastToken")):
                 kind = "read"
-            elif model.name == "UpdateItem" and str(params.get("UpdateExpression", "")).startswith("SET jobs"):
+            elif model.name == "UpdateItem" and update.startswith("SET jobs"):
                 kind = "write"
         self._calling.kind = kind
         if kind != "write":
