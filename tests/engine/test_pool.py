@@ -43,7 +43,9 @@ def test_version_checks_across_two_processes_lose_no_update(backend: Backend) ->
     assert all(inv.holds for inv in run.invariants), [i.as_dict() for i in run.invariants if not i.holds]
     frame = run.history.snapshot()
     assert sorted(frame["client"].unique()) == list(range(16))
-    assert (frame["outcome"] == "fail").any()  # the processes really raced for the same accounts
+    # Whether free-running clients meet a newer version is the scheduler's (no forced schedule reaches a child
+    # process; tests/patterns forces the conflict). What holds either way: any refused save is a version check's.
+    assert set(frame.loc[frame["outcome"] == "fail", "error"]) <= {"ConditionalCheckFailedException"}
     assert run.progress()["fraction"] == 1.0
     assert len(run.client_cpu()) == 2 and all(cores > 0 for cores in run.client_cpu())  # each child's own CPU
     assert not pool_children()
