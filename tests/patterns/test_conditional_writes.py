@@ -51,12 +51,18 @@ def item_on_refusal(backend: Backend, client) -> None:
         drop_table(table)
 
 
+USER_0_SUSPENDERS = (0, 28, 38, 43, 50, 52)  # seed 11's draws: the clients that suspend user 0 in their first op
+
+
 @pytest.fixture(scope="module")
 def guarded(backend: Backend) -> Run:
     # Seed 11's first op: client 0 suspends user 0 and client 1 spends on it; client 2 closes member 2 and client 3
     # renames it. Forced order: client 1's spend after client 0's suspend (refused by the status), client 3's
-    # rename after client 2's close (refused: no ghost). The other 60 clients run free.
-    lockstep = Lockstep(backend, clients=64, rounds=0, order={(1, 2): (0, 2), (3, 3): (2, 3)})
+    # rename after client 2's close (refused: no ghost). User 0's suspends (clients 0, 28, 38, 43, 50, 52) also
+    # wait for client 2's spend on it, so a spend lands for certain (it, or the ones that drained the credits
+    # before it); free, a run now and then had every spend come after a suspend. The other clients run free.
+    suspends_after_a_spend = {(c, 2): (2, 2) for c in USER_0_SUSPENDERS}
+    lockstep = Lockstep(backend, clients=64, rounds=0, order={(1, 2): (0, 2), (3, 3): (2, 3), **suspends_after_a_spend})
     run = run_pattern(
         RunConfig(
             pattern="conditional-writes",
@@ -114,8 +120,10 @@ def test_spends_never_overdraw_and_add_up_to_the_credits_taken(guarded: Run, ite
     inv = guarded.invariants_by_name()
     assert inv["balance never below zero"].observed >= 0
     ledger = inv["spends add up to credits taken"]
-    assert ledger.expected == ledger.observed > 0
     frame = guarded.history.snapshot(detail=True)
+    suspends = frame[frame["action"] == "suspend"]
+    assert sorted(suspends.loc[suspends["key"].astype(str) == "USER#u0", "client"]) == list(USER_0_SUSPENDERS)
+    assert ledger.expected == ledger.observed > 0  # ... so each waited for a spend (the fixture): one landed
     refused = frame[(frame["action"] == "spend") & (frame["outcome"] == "fail")]
     assert len(refused) > 0
     # Each was refused by a half of the guard: too few credits, or a user another client had suspended.
