@@ -4,11 +4,11 @@ instead of only when the successor comes within the pause.
 
 `PausedHolder(backend, workers)` is the test's backend (wrapping a real one, as tests/lockstep.Lockstep does). Each
 run client's write of the protected resource (UpdateItem SET jobs) leaves once all `workers` clients have had their
-read of it (GetItem, or a fenced holder's UpdateItem SET lastToken) answered, and after the write of every client that read before it. Lockstep's rounds cannot
-say this: how many acquires a worker makes before it gets the lock depends on its retries. Here the paused holder
-simply keeps the lock's lease running out while it waits; the next worker's acquire then succeeds and it reads the
-count the holder has not written yet. The calls are real calls over HTTP to the real server; only their order is
-fixed.
+read of it (GetItem, or a fenced holder's UpdateItem SET lastToken) answered, and after the write of every client
+that read before it. Lockstep's rounds cannot say this: how many acquires a worker makes before it gets the lock
+depends on its retries. Here the paused holder simply keeps the lock's lease running out while it waits; the next
+worker's acquire then succeeds and it reads the count the holder has not written yet. The calls are real calls over
+HTTP to the real server; only their order is fixed.
 
 `check()` fails the test when a write waited `wait_s` in vain (a worker never read, so the schedule was not met).
 """
