@@ -69,7 +69,21 @@ def test_calibrate_recovers_the_knobs_of_a_known_server_and_runs_say_calibrated_
     written = json.loads(out.read_text())
     measured = written["knobs"]
     off = {k: round(measured[k] / KNOWN[k], 2) for k in RECOVERED}
-    assert all(0.8 <= ratio <= 1.2 for ratio in off.values()), off
+    # Each knob within ±20 %, or within what its own probe can tell: the fit's 95 % interval (1.96 standard errors
+    # each side) widened to 2.5 times its half-widths, about 4.9 standard errors (a miss below one in 10^6 per
+    # knob). The windows' 12 trials an offset and the stale reads' 40 a delay give intervals of up to some tens of
+    # percent, so ±20 % alone failed now and then (abort_ms read 1.19, and past 1.2 on a loaded machine). And never
+    # more than half off, however wide the interval.
+    intervals = written["intervals_95"]
+    for knob in RECOVERED:
+        if 0.8 <= off[knob] <= 1.2:
+            continue
+        # the network's 99th percentile has no interval: it is sized like each operation's latency below
+        assert knob in intervals, (knob, off)
+        low, high = intervals[knob]
+        value = measured[knob]
+        assert value - 2.5 * (value - low) <= KNOWN[knob] <= value + 2.5 * (high - value), (knob, off, intervals)
+        assert 0.5 <= off[knob] <= 1.5, (knob, off)
     # Each operation's latency: the time the model adds to it (its network time, and a transaction's windows).
     # Sized so that a miss is not luck: a median of 160 calls of a lognormal with sigma 0.3 (p99 / median = 2)
     # has a standard error of 3 % (1.25 sigma / sqrt(n)), so ±20 % is six of them (below one in 10^8 per
