@@ -12,7 +12,7 @@ to the real server; only their order is fixed. The pattern's own retries, sleeps
 answered (e.g. a create after another client's spend). A client named in `order` stays out of the rounds.
 
 Only the run's client threads (named client-N by the runner) wait; set-up and the judge's reads do not. A
-client that ends before its last round would hold the others: they wait `wait_s` at most, and `check()` then
+client that ends before its last turn would hold the others: they wait `wait_s` at most, and `check()` then
 fails the test naming what did not meet, instead of passing on a schedule that was not forced.
 """
 

@@ -141,15 +141,19 @@ _MEMBERS = {
 }
 
 
+def _asked(member: str, expression: str, server: Any, table: Any) -> tuple[int, dict[str, Any]]:
+    """The server's answer to `expression` as `member` of its operation, with exactly the references it uses."""
+    op, extra = _MEMBERS[member]
+    return _send(server.port, _with_references({"TableName": table.name, member: expression, **extra}, expression), op)
+
+
 @pytest.mark.parametrize("member", list(_MEMBERS))
 @settings(
     max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(expression=_EXPRESSIONS)
 def test_no_expression_gets_a_server_error(member: str, expression: str, server: Any, table: Any) -> None:
-    op, extra = _MEMBERS[member]
-    params = _with_references({"TableName": table.name, member: expression, **extra}, expression)
-    status, body = _send(server.port, params, op)
+    status, body = _asked(member, expression, server, table)
     assert status in (200, 400), (expression, status, body)
     if status == 400:
         _refused((status, body), "ValidationException", "SerializationException")
@@ -193,9 +197,7 @@ def test_a_constant_or_a_name_that_starts_with_no_letter_is_refused(
 ) -> None:
     """A constant in a condition is a :value, and a name starts with a letter or is a #name: moto read `1` as an
     attribute named "1", so `1 = 1` held and `n = 1` quietly failed, where DynamoDB refuses the request."""
-    op, extra = _MEMBERS[member]
-    params = _with_references({"TableName": table.name, member: expression, **extra}, expression)
-    message = _refused(_send(server.port, params, op), "ValidationException")
+    message = _refused(_asked(member, expression, server, table), "ValidationException")
     assert 'Syntax error; token: "' in message, message
     _still_serving(table, server)
 
@@ -238,9 +240,7 @@ def test_a_well_formed_condition_over_lines_or_with_spaces_in_a_path_is_read(
 ) -> None:
     """DynamoDB (and DynamoDB Local, checked) skips tabs and line breaks between tokens and spaces around a path's
     '.' and '[': a workload's condition written as a YAML block over two lines was refused."""
-    op, extra = _MEMBERS[member]
-    params = _with_references({"TableName": table.name, member: expression, **extra}, expression)
-    status, body = _send(server.port, params, op)
+    status, body = _asked(member, expression, server, table)
     assert status == 200 or str(body.get("__type", "")).endswith("ConditionalCheckFailedException"), body
 
 
